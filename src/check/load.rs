@@ -1,0 +1,211 @@
+//! Reading the entry file and everything it `use`s, with cycle detection.
+
+use camino::{Utf8Path, Utf8PathBuf};
+
+use super::stdlib;
+use crate::diagnostic::{Code, Diagnostic, FileId, SourceMap, Span};
+use crate::suggest::did_you_mean;
+use crate::syntax::{self, ast};
+
+/// Where relative paths in a module resolve.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A file on disk; paths resolve against its folder.
+    Disk { dir: Utf8PathBuf },
+    /// A stdlib module; paths resolve inside the embedded `stdlib/`.
+    Std { module: String },
+}
+
+#[derive(Debug)]
+pub struct Module {
+    pub file: FileId,
+    pub ast: ast::File,
+    pub origin: Origin,
+}
+
+/// Loads `entry` and its imports. `None` when the entry file itself cannot be read: that is
+/// an I/O error for the caller, reported in `diags`.
+pub fn load(
+    entry: &Utf8Path,
+    sources: &mut SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<Module>> {
+    let bytes = match std::fs::read(entry) {
+        Ok(b) => b,
+        Err(e) => {
+            diags.push(
+                Diagnostic::new(Code::UnreadableFile, format!("cannot read `{entry}`: {e}"))
+                    .help("check the path; run `lexrun check` on a .lex file"),
+            );
+            return None;
+        }
+    };
+    let mut loader = Loader {
+        sources,
+        diags,
+        modules: Vec::new(),
+        stack: Vec::new(),
+        seen: Vec::new(),
+    };
+    let dir = entry
+        .parent()
+        .map(Utf8Path::to_path_buf)
+        .unwrap_or_default();
+    let key = canonical(entry);
+    loader.stack.push(key.clone());
+    loader.seen.push(key);
+    loader.add(entry.as_str().to_string(), bytes, Origin::Disk { dir });
+    Some(loader.modules)
+}
+
+fn canonical(p: &Utf8Path) -> String {
+    std::fs::canonicalize(p)
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| p.to_string())
+}
+
+struct Loader<'a> {
+    sources: &'a mut SourceMap,
+    diags: &'a mut Vec<Diagnostic>,
+    modules: Vec<Module>,
+    /// Files being loaded, outermost first, to detect cycles.
+    stack: Vec<String>,
+    seen: Vec<String>,
+}
+
+impl Loader<'_> {
+    fn add(&mut self, name: String, bytes: Vec<u8>, origin: Origin) {
+        let (text, bad_at) = match syntax::decode(&bytes) {
+            Ok(t) => (t.to_string(), None),
+            Err((lossy, at)) => (lossy, Some(at)),
+        };
+        let file = self.sources.add(name, text);
+        if let Some(at) = bad_at {
+            let text = &self.sources.get(file).text;
+            let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+            self.diags.push(
+                Diagnostic::new(Code::InvalidUtf8, "this file is not valid UTF-8 text")
+                    .in_file(file)
+                    .label(Span::new(at, end), "first invalid byte")
+                    .help("save the file as UTF-8 (most editors offer this under \"Save with encoding\")"),
+            );
+            return;
+        }
+        let parsed = syntax::parse(&self.sources.get(file).text, file);
+        self.diags.extend(parsed.diagnostics);
+        let uses: Vec<ast::UseDecl> = parsed
+            .file
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Use(u) => Some(u.clone()),
+                _ => None,
+            })
+            .collect();
+        self.modules.push(Module {
+            file,
+            ast: parsed.file,
+            origin: origin.clone(),
+        });
+        for u in uses {
+            self.import(file, &origin, &u);
+        }
+    }
+
+    fn import(&mut self, from: FileId, origin: &Origin, u: &ast::UseDecl) {
+        match (&u.target, origin) {
+            (ast::UseTarget::Module(m), _) => {
+                let Some(path) = stdlib::module_path(&m.node) else {
+                    let modules: Vec<String> = stdlib::modules().collect();
+                    let mut d = Diagnostic::new(
+                        Code::ImportNotFound,
+                        format!("there is no stdlib module `{}`", m.node),
+                    )
+                    .in_file(from)
+                    .label(m.span, "unknown module");
+                    d = match did_you_mean(&m.node, modules.iter().map(String::as_str)) {
+                        Some(s) => d.help(format!("did you mean `{s}`?")),
+                        None => d.help(format!(
+                            "the stdlib has: {}; to use a file, quote its path: `use \"common.lex\"`",
+                            modules.join(", ")
+                        )),
+                    };
+                    self.diags.push(d);
+                    return;
+                };
+                let key = format!("std:{path}");
+                if self.seen.contains(&key) {
+                    return;
+                }
+                self.seen.push(key);
+                let text = stdlib::file(&path).unwrap_or_default();
+                self.add(
+                    format!("std/{path}"),
+                    text.as_bytes().to_vec(),
+                    Origin::Std {
+                        module: m.node.clone(),
+                    },
+                );
+            }
+            (ast::UseTarget::File(p), Origin::Disk { dir }) => {
+                let path = dir.join(&p.node);
+                if !path.is_file() {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::ImportNotFound,
+                            format!("cannot find `{}` to import", p.node),
+                        )
+                        .in_file(from)
+                        .label(p.span, format!("looked for {path}"))
+                        .help("paths in `use` are relative to the file that contains the `use`"),
+                    );
+                    return;
+                }
+                let key = canonical(&path);
+                if let Some(pos) = self.stack.iter().position(|s| *s == key) {
+                    let chain: Vec<&str> = self.stack[pos..].iter().map(String::as_str).collect();
+                    self.diags.push(
+                        Diagnostic::new(Code::ImportCycle, "these files import each other in a circle")
+                            .in_file(from)
+                            .label(p.span, "this import closes the circle")
+                            .help(format!(
+                                "the circle: {} → back to the start; move what both need into a third file",
+                                chain.join(" → ")
+                            )),
+                    );
+                    return;
+                }
+                if self.seen.contains(&key) {
+                    return;
+                }
+                let bytes = match std::fs::read(&path) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        self.diags.push(
+                            Diagnostic::new(
+                                Code::UnreadableFile,
+                                format!("cannot read `{path}`: {e}"),
+                            )
+                            .in_file(from)
+                            .label(p.span, "imported here")
+                            .help("check the file's permissions"),
+                        );
+                        return;
+                    }
+                };
+                self.seen.push(key.clone());
+                self.stack.push(key);
+                let child_dir = path.parent().map(Utf8Path::to_path_buf).unwrap_or_default();
+                self.add(path.to_string(), bytes, Origin::Disk { dir: child_dir });
+                self.stack.pop();
+            }
+            (ast::UseTarget::File(p), Origin::Std { .. }) => {
+                self.diags.push(
+                    Diagnostic::new(Code::ImportNotFound, "stdlib modules cannot import files")
+                        .in_file(from)
+                        .label(p.span, ""),
+                );
+            }
+        }
+    }
+}

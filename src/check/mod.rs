@@ -1,0 +1,420 @@
+//! Names, imports, types, the stage graph and the hardware: everything that makes a parsed
+//! file a workflow lexrun can run, or a list of diagnostics saying why not.
+//!
+//! All checks run even after errors, so one pass reports every problem in a file.
+
+mod evidence;
+mod hardware;
+mod load;
+pub mod model;
+pub mod stdlib;
+mod steps;
+mod templates;
+
+use std::collections::BTreeMap;
+
+use camino::Utf8Path;
+
+use crate::diagnostic::{Code, Diagnostic, FileId, SourceMap, Span};
+use crate::suggest::did_you_mean;
+use crate::syntax::ast;
+use load::Module;
+pub use load::Origin;
+use model::Workflow;
+
+/// The outcome of checking a file.
+#[derive(Debug)]
+pub struct Checked {
+    pub sources: SourceMap,
+    /// Errors and warnings, in file order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The workflow, when there are no errors.
+    pub workflow: Option<Workflow>,
+    /// The entry file could not be read at all (exit code 2 rather than 1).
+    pub unreadable: bool,
+}
+
+impl Checked {
+    pub fn has_errors(&self) -> bool {
+        self.unreadable || self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Checks a `.lex` file and everything it imports.
+pub fn check_path(path: &Utf8Path) -> Checked {
+    let mut sources = SourceMap::default();
+    let mut diags = Vec::new();
+    let Some(modules) = load::load(path, &mut sources, &mut diags) else {
+        return Checked {
+            sources,
+            diagnostics: diags,
+            workflow: None,
+            unreadable: true,
+        };
+    };
+    let mut cx = Cx {
+        modules: &modules,
+        sources: &mut sources,
+        diags,
+        names: BTreeMap::new(),
+    };
+    let workflow = cx.run();
+    let mut diagnostics = cx.diags;
+    diagnostics.sort_by_key(|d| d.position());
+    diagnostics.dedup();
+    let failed = diagnostics.iter().any(Diagnostic::is_error);
+    Checked {
+        sources,
+        diagnostics,
+        workflow: if failed { None } else { workflow },
+        unreadable: false,
+    }
+}
+
+/// What a name refers to.
+#[derive(Clone, Copy)]
+pub(crate) enum Decl<'a> {
+    Pool(&'a ast::PoolDecl),
+    Model(&'a ast::ModelDecl),
+    Sources(&'a ast::SourcesDecl),
+    Stage(&'a ast::StageDecl),
+    Tool(&'a ast::ToolDecl),
+    Template(&'a ast::TemplateDecl),
+    Ruleset(&'a ast::RulesetDecl),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Pool,
+    Model,
+    Sources,
+    Stage,
+    Tool,
+    Template,
+    Ruleset,
+}
+
+impl Kind {
+    pub(crate) fn noun(self) -> &'static str {
+        match self {
+            Kind::Pool => "pool",
+            Kind::Model => "model",
+            Kind::Sources => "sources",
+            Kind::Stage => "stage",
+            Kind::Tool => "tool",
+            Kind::Template => "template",
+            Kind::Ruleset => "rule set",
+        }
+    }
+}
+
+impl Decl<'_> {
+    pub(crate) fn kind(&self) -> Kind {
+        match self {
+            Decl::Pool(_) => Kind::Pool,
+            Decl::Model(_) => Kind::Model,
+            Decl::Sources(_) => Kind::Sources,
+            Decl::Stage(_) => Kind::Stage,
+            Decl::Tool(_) => Kind::Tool,
+            Decl::Template(_) => Kind::Template,
+            Decl::Ruleset(_) => Kind::Ruleset,
+        }
+    }
+
+    fn name(&self) -> &ast::Name {
+        match self {
+            Decl::Pool(d) => &d.name,
+            Decl::Model(d) => &d.name,
+            Decl::Sources(d) => &d.name,
+            Decl::Stage(d) => &d.name,
+            Decl::Tool(d) => &d.name,
+            Decl::Template(d) => &d.name,
+            Decl::Ruleset(d) => &d.name,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct Entry<'a> {
+    pub decl: Decl<'a>,
+    pub file: FileId,
+    pub module: usize,
+}
+
+pub(crate) struct Cx<'a> {
+    pub modules: &'a [Module],
+    pub sources: &'a mut SourceMap,
+    pub diags: Vec<Diagnostic>,
+    /// Every declared name; stdlib names are qualified (`std.prompts.gate`).
+    pub names: BTreeMap<String, Entry<'a>>,
+}
+
+impl<'a> Cx<'a> {
+    fn run(&mut self) -> Option<Workflow> {
+        let header = self.header();
+        self.collect_names();
+        let pools = hardware::pools(self);
+        let models = hardware::models(self, &pools);
+        hardware::fit(self, &pools, &models);
+        let sources = evidence::sources(self);
+        let steps = steps::steps(self, &models);
+        let verify = evidence::verify(self, &steps);
+        let outputs = evidence::outputs(self, &steps, &verify);
+        let (name, description, matter) = header?;
+        Some(Workflow {
+            name,
+            description,
+            matter,
+            pools,
+            models,
+            sources,
+            steps,
+            verify,
+            outputs,
+        })
+    }
+
+    pub(crate) fn error(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    /// The one `workflow` header, which must be in the file being checked.
+    fn header(&mut self) -> Option<(String, String, Option<String>)> {
+        let mut found: Option<(&ast::WorkflowDecl, FileId)> = None;
+        let mut matter = None;
+        for (i, m) in self.modules.iter().enumerate() {
+            for item in &m.ast.items {
+                match item {
+                    ast::Item::Workflow(w) if i > 0 => self.error(
+                        Diagnostic::new(Code::MissingWorkflow, "an imported file declares a workflow")
+                            .in_file(m.file)
+                            .label(w.span, "")
+                            .help("only the file you run has a `workflow` header; remove it from files that are imported"),
+                    ),
+                    ast::Item::Workflow(w) => {
+                        if let Some((first, _)) = found {
+                            self.error(
+                                Diagnostic::new(Code::MissingWorkflow, "a second `workflow` header")
+                                    .in_file(m.file)
+                                    .label(w.span, "second header")
+                                    .label(first.span, "first header")
+                                    .help("one file holds one workflow; split the file or remove one header"),
+                            );
+                        } else {
+                            found = Some((w, m.file));
+                        }
+                    }
+                    ast::Item::Matter(p) if i == 0 => matter = Some(p.node.clone()),
+                    _ => {}
+                }
+            }
+        }
+        match found {
+            Some((w, _)) => Some((
+                w.name.node.clone(),
+                w.description
+                    .as_ref()
+                    .map_or_else(String::new, |d| d.node.clone()),
+                matter,
+            )),
+            None => {
+                let entry = self.modules.first()?;
+                // An empty or unparsable file already has its diagnostic.
+                if !entry.ast.items.is_empty() {
+                    self.error(
+                        Diagnostic::new(Code::MissingWorkflow, "this file has no `workflow` header")
+                            .in_file(entry.file)
+                            .label(Span::new(0, 0), "")
+                            .help("add a first line such as `workflow affidavit \"Affidavit from intake to draft\"`"),
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    fn collect_names(&mut self) {
+        for (mi, m) in self.modules.iter().enumerate() {
+            let prefix = match &m.origin {
+                Origin::Std { module } => format!("{module}."),
+                Origin::Disk { .. } => String::new(),
+            };
+            for item in &m.ast.items {
+                let decl = match item {
+                    ast::Item::Pool(d) => Decl::Pool(d),
+                    ast::Item::Model(d) => Decl::Model(d),
+                    ast::Item::Sources(d) => Decl::Sources(d),
+                    ast::Item::Stage(d) => Decl::Stage(d),
+                    ast::Item::Tool(d) => Decl::Tool(d),
+                    ast::Item::Template(d) => Decl::Template(d),
+                    ast::Item::Ruleset(d) => Decl::Ruleset(d),
+                    _ => continue,
+                };
+                let name = decl.name();
+                let key = format!("{prefix}{}", name.node);
+                if let Some(prev) = self.names.get(&key) {
+                    let prev_name = prev.decl.name().span;
+                    let mut d = Diagnostic::new(
+                        Code::DuplicateName,
+                        format!("`{}` is declared twice", name.node),
+                    )
+                    .in_file(m.file)
+                    .label(name.span, format!("this {}", decl.kind().noun()));
+                    if prev.file == m.file {
+                        d = d.label(
+                            prev_name,
+                            format!("the {} declared first", prev.decl.kind().noun()),
+                        );
+                    }
+                    let help = if prev.file == m.file {
+                        "every pool, model, source, stage, tool and template needs its own name; rename one".to_string()
+                    } else {
+                        format!(
+                            "`{}` is already declared in {}; rename one",
+                            name.node,
+                            self.sources.get(prev.file).name
+                        )
+                    };
+                    self.diags.push(d.help(help));
+                    continue;
+                }
+                self.names.insert(
+                    key,
+                    Entry {
+                        decl,
+                        file: m.file,
+                        module: mi,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Resolves a reference, reporting an unknown name (with a suggestion among names of the
+    /// wanted kinds) or a name of the wrong kind.
+    pub(crate) fn lookup(
+        &mut self,
+        name: &ast::Name,
+        file: FileId,
+        want: &[Kind],
+    ) -> Option<Entry<'a>> {
+        let wanted: Vec<&str> = want.iter().map(|k| k.noun()).collect();
+        let what = wanted.join(" or ");
+        match self.names.get(&name.node).copied() {
+            Some(e) if want.contains(&e.decl.kind()) => Some(e),
+            Some(e) => {
+                let d = Diagnostic::new(
+                    Code::WrongKind,
+                    format!(
+                        "`{}` is a {}, not a {what}",
+                        name.node,
+                        e.decl.kind().noun()
+                    ),
+                )
+                .in_file(file)
+                .label(name.span, format!("expected a {what}"));
+                let d = match self.suggest(&name.node, want) {
+                    Some(s) => d.help(format!("did you mean the {what} `{s}`?")),
+                    None => d.help(format!("name a {what} here")),
+                };
+                self.diags.push(d);
+                None
+            }
+            None => {
+                let mut d = Diagnostic::new(
+                    Code::UnknownName,
+                    format!("there is no {what} named `{}`", name.node),
+                )
+                .in_file(file)
+                .label(name.span, "not declared");
+                if let Some(s) = self.suggest(&name.node, want) {
+                    d = d.help(format!("did you mean `{s}`?"));
+                } else if let Some(module) = name
+                    .node
+                    .rsplit_once('.')
+                    .map(|(m, _)| m)
+                    .filter(|m| m.starts_with("std."))
+                {
+                    let imported = self
+                        .modules
+                        .iter()
+                        .any(|m| matches!(&m.origin, Origin::Std { module: mm } if mm == module));
+                    d = if imported {
+                        let names: Vec<String> = self
+                            .names
+                            .keys()
+                            .filter(|k| k.starts_with(&format!("{module}.")))
+                            .cloned()
+                            .collect();
+                        d.help(format!("`{module}` has: {}", names.join(", ")))
+                    } else {
+                        d.help(format!("add `use {module}` at the top of the file"))
+                    };
+                } else {
+                    let all: Vec<&String> = self
+                        .names
+                        .iter()
+                        .filter(|(k, e)| want.contains(&e.decl.kind()) && !k.starts_with("std."))
+                        .map(|(k, _)| k)
+                        .collect();
+                    d = if all.is_empty() {
+                        d.help(format!("declare a {what} named `{}`", name.node))
+                    } else {
+                        d.help(format!(
+                            "declared {what}s: {}",
+                            all.iter()
+                                .map(|s| s.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    };
+                }
+                self.diags.push(d);
+                None
+            }
+        }
+    }
+
+    fn suggest(&self, word: &str, want: &[Kind]) -> Option<String> {
+        let candidates: Vec<&str> = self
+            .names
+            .iter()
+            .filter(|(_, e)| want.contains(&e.decl.kind()))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        did_you_mean(word, candidates).map(str::to_string)
+    }
+
+    /// Declarations of one kind, in file order, with the file they are in.
+    pub(crate) fn decls(&self, kind: Kind) -> Vec<Entry<'a>> {
+        let mut v: Vec<Entry<'a>> = self
+            .names
+            .values()
+            .filter(|e| e.decl.kind() == kind)
+            .copied()
+            .collect();
+        v.sort_by_key(|e| (e.module, e.decl.name().span.start));
+        v
+    }
+
+    /// The folder relative paths in `file` resolve against, for files on disk.
+    pub(crate) fn dir_of(&self, module: usize) -> &Origin {
+        &self.modules[module].origin
+    }
+}
+
+/// Renders a sorted list of names as `a, b and c`.
+pub(crate) fn and_list(items: &[impl AsRef<str>]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => format!("`{}`", one.as_ref()),
+        [rest @ .., last] => format!(
+            "{} and `{}`",
+            rest.iter()
+                .map(|s| format!("`{}`", s.as_ref()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            last.as_ref()
+        ),
+    }
+}

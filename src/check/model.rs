@@ -1,0 +1,387 @@
+//! The checked workflow: every name resolved, every unit converted, every default filled in.
+//! The plan is built from this and nothing else.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::syntax::ast::CmpOp;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Workflow {
+    pub name: String,
+    pub description: String,
+    /// Default matter folder, relative to the workflow file.
+    pub matter: Option<String>,
+    pub pools: Vec<Pool>,
+    pub models: Vec<Model>,
+    pub sources: Vec<Sources>,
+    /// Stages and tools in declaration order; the plan orders them.
+    pub steps: Vec<Step>,
+    pub verify: Vec<Verify>,
+    pub outputs: Vec<Output>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerKind {
+    LlamaCpp,
+    Ollama,
+    Openai,
+}
+
+impl ServerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerKind::LlamaCpp => "llama_cpp",
+            ServerKind::Ollama => "ollama",
+            ServerKind::Openai => "openai",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Link {
+    Nvlink,
+    Pcie,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Pool {
+    pub name: String,
+    pub host: String,
+    pub gpus: Vec<u32>,
+    pub link: Option<Link>,
+    /// Bytes of memory on each GPU, in the order of `gpus`.
+    pub vram: Vec<u64>,
+    pub compute: Option<f64>,
+    pub server: ServerKind,
+    pub endpoint: String,
+    pub slots: u32,
+    /// The server program, when the file names one.
+    pub binary: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Weights {
+    /// A GGUF file, relative to the workflow file, as written.
+    Gguf { path: String, present: bool },
+    /// A model name the server knows (Ollama tag, OpenAI-compatible model id).
+    Tag { tag: String },
+}
+
+/// What the GGUF header (or the file's declarations) say about the model's shape.
+#[derive(Clone, Debug, Serialize)]
+pub struct Shape {
+    pub architecture: Option<String>,
+    pub layers: u64,
+    pub kv_heads_total: u64,
+    pub key_length: u64,
+    pub value_length: u64,
+    pub trained_context: Option<u64>,
+    pub experts: Option<u64>,
+    pub experts_used: Option<u64>,
+    pub from: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Model {
+    pub name: String,
+    pub pool: String,
+    pub weights: Weights,
+    /// Bytes of weights, from the GGUF header or the declared size.
+    pub weight_bytes: Option<u64>,
+    pub weight_bytes_from: &'static str,
+    pub ctx: u64,
+    pub kv_k: String,
+    pub kv_v: String,
+    pub flash_attn: bool,
+    pub shape: Option<Shape>,
+    /// Bytes of KV cache at full context.
+    pub kv_bytes: Option<u64>,
+    pub min_decode: Option<f64>,
+    pub quant: Option<String>,
+    pub dtype: Option<String>,
+    pub sampling: BTreeMap<String, f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Sources {
+    pub name: String,
+    pub files: Vec<String>,
+    pub bates: Option<Bates>,
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Bates {
+    pub prefix: String,
+    pub start: u64,
+    pub width: u32,
+    pub suffix: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Step {
+    pub name: String,
+    #[serde(flatten)]
+    pub kind: StepKind,
+    /// Sources and steps whose content this step consumes.
+    pub reads: Vec<String>,
+    /// Steps that must finish first: `after`, plus the header's `after`.
+    pub after: Vec<String>,
+    /// Runs only when this holds; otherwise the step is skipped.
+    pub when: Option<Expr>,
+    /// True if this step's content is evidence (a source passed through a CPU tool unchanged
+    /// in substance); false for anything a model wrote.
+    pub evidence: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StepKind {
+    Model(ModelStage),
+    Tool(ToolStage),
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelStage {
+    pub model: String,
+    pub prompt: Prompt,
+    pub returns: Option<Vec<FieldType>>,
+    pub stop_when: Option<Expr>,
+    pub revise: Option<Revise>,
+    /// The model's sampling defaults with this stage's overrides applied.
+    pub sampling: BTreeMap<String, f64>,
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Prompt {
+    /// Where the template came from: `inline`, a file path, or `std.prompts.gate`.
+    pub origin: String,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Revise {
+    pub target: String,
+    pub until: Expr,
+    pub max_rounds: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolStage {
+    pub tool: String,
+    pub options: BTreeMap<String, OptionValue>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum OptionValue {
+    Text(String),
+    Number(f64),
+    Bool(bool),
+}
+
+impl fmt::Display for OptionValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptionValue::Text(t) => write!(f, "{t:?}"),
+            OptionValue::Number(n) => write!(f, "{n}"),
+            OptionValue::Bool(true) => f.write_str("on"),
+            OptionValue::Bool(false) => f.write_str("off"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldType {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: Type,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "is", rename_all = "snake_case")]
+pub enum Type {
+    Bool,
+    Text,
+    Number,
+    Date,
+    List { of: Box<Type> },
+    Record { fields: Vec<FieldType> },
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Bool => f.write_str("bool"),
+            Type::Text => f.write_str("text"),
+            Type::Number => f.write_str("number"),
+            Type::Date => f.write_str("date"),
+            Type::List { of } => write!(f, "list of {of}"),
+            Type::Record { fields } => write_record(f, fields),
+        }
+    }
+}
+
+pub fn write_record(f: &mut impl fmt::Write, fields: &[FieldType]) -> fmt::Result {
+    f.write_str("{ ")?;
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{}: {}", field.name, field.ty)?;
+    }
+    f.write_str(" }")
+}
+
+/// A checked condition: every field resolved to its stage and type.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Expr {
+    Or {
+        any: Vec<Expr>,
+    },
+    And {
+        all: Vec<Expr>,
+    },
+    Not {
+        expr: Box<Expr>,
+    },
+    Compare {
+        cmp: CmpOp,
+        left: Value,
+        right: Value,
+    },
+    IsEmpty {
+        value: Value,
+        negated: bool,
+    },
+    Test {
+        value: Value,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "is", rename_all = "snake_case")]
+pub enum Value {
+    Field { stage: String, field: String },
+    Bool { value: bool },
+    Number { value: f64 },
+    Text { value: String },
+    Date { value: String },
+}
+
+impl Expr {
+    fn prec(&self) -> u8 {
+        match self {
+            Expr::Or { .. } => 1,
+            Expr::And { .. } => 2,
+            _ => 3,
+        }
+    }
+
+    fn fmt_in(&self, f: &mut fmt::Formatter<'_>, outer: u8) -> fmt::Result {
+        let paren = self.prec() < outer;
+        if paren {
+            f.write_str("(")?;
+        }
+        match self {
+            Expr::Or { any } => join(f, any, " or ", 1)?,
+            Expr::And { all } => join(f, all, " and ", 2)?,
+            Expr::Not { expr } => {
+                f.write_str("not ")?;
+                expr.fmt_in(f, 3)?;
+            }
+            Expr::Compare { cmp, left, right } => write!(f, "{left} {} {right}", cmp.as_str())?,
+            Expr::IsEmpty { value, negated } => {
+                write!(f, "{value} is {}empty", if *negated { "not " } else { "" })?
+            }
+            Expr::Test { value } => write!(f, "{value}")?,
+        }
+        if paren {
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
+}
+
+fn join(f: &mut fmt::Formatter<'_>, parts: &[Expr], sep: &str, prec: u8) -> fmt::Result {
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            f.write_str(sep)?;
+        }
+        p.fmt_in(f, prec + 1)?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_in(f, 0)
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Field { stage, field } => write!(f, "{stage}.{field}"),
+            Value::Bool { value } => write!(f, "{value}"),
+            Value::Number { value } => write!(f, "{value}"),
+            Value::Text { value } => write!(f, "{value:?}"),
+            Value::Date { value } => f.write_str(value),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    Block,
+    Revise,
+    Flag,
+}
+
+impl Policy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Block => "block",
+            Policy::Revise => "revise",
+            Policy::Flag => "flag",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Verify {
+    pub stage: String,
+    pub against: Vec<String>,
+    pub rules: Vec<VerifyRule>,
+    pub on_failure: Policy,
+    /// Rounds of revision when a rule's policy is `revise`.
+    pub max_rounds: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifyRule {
+    /// citations, statutes, dates, bates, quotes or amounts.
+    pub claims: String,
+    /// appear, exist, match, or match exactly.
+    pub must: String,
+    pub policy: Policy,
+    /// Where the rule came from: `inline` or a rule set such as `std.verify.strict`.
+    pub from: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Output {
+    pub path: String,
+    pub from: String,
+    pub format: String,
+    pub appendix: Option<String>,
+}

@@ -1,0 +1,459 @@
+//! Prompt templates: finding them, parsing them with handlebars, and checking that every
+//! variable a template uses is one its stage provides.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use handlebars::template::{Parameter, Template, TemplateElement};
+
+use super::model::{FieldType, Prompt};
+use super::steps::inline_text;
+use super::{stdlib, Cx, Decl, Kind, Origin};
+use crate::diagnostic::{Code, Diagnostic, FileId, Span};
+use crate::suggest::did_you_mean;
+use crate::syntax::ast;
+
+/// What a stage gives its template, beyond the variables every stage has.
+pub(crate) struct Provided {
+    /// Sources (and evidence tools) the stage reads: gives `evidence` and `sources.NAME`.
+    pub evidence: Vec<String>,
+    /// Earlier stages it reads, with their answer's fields when they declare `returns`.
+    pub stages: BTreeMap<String, Option<Vec<FieldType>>>,
+    /// The stage a reviewer revises: gives `reviewed`.
+    pub reviewed: Option<String>,
+    /// The stage declares `returns`: gives `schema`.
+    pub schema: bool,
+}
+
+/// Variables every stage's template can use, with their fields.
+const ALWAYS: &[(&str, &[&str])] = &[
+    ("workflow", &["name", "description"]),
+    ("matter", &["name", "dir"]),
+    ("stage", &["name"]),
+    ("revision", &["round", "feedback"]),
+    ("inputs", &[]),
+];
+
+const HELPERS: &[&str] = &[
+    "if", "unless", "each", "with", "lookup", "log", "eq", "ne", "gt", "gte", "lt", "lte", "and",
+    "or", "not", "len", "raw",
+];
+
+/// Where a template's text lives, so positions in it can be shown.
+#[derive(Clone, Copy)]
+struct At {
+    file: FileId,
+    /// Byte offset of the template's first character in that file.
+    offset: usize,
+    /// The whole template, for when a position cannot be mapped.
+    whole: Span,
+}
+
+pub(crate) fn resolve(
+    cx: &mut Cx,
+    module: usize,
+    file: FileId,
+    p: &ast::Prompt,
+    provided: &Provided,
+    stage: &str,
+) -> Option<Prompt> {
+    let (origin, raw, at) = locate(cx, module, file, p)?;
+    let template = match Template::compile(&raw) {
+        Ok(t) => t,
+        Err(e) => {
+            let span = e.pos().map_or(at.whole, |(l, c)| {
+                let o = offset_of(&raw, l, c);
+                Span::new(at.offset + o, at.offset + o + 1)
+            });
+            let reason = e.reason().to_string();
+            cx.error(
+                Diagnostic::new(Code::TemplateSyntax, format!("the prompt template of `{stage}` does not parse: {reason}"))
+                    .in_file(at.file)
+                    .label(span, "here")
+                    .help("check that every `{{#if}}`/`{{#each}}` has its `{{/if}}`/`{{/each}}` and every `{{` its `}}`"),
+            );
+            return None;
+        }
+    };
+    let mut uses = Vec::new();
+    walk(&template, true, &mut uses);
+    let mut ok = true;
+    for (path, pos, top) in uses {
+        if let Some(problem) = check_path(&path, top, provided, stage) {
+            ok = false;
+            let span = pos.map_or(at.whole, |(l, c)| {
+                let o = offset_of(&raw, l, c);
+                let end = raw[o..].find("}}").map_or(o + 1, |e| o + e + 2);
+                Span::new(at.offset + o, at.offset + end)
+            });
+            cx.error(
+                Diagnostic::new(Code::TemplateVariable, problem.0)
+                    .in_file(at.file)
+                    .label(span, "used here")
+                    .help(problem.1),
+            );
+        }
+    }
+    let text = match p {
+        ast::Prompt::Inline(_) => inline_text(&raw),
+        _ => raw,
+    };
+    ok.then_some(Prompt { origin, text })
+}
+
+/// Finds the template's text; named templates resolve through their declaration.
+fn locate(
+    cx: &mut Cx,
+    module: usize,
+    file: FileId,
+    p: &ast::Prompt,
+) -> Option<(String, String, At)> {
+    match p {
+        ast::Prompt::Inline(t) => Some((
+            "inline".to_string(),
+            t.node.clone(),
+            At {
+                file,
+                offset: t.span.start,
+                whole: t.span,
+            },
+        )),
+        ast::Prompt::File(path) => {
+            let (display, text) = match cx.dir_of(module).clone() {
+                Origin::Disk { dir } => {
+                    let full = dir.join(&path.node);
+                    match std::fs::read(&full) {
+                        Ok(bytes) => match String::from_utf8(bytes) {
+                            Ok(t) => (full.to_string(), t),
+                            Err(_) => {
+                                cx.error(
+                                    Diagnostic::new(
+                                        Code::InvalidUtf8,
+                                        format!("template `{}` is not UTF-8 text", path.node),
+                                    )
+                                    .in_file(file)
+                                    .label(path.span, "")
+                                    .help("save the template as UTF-8"),
+                                );
+                                return None;
+                            }
+                        },
+                        Err(e) => {
+                            cx.error(
+                                Diagnostic::new(
+                                    Code::TemplateNotFound,
+                                    format!("cannot read template `{}`: {e}", path.node),
+                                )
+                                .in_file(file)
+                                .label(path.span, format!("looked for {full}"))
+                                .help(
+                                    "template paths are relative to the .lex file that names them",
+                                ),
+                            );
+                            return None;
+                        }
+                    }
+                }
+                Origin::Std { .. } => match stdlib::file(&path.node) {
+                    Some(t) => (format!("std/{}", path.node), t.to_string()),
+                    None => {
+                        cx.error(
+                            Diagnostic::new(
+                                Code::TemplateNotFound,
+                                format!("the stdlib has no template `{}`", path.node),
+                            )
+                            .in_file(file)
+                            .label(path.span, ""),
+                        );
+                        return None;
+                    }
+                },
+            };
+            let id = template_file(cx, &display, &text);
+            let len = text.len();
+            Some((
+                path.node.clone(),
+                text,
+                At {
+                    file: id,
+                    offset: 0,
+                    whole: Span::new(0, len.min(1)),
+                },
+            ))
+        }
+        ast::Prompt::Named(name) => {
+            let entry = cx.lookup(name, file, &[Kind::Template])?;
+            let Decl::Template(t) = entry.decl else {
+                return None;
+            };
+            let (origin, text, at) = locate(cx, entry.module, entry.file, &t.body)?;
+            let origin = if origin == "inline" {
+                name.node.clone()
+            } else {
+                format!("{} ({origin})", name.node)
+            };
+            Some((origin, text, at))
+        }
+    }
+}
+
+/// Adds a template file to the source map once, so diagnostics can point into it.
+fn template_file(cx: &mut Cx, name: &str, text: &str) -> FileId {
+    for id in 0..cx.sources.len() {
+        if cx.sources.get(id).name == name {
+            return id;
+        }
+    }
+    cx.sources.add(name, text)
+}
+
+/// Byte offset of a 1-based line and column.
+fn offset_of(text: &str, line: usize, col: usize) -> usize {
+    let mut off = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            let col_bytes: usize = l
+                .chars()
+                .take(col.saturating_sub(1))
+                .map(char::len_utf8)
+                .sum();
+            return (off + col_bytes).min(text.len());
+        }
+        off += l.len();
+    }
+    text.len()
+}
+
+type Use = (String, Option<(usize, usize)>, bool);
+
+/// Collects every variable path a template uses, with its position and whether it is
+/// resolved against the stage's own variables (`top`) or inside `#each`/`#with`.
+fn walk(t: &Template, top: bool, out: &mut Vec<Use>) {
+    for (i, el) in t.elements.iter().enumerate() {
+        let pos = t.mapping.get(i).map(|m| (m.0, m.1));
+        match el {
+            TemplateElement::Expression(h)
+            | TemplateElement::HtmlExpression(h)
+            | TemplateElement::HelperBlock(h) => {
+                let is_block = matches!(el, TemplateElement::HelperBlock(_));
+                let has_args = !h.params.is_empty() || !h.hash.is_empty();
+                if is_block || has_args {
+                    if let Some(n) = h.name.as_name() {
+                        if !HELPERS.contains(&n) {
+                            out.push((format!("#helper:{n}"), pos, top));
+                        }
+                    }
+                    for p in h.params.iter().chain(h.hash.values()) {
+                        param(p, pos, top, out);
+                    }
+                } else {
+                    param(&h.name, pos, top, out);
+                }
+                let changes_context = is_block && matches!(h.name.as_name(), Some("each" | "with"));
+                if let Some(inner) = &h.template {
+                    walk(inner, top && !changes_context, out);
+                }
+                if let Some(inv) = &h.inverse {
+                    walk(inv, top, out);
+                }
+            }
+            TemplateElement::PartialExpression(_) | TemplateElement::PartialBlock(_) => {
+                out.push(("#partial".to_string(), pos, top));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn param(p: &Parameter, pos: Option<(usize, usize)>, top: bool, out: &mut Vec<Use>) {
+    match p {
+        Parameter::Name(_) | Parameter::Path(_) => {
+            if let Some(n) = p.as_name() {
+                out.push((n.to_string(), pos, top));
+            }
+        }
+        Parameter::Subexpression(s) => {
+            if let Some(params) = s.params() {
+                for q in params {
+                    param(q, pos, top, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `Some((message, help))` when the stage does not provide `path`.
+fn check_path(path: &str, top: bool, provided: &Provided, stage: &str) -> Option<(String, String)> {
+    if let Some(name) = path.strip_prefix("#helper:") {
+        return Some((
+            format!("the prompt of `{stage}` calls `{name}`, which is not a template helper"),
+            format!("helpers: {}", HELPERS.join(", ")),
+        ));
+    }
+    if path == "#partial" {
+        return Some((
+            format!("the prompt of `{stage}` uses a partial (`{{{{> …}}}}`), which lexrun templates do not support"),
+            "put the shared text in a template of its own and use that".to_string(),
+        ));
+    }
+    let path = path
+        .strip_prefix("@root.")
+        .or_else(|| path.strip_prefix("@root/"))
+        .unwrap_or(path);
+    if path.starts_with('@') || path.starts_with("../") || path == "this" || path == "." {
+        return None;
+    }
+    let path = path
+        .strip_prefix("this.")
+        .or_else(|| path.strip_prefix("this/"))
+        .unwrap_or(path);
+    if !top && !path.is_empty() {
+        // Inside `#each`/`#with` names refer to the item; they cannot be checked here.
+        return None;
+    }
+    let mut segs = path.split(['.', '/']).filter(|s| !s.is_empty());
+    let head = segs.next()?;
+    let next = segs.next();
+
+    let mut known: BTreeSet<String> = ALWAYS.iter().map(|(n, _)| n.to_string()).collect();
+    if !provided.evidence.is_empty() {
+        known.insert("evidence".into());
+        known.insert("sources".into());
+    }
+    if provided.reviewed.is_some() {
+        known.insert("reviewed".into());
+    }
+    if provided.schema {
+        known.insert("schema".into());
+    }
+    known.extend(provided.stages.keys().cloned());
+
+    if let Some((_, fields)) = ALWAYS.iter().find(|(n, _)| *n == head) {
+        return match next {
+            Some(f) if !fields.is_empty() && !fields.contains(&f) => Some((
+                format!("`{head}` has no `{f}` (in the prompt of `{stage}`)"),
+                format!("`{head}` has: {}", fields.join(", ")),
+            )),
+            _ => None,
+        };
+    }
+    if known.contains(head) {
+        if head == "sources" {
+            if let Some(s) = next.filter(|s| !provided.evidence.iter().any(|e| e == s)) {
+                return Some((
+                    format!("`{stage}` does not read sources `{s}`"),
+                    format!(
+                        "it reads {}; add `{s}` to its `reads`",
+                        provided.evidence.join(", ")
+                    ),
+                ));
+            }
+        }
+        if let (Some(fields), Some(f)) = (provided.stages.get(head), next) {
+            return match fields {
+                None => Some((
+                    format!("`{head}` is text and has no field `{f}` (in the prompt of `{stage}`)"),
+                    format!(
+                        "use `{{{{{head}}}}}` for its output, or declare `returns` on `{head}`"
+                    ),
+                )),
+                Some(fields) if !fields.iter().any(|x| x.name == f) => Some((
+                    format!("`{head}` returns no field `{f}` (in the prompt of `{stage}`)"),
+                    format!(
+                        "`{head}` returns: {}",
+                        fields
+                            .iter()
+                            .map(|x| x.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )),
+                Some(_) => None,
+            };
+        }
+        return None;
+    }
+    Some(match head {
+        "evidence" | "sources" => (
+            format!("the prompt of `{stage}` uses `{head}`, but `{stage}` reads no sources"),
+            format!("add `reads SOURCES` to `{stage}`, naming the evidence the model must see"),
+        ),
+        "reviewed" => (
+            format!("the prompt of `{stage}` uses `reviewed`, which only a reviewer stage has"),
+            format!("give `{stage}` a `revise STAGE until …` line, or use a template meant for drafting"),
+        ),
+        "schema" => (
+            format!("the prompt of `{stage}` uses `schema`, but `{stage}` declares no `returns`"),
+            format!("declare the answer `{stage}` must give: `returns {{ … }}`"),
+        ),
+        other => {
+            let candidates: Vec<&str> = known.iter().map(String::as_str).collect();
+            let msg = format!("the prompt of `{stage}` uses `{other}`, which `{stage}` does not provide");
+            let help = match did_you_mean(other, candidates.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!(
+                    "if `{other}` is an earlier stage, add it to `reads` (and `after`); available here: {}",
+                    candidates.join(", ")
+                ),
+            };
+            (msg, help)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn provided() -> Provided {
+        Provided {
+            evidence: vec!["client".into()],
+            stages: BTreeMap::from([("draft".to_string(), None)]),
+            reviewed: None,
+            schema: false,
+        }
+    }
+
+    #[test]
+    fn accepts_provided_and_rejects_missing() {
+        let p = provided();
+        assert!(check_path("evidence", true, &p, "s").is_none());
+        assert!(check_path("draft", true, &p, "s").is_none());
+        assert!(check_path("matter.name", true, &p, "s").is_none());
+        assert!(check_path("gate", true, &p, "s").is_some());
+        assert!(check_path("schema", true, &p, "s").is_some());
+        assert!(check_path("draft.reason", true, &p, "s").is_some());
+        assert!(check_path("matter.nmae", true, &p, "s").is_some());
+        // Inside #each the item's fields are not checked.
+        assert!(check_path("name", false, &p, "s").is_none());
+        assert!(check_path("@root.gate", false, &p, "s").is_some());
+    }
+
+    #[test]
+    fn walks_nested_blocks() {
+        let t = Template::compile(
+            "{{a}}{{#if b}}{{c}}{{/if}}{{#each d}}{{this.e}}{{@root.f}}{{/each}}",
+        )
+        .unwrap();
+        let mut uses = Vec::new();
+        walk(&t, true, &mut uses);
+        let names: Vec<(&str, bool)> = uses.iter().map(|(n, _, top)| (n.as_str(), *top)).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("a", true),
+                ("b", true),
+                ("c", true),
+                ("d", true),
+                ("this.e", false),
+                ("@root.f", false)
+            ]
+        );
+    }
+
+    #[test]
+    fn offsets_are_one_based() {
+        assert_eq!(offset_of("ab\ncd", 2, 2), 4);
+        assert_eq!(offset_of("ab", 9, 9), 2);
+    }
+}

@@ -1,0 +1,13 @@
+//! lexrun compiles `.lex` legal workflows into checked execution plans.
+//!
+//! The modules follow the pipeline, and data flows one way: `syntax` (text → AST) →
+//! `check` (names, types, stage graph, hardware) → `plan` (the serialisable contract for the
+//! runtime) → `cli`. `diagnostic`, `suggest` and `gguf` are leaves every layer may use.
+
+pub mod check;
+pub mod cli;
+pub mod diagnostic;
+pub mod gguf;
+pub mod plan;
+pub mod suggest;
+pub mod syntax;

@@ -1,0 +1,8 @@
+//! Text → abstract syntax tree with byte spans. No semantics: names are not resolved and
+//! values are not range-checked here.
+
+pub mod ast;
+mod parse;
+mod recover;
+
+pub use parse::{decode, dedent, parse, Parsed};
