@@ -79,6 +79,7 @@ pub(crate) fn pools(cx: &mut Cx) -> Vec<Pool> {
                     None
                 }
             },
+            None if p.broken.iter().any(|b| b == "serve") => None,
             None => {
                 cx.error(
                     Diagnostic::new(
@@ -121,6 +122,7 @@ pub(crate) fn pools(cx: &mut Cx) -> Vec<Pool> {
         }
         let vram = match (&p.vram, &p.gpus) {
             (None, None) => Vec::new(),
+            (None, Some(_)) if p.broken.iter().any(|b| b == "vram") => Vec::new(),
             (None, Some(g)) => {
                 cx.error(
                     Diagnostic::new(Code::MissingSetting, format!("pool `{}` has GPUs but no `vram`", p.name.node))
@@ -381,6 +383,7 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
                 t.span,
                 None,
             )),
+            (None, None) if m.broken.iter().any(|b| b == "gguf" || b == "tag") => None,
             (None, None) => {
                 cx.error(
                     Diagnostic::new(Code::MissingSetting, format!("model `{}` names no weights", m.name.node))
@@ -437,7 +440,8 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
             .map(|b| (b, "GGUF header"))
             .or_else(|| m.weights.as_ref().map(|w| (w.node, "declared")));
         let needs_weights = pool.is_some_and(|p| !p.vram.is_empty());
-        if weight_bytes.is_none() && needs_weights && header.is_none() {
+        let broken = |keys: &[&str]| m.broken.iter().any(|b| keys.contains(&b.as_str()));
+        if weight_bytes.is_none() && needs_weights && header.is_none() && !broken(&["weights"]) {
             if let Some((w, span, _)) = &weights {
                 let (msg, help) = match w {
                     Weights::Gguf { .. } => (
@@ -486,7 +490,7 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
             None => false,
         };
         let v_span = m.kv_v.as_ref().or(m.kv.as_ref()).map(|n| n.span);
-        if is_quantized(&kv_v) && !flash_attn {
+        if is_quantized(&kv_v) && !flash_attn && !broken(&["flash_attn"]) {
             if let Some(vs) = v_span {
                 let mut d = Diagnostic::new(
                     Code::QuantizedVNeedsFlash,
@@ -584,6 +588,7 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
         });
         if kv_bytes.is_none()
             && needs_weights
+            && !broken(&["layers", "kv_heads", "head_dim"])
             && matches!(
                 weights,
                 Some((Weights::Gguf { present: false, .. }, ..)) | Some((Weights::Tag { .. }, ..))

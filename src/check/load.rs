@@ -52,7 +52,7 @@ pub fn load(
         .map(Utf8Path::to_path_buf)
         .unwrap_or_default();
     let key = canonical(entry);
-    loader.stack.push(key.clone());
+    loader.stack.push((key.clone(), entry.to_string()));
     loader.seen.push(key);
     loader.add(entry.as_str().to_string(), bytes, Origin::Disk { dir });
     Some(loader.modules)
@@ -68,8 +68,8 @@ struct Loader<'a> {
     sources: &'a mut SourceMap,
     diags: &'a mut Vec<Diagnostic>,
     modules: Vec<Module>,
-    /// Files being loaded, outermost first, to detect cycles.
-    stack: Vec<String>,
+    /// Files being loaded, outermost first, to detect cycles: (canonical key, name shown).
+    stack: Vec<(String, String)>,
     seen: Vec<String>,
 }
 
@@ -162,8 +162,8 @@ impl Loader<'_> {
                     return;
                 }
                 let key = canonical(&path);
-                if let Some(pos) = self.stack.iter().position(|s| *s == key) {
-                    let chain: Vec<&str> = self.stack[pos..].iter().map(String::as_str).collect();
+                if let Some(pos) = self.stack.iter().position(|s| s.0 == key) {
+                    let chain: Vec<&str> = self.stack[pos..].iter().map(|s| s.1.as_str()).collect();
                     self.diags.push(
                         Diagnostic::new(Code::ImportCycle, "these files import each other in a circle")
                             .in_file(from)
@@ -194,7 +194,7 @@ impl Loader<'_> {
                     }
                 };
                 self.seen.push(key.clone());
-                self.stack.push(key);
+                self.stack.push((key, path.to_string()));
                 let child_dir = path.parent().map(Utf8Path::to_path_buf).unwrap_or_default();
                 self.add(path.to_string(), bytes, Origin::Disk { dir: child_dir });
                 self.stack.pop();

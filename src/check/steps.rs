@@ -20,6 +20,8 @@ struct Info<'a> {
     after: Vec<&'a ast::Name>,
     reads: Vec<&'a ast::Name>,
     returns: Option<Vec<FieldType>>,
+    /// `returns` was written, even if it has errors.
+    returns_declared: bool,
     is_tool: bool,
     tool_kind: Option<&'a str>,
 }
@@ -42,6 +44,7 @@ pub(crate) fn steps(cx: &mut Cx, models: &[Model]) -> Vec<Step> {
                     .returns
                     .as_ref()
                     .and_then(|r| record_type(cx, e.file, &r.node, 0)),
+                returns_declared: s.returns.is_some(),
                 is_tool: false,
                 tool_kind: None,
             },
@@ -51,6 +54,7 @@ pub(crate) fn steps(cx: &mut Cx, models: &[Model]) -> Vec<Step> {
                 after: t.after.iter().collect(),
                 reads: t.reads.iter().collect(),
                 returns: None,
+                returns_declared: false,
                 is_tool: true,
                 tool_kind: Some(t.kind.node.as_str()),
             },
@@ -363,12 +367,25 @@ fn type_expr(
             "date" => Type::Date,
             other => {
                 let known = ["bool", "text", "number", "date", "list", "record"];
-                let alias = match other {
-                    "boolean" => Some("bool"),
-                    "string" | "str" => Some("text"),
-                    "int" | "integer" | "float" | "money" => Some("number"),
-                    _ => did_you_mean(other, known),
-                };
+                let aliases = [
+                    ("boolean", "bool"),
+                    ("string", "text"),
+                    ("str", "text"),
+                    ("int", "number"),
+                    ("integer", "number"),
+                    ("float", "number"),
+                    ("money", "number"),
+                    ("datetime", "date"),
+                ];
+                let alias = aliases
+                    .iter()
+                    .find(|(a, _)| *a == other)
+                    .map(|(_, t)| *t)
+                    .or_else(|| did_you_mean(other, known))
+                    .or_else(|| {
+                        let near = did_you_mean(other, aliases.iter().map(|(a, _)| *a))?;
+                        aliases.iter().find(|(a, _)| *a == near).map(|(_, t)| *t)
+                    });
                 let d = Diagnostic::new(Code::UnknownType, format!("`{other}` is not a type"))
                     .in_file(f)
                     .label(t.span, "");
@@ -648,6 +665,9 @@ fn operand(
                         );
                         return None;
                     }
+                    if info.returns.is_none() && info.returns_declared {
+                        return None;
+                    }
                     (s.node.clone(), info.returns.clone(), s.span)
                 }
             };
@@ -740,10 +760,10 @@ fn model_stage(
 ) -> Option<StepKind> {
     let f = e.file;
     let model = match &s.model {
-        Some(m) => {
-            cx.lookup(m, f, &[Kind::Model])?;
-            models.iter().find(|x| x.name == m.node)
-        }
+        Some(m) => cx
+            .lookup(m, f, &[Kind::Model])
+            .and_then(|_| models.iter().find(|x| x.name == m.node)),
+        None if s.broken.iter().any(|b| b == "model") => None,
         None => {
             cx.error(
                 Diagnostic::new(
@@ -760,21 +780,24 @@ fn model_stage(
         }
     };
     let returns = infos.get(&s.name.node).and_then(|i| i.returns.clone());
-    if s.returns.is_some() && returns.is_none() {
-        // Its type errors are reported already.
-    }
-    let stop_when = s.stop_when.as_ref().and_then(|c| {
-        cond(
-            cx,
-            f,
-            c,
-            &CondScope::Own {
-                stage: &s.name.node,
-                returns: returns.as_deref(),
-                what: "stop when",
-            },
-        )
-    });
+    // A `returns` with errors is reported already; conditions on it would only echo them.
+    let returns_broken = s.returns.is_some() && returns.is_none();
+    let stop_when = s
+        .stop_when
+        .as_ref()
+        .filter(|_| !returns_broken)
+        .and_then(|c| {
+            cond(
+                cx,
+                f,
+                c,
+                &CondScope::Own {
+                    stage: &s.name.node,
+                    returns: returns.as_deref(),
+                    what: "stop when",
+                },
+            )
+        });
     let revise = s.revise.as_ref().and_then(|r| {
         let target = cx.lookup(&r.target, f, &[Kind::Stage, Kind::Tool])?;
         let mut ok = true;
@@ -803,7 +826,11 @@ fn model_stage(
             );
             ok = false;
         }
-        let until = cond(cx, f, &r.until, &CondScope::Own { stage: &s.name.node, returns: returns.as_deref(), what: "until" });
+        let until = if returns_broken {
+            None
+        } else {
+            cond(cx, f, &r.until, &CondScope::Own { stage: &s.name.node, returns: returns.as_deref(), what: "until" })
+        };
         if let Some(n) = r.max_rounds.as_ref().filter(|n| n.node == 0 || n.node > 20) {
             cx.error(
                 Diagnostic::new(Code::BadRevise, format!("{} rounds is not a usable limit", n.node))
@@ -856,6 +883,7 @@ fn model_stage(
     };
     let prompt = match &s.prompt {
         Some(p) => templates::resolve(cx, e.module, f, p, &provided, &s.name.node),
+        None if s.broken.iter().any(|b| b == "prompt") => None,
         None => {
             cx.error(
                 Diagnostic::new(Code::MissingSetting, format!("stage `{}` has no prompt", s.name.node))
@@ -945,9 +973,12 @@ fn tool_stage(
     };
     let mut options = BTreeMap::new();
     let mut ok = true;
+    // Options written with a typo: not reported again as missing.
+    let mut meant: Vec<&str> = Vec::new();
     for o in &t.options {
         let Some((_, kind)) = spec.iter().find(|(k, _)| *k == o.key.node) else {
             let names: Vec<&str> = spec.iter().map(|(k, _)| *k).collect();
+            meant.extend(did_you_mean(&o.key.node, names.iter().copied()));
             let d = Diagnostic::new(
                 Code::UnknownOption,
                 format!("the `{}` tool has no option `{}`", t.kind.node, o.key.node),
@@ -1039,7 +1070,7 @@ fn tool_stage(
         );
         ok = false;
     }
-    if t.kind.node == "bates" && !options.contains_key("prefix") {
+    if t.kind.node == "bates" && !options.contains_key("prefix") && !meant.contains(&"prefix") {
         let has_bates = t.reads.iter().any(|r| {
             matches!(cx.names.get(&r.node).map(|e| e.decl), Some(Decl::Sources(s)) if s.bates.is_some())
         });
@@ -1053,7 +1084,8 @@ fn tool_stage(
             ok = false;
         }
     }
-    if t.kind.node == "verify-draft" && !options.contains_key("draft") {
+    if t.kind.node == "verify-draft" && !options.contains_key("draft") && !meant.contains(&"draft")
+    {
         cx.error(
             Diagnostic::new(
                 Code::MissingSetting,

@@ -76,6 +76,8 @@ pub struct PoolDecl {
     pub serve: Option<Serve>,
     pub slots: Option<Spanned<u32>>,
     pub binary: Option<Spanned<String>>,
+    /// Settings whose lines did not parse; the checker does not call them missing.
+    pub broken: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -114,6 +116,8 @@ pub struct ModelDecl {
     pub quant: Option<Name>,
     pub dtype: Option<Name>,
     pub sampling: Vec<SamplingSetting>,
+    /// Settings whose lines did not parse; the checker does not call them missing.
+    pub broken: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -129,6 +133,8 @@ pub struct SourcesDecl {
     pub files: Vec<Spanned<String>>,
     pub bates: Option<BatesDecl>,
     pub description: Option<Spanned<String>>,
+    /// Settings whose lines did not parse; the checker does not call them missing.
+    pub broken: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -154,6 +160,8 @@ pub struct StageDecl {
     pub revise: Option<Revise>,
     pub sampling: Vec<SamplingSetting>,
     pub timeout: Option<Spanned<u64>>,
+    /// Settings whose lines did not parse; the checker does not call them missing.
+    pub broken: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -292,6 +300,8 @@ pub struct ToolDecl {
     pub reads: Vec<Name>,
     pub after: Vec<Name>,
     pub options: Vec<ToolOption>,
+    /// Settings whose lines did not parse; the checker does not call them missing.
+    pub broken: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -198,10 +198,12 @@ impl Builder {
         })
     }
 
-    fn bad_entry(&mut self, p: &Pair<Rule>, block: Block) {
+    /// Reports a malformed setting; returns the setting it was meant to be, if clear.
+    fn bad_entry(&mut self, p: &Pair<Rule>, block: Block) -> Option<String> {
         let span = self.span(p);
-        let d = recover::bad_entry(p.as_str(), span.start, self.file, block);
+        let (d, key) = recover::bad_entry(p.as_str(), span.start, self.file, block);
         self.diags.push(d);
+        key
     }
 
     /// Records a setting, reporting a second occurrence instead of silently overwriting.
@@ -224,6 +226,7 @@ impl Builder {
         it.next();
         let name = self.name(it.next()?);
         let mut d = PoolDecl {
+            broken: Vec::new(),
             name,
             span,
             host: None,
@@ -252,49 +255,52 @@ impl Builder {
                 .to_string();
             let mut inner = e.clone().into_inner();
             inner.next();
-            match rule {
-                Rule::host_e => {
-                    let v = self.string(inner.next()?);
-                    self.set(&mut d.host, v, &key, espan, first);
+            let _ = (|| -> Option<()> {
+                match rule {
+                    Rule::host_e => {
+                        let v = self.string(inner.next()?);
+                        self.set(&mut d.host, v, &key, espan, first);
+                    }
+                    Rule::gpus_e => {
+                        let ids: Vec<_> = inner.filter_map(|p| self.int_u32(p)).collect();
+                        self.set(&mut d.gpus, Spanned::new(ids, espan), &key, espan, first);
+                    }
+                    Rule::link_e => {
+                        let v = self.name(inner.next()?);
+                        self.set(&mut d.link, v, &key, espan, first);
+                    }
+                    Rule::vram_e => {
+                        let v = self.vram(inner.next()?)?;
+                        self.set(&mut d.vram, Spanned::new(v, espan), &key, espan, first);
+                    }
+                    Rule::compute_e => {
+                        let v = self.decimal(inner.next()?)?;
+                        self.set(&mut d.compute, v, &key, espan, first);
+                    }
+                    Rule::serve_e => {
+                        let kind = self.name(inner.next()?);
+                        inner.next();
+                        let endpoint = self.string(inner.next()?);
+                        let v = Serve {
+                            kind,
+                            endpoint,
+                            span: espan,
+                        };
+                        self.set(&mut d.serve, v, &key, espan, first);
+                    }
+                    Rule::slots_e => {
+                        let v = self.int_u32(inner.next()?)?;
+                        self.set(&mut d.slots, v, &key, espan, first);
+                    }
+                    Rule::binary_e => {
+                        let v = self.string(inner.next()?);
+                        self.set(&mut d.binary, v, &key, espan, first);
+                    }
+                    Rule::bad_entry => d.broken.extend(self.bad_entry(&e, Block::Pool)),
+                    _ => {}
                 }
-                Rule::gpus_e => {
-                    let ids: Vec<_> = inner.filter_map(|p| self.int_u32(p)).collect();
-                    self.set(&mut d.gpus, Spanned::new(ids, espan), &key, espan, first);
-                }
-                Rule::link_e => {
-                    let v = self.name(inner.next()?);
-                    self.set(&mut d.link, v, &key, espan, first);
-                }
-                Rule::vram_e => {
-                    let v = self.vram(inner.next()?)?;
-                    self.set(&mut d.vram, Spanned::new(v, espan), &key, espan, first);
-                }
-                Rule::compute_e => {
-                    let v = self.decimal(inner.next()?)?;
-                    self.set(&mut d.compute, v, &key, espan, first);
-                }
-                Rule::serve_e => {
-                    let kind = self.name(inner.next()?);
-                    inner.next();
-                    let endpoint = self.string(inner.next()?);
-                    let v = Serve {
-                        kind,
-                        endpoint,
-                        span: espan,
-                    };
-                    self.set(&mut d.serve, v, &key, espan, first);
-                }
-                Rule::slots_e => {
-                    let v = self.int_u32(inner.next()?)?;
-                    self.set(&mut d.slots, v, &key, espan, first);
-                }
-                Rule::binary_e => {
-                    let v = self.string(inner.next()?);
-                    self.set(&mut d.binary, v, &key, espan, first);
-                }
-                Rule::bad_entry => self.bad_entry(&e, Block::Pool),
-                _ => {}
-            }
+                Some(())
+            })();
         }
         Some(d)
     }
@@ -323,6 +329,7 @@ impl Builder {
         it.next();
         let pool = self.name(it.next()?);
         let mut d = ModelDecl {
+            broken: Vec::new(),
             name,
             pool,
             span,
@@ -359,71 +366,74 @@ impl Builder {
             let first = first.unwrap_or(espan);
             let mut inner = e.clone().into_inner();
             let head = inner.next();
-            match rule {
-                Rule::gguf_e => {
-                    let v = self.string(inner.next()?);
-                    self.set(&mut d.gguf, v, &key, espan, first);
-                }
-                Rule::tag_e => {
-                    let v = self.string(inner.next()?);
-                    self.set(&mut d.tag, v, &key, espan, first);
-                }
-                Rule::weights_e => {
-                    let v = self.size(inner.next()?)?;
-                    self.set(&mut d.weights, v, &key, espan, first);
-                }
-                Rule::ctx_e => {
-                    let v = self.count(inner.next()?)?;
-                    self.set(&mut d.ctx, v, &key, espan, first);
-                }
-                Rule::kv_e
-                | Rule::kv_k_e
-                | Rule::kv_v_e
-                | Rule::flash_e
-                | Rule::quant_e
-                | Rule::dtype_e => {
-                    let v = self.name(inner.next()?);
-                    let slot = match rule {
-                        Rule::kv_e => &mut d.kv,
-                        Rule::kv_k_e => &mut d.kv_k,
-                        Rule::kv_v_e => &mut d.kv_v,
-                        Rule::flash_e => &mut d.flash_attn,
-                        Rule::quant_e => &mut d.quant,
-                        _ => &mut d.dtype,
-                    };
-                    let mut tmp = slot.take();
-                    self.set(&mut tmp, v, &key, espan, first);
-                    *slot = tmp;
-                }
-                Rule::min_decode_e => {
-                    let v = self.decimal(inner.next()?)?;
-                    self.set(&mut d.min_decode, v, &key, espan, first);
-                }
-                Rule::layers_e | Rule::kv_heads_e | Rule::head_dim_e => {
-                    let v = self.int_u32(inner.next()?)?;
-                    let slot = match rule {
-                        Rule::layers_e => &mut d.layers,
-                        Rule::kv_heads_e => &mut d.kv_heads,
-                        _ => &mut d.head_dim,
-                    };
-                    let mut tmp = slot.take();
-                    self.set(&mut tmp, v, &key, espan, first);
-                    *slot = tmp;
-                }
-                Rule::sampling_e => {
-                    let key_pair = head?;
-                    let s = self.sampling(key_pair, inner.next()?)?;
-                    if let Some(prev) = d.sampling.iter().find(|x| x.key.node == s.key.node) {
-                        let prev_span = prev.key.span;
-                        let mut none: Option<()> = Some(());
-                        self.set(&mut none, (), &key, espan, prev_span);
-                    } else {
-                        d.sampling.push(s);
+            let _ = (|| -> Option<()> {
+                match rule {
+                    Rule::gguf_e => {
+                        let v = self.string(inner.next()?);
+                        self.set(&mut d.gguf, v, &key, espan, first);
                     }
+                    Rule::tag_e => {
+                        let v = self.string(inner.next()?);
+                        self.set(&mut d.tag, v, &key, espan, first);
+                    }
+                    Rule::weights_e => {
+                        let v = self.size(inner.next()?)?;
+                        self.set(&mut d.weights, v, &key, espan, first);
+                    }
+                    Rule::ctx_e => {
+                        let v = self.count(inner.next()?)?;
+                        self.set(&mut d.ctx, v, &key, espan, first);
+                    }
+                    Rule::kv_e
+                    | Rule::kv_k_e
+                    | Rule::kv_v_e
+                    | Rule::flash_e
+                    | Rule::quant_e
+                    | Rule::dtype_e => {
+                        let v = self.name(inner.next()?);
+                        let slot = match rule {
+                            Rule::kv_e => &mut d.kv,
+                            Rule::kv_k_e => &mut d.kv_k,
+                            Rule::kv_v_e => &mut d.kv_v,
+                            Rule::flash_e => &mut d.flash_attn,
+                            Rule::quant_e => &mut d.quant,
+                            _ => &mut d.dtype,
+                        };
+                        let mut tmp = slot.take();
+                        self.set(&mut tmp, v, &key, espan, first);
+                        *slot = tmp;
+                    }
+                    Rule::min_decode_e => {
+                        let v = self.decimal(inner.next()?)?;
+                        self.set(&mut d.min_decode, v, &key, espan, first);
+                    }
+                    Rule::layers_e | Rule::kv_heads_e | Rule::head_dim_e => {
+                        let v = self.int_u32(inner.next()?)?;
+                        let slot = match rule {
+                            Rule::layers_e => &mut d.layers,
+                            Rule::kv_heads_e => &mut d.kv_heads,
+                            _ => &mut d.head_dim,
+                        };
+                        let mut tmp = slot.take();
+                        self.set(&mut tmp, v, &key, espan, first);
+                        *slot = tmp;
+                    }
+                    Rule::sampling_e => {
+                        let key_pair = head?;
+                        let s = self.sampling(key_pair, inner.next()?)?;
+                        if let Some(prev) = d.sampling.iter().find(|x| x.key.node == s.key.node) {
+                            let prev_span = prev.key.span;
+                            let mut none: Option<()> = Some(());
+                            self.set(&mut none, (), &key, espan, prev_span);
+                        } else {
+                            d.sampling.push(s);
+                        }
+                    }
+                    Rule::bad_entry => d.broken.extend(self.bad_entry(&e, Block::Model)),
+                    _ => {}
                 }
-                Rule::bad_entry => self.bad_entry(&e, Block::Model),
-                _ => {}
-            }
+                Some(())
+            })();
         }
         Some(d)
     }
@@ -439,6 +449,7 @@ impl Builder {
         it.next();
         let name = self.name(it.next()?);
         let mut d = SourcesDecl {
+            broken: Vec::new(),
             name,
             span,
             files: Vec::new(),
@@ -451,53 +462,56 @@ impl Builder {
             let espan = self.span(&e);
             let mut inner = e.clone().into_inner();
             inner.next();
-            match e.as_rule() {
-                Rule::files_e => d.files.extend(inner.map(|p| self.string(p))),
-                Rule::bates_e => {
-                    let prefix = self.string(inner.next()?);
-                    let mut b = BatesDecl {
-                        prefix,
-                        start: None,
-                        width: None,
-                        suffix: None,
-                        span: espan,
-                    };
-                    for opt in inner {
-                        let mut o = opt.into_inner();
-                        let key = o.next()?;
-                        let val = o.next()?;
-                        let vspan = self.span(&val);
-                        match (key.as_str(), val.as_rule()) {
-                            ("start", Rule::int) => b.start = self.int_u64(val),
-                            ("width", Rule::int) => b.width = self.int_u32(val),
-                            ("suffix", Rule::string) => b.suffix = Some(self.string(val)),
-                            (k, _) => self.err(
-                                Code::InvalidValue,
-                                vspan,
-                                format!(
-                                    "`{k}` in a Bates declaration takes {}",
-                                    if k == "suffix" {
-                                        "a quoted text"
-                                    } else {
-                                        "a whole number"
-                                    }
+            let _ = (|| -> Option<()> {
+                match e.as_rule() {
+                    Rule::files_e => d.files.extend(inner.map(|p| self.string(p))),
+                    Rule::bates_e => {
+                        let prefix = self.string(inner.next()?);
+                        let mut b = BatesDecl {
+                            prefix,
+                            start: None,
+                            width: None,
+                            suffix: None,
+                            span: espan,
+                        };
+                        for opt in inner {
+                            let mut o = opt.into_inner();
+                            let key = o.next()?;
+                            let val = o.next()?;
+                            let vspan = self.span(&val);
+                            match (key.as_str(), val.as_rule()) {
+                                ("start", Rule::int) => b.start = self.int_u64(val),
+                                ("width", Rule::int) => b.width = self.int_u32(val),
+                                ("suffix", Rule::string) => b.suffix = Some(self.string(val)),
+                                (k, _) => self.err(
+                                    Code::InvalidValue,
+                                    vspan,
+                                    format!(
+                                        "`{k}` in a Bates declaration takes {}",
+                                        if k == "suffix" {
+                                            "a quoted text"
+                                        } else {
+                                            "a whole number"
+                                        }
+                                    ),
+                                    "this value",
+                                    "write it like `bates \"SMITH\" start 1 width 6 suffix \"-C\"`",
                                 ),
-                                "this value",
-                                "write it like `bates \"SMITH\" start 1 width 6 suffix \"-C\"`",
-                            ),
+                            }
                         }
+                        let f = *first_bates.get_or_insert(espan);
+                        self.set(&mut d.bates, b, "bates", espan, f);
                     }
-                    let f = *first_bates.get_or_insert(espan);
-                    self.set(&mut d.bates, b, "bates", espan, f);
+                    Rule::description_e => {
+                        let v = self.string(inner.next()?);
+                        let f = *first_desc.get_or_insert(espan);
+                        self.set(&mut d.description, v, "description", espan, f);
+                    }
+                    Rule::bad_entry => d.broken.extend(self.bad_entry(&e, Block::Sources)),
+                    _ => {}
                 }
-                Rule::description_e => {
-                    let v = self.string(inner.next()?);
-                    let f = *first_desc.get_or_insert(espan);
-                    self.set(&mut d.description, v, "description", espan, f);
-                }
-                Rule::bad_entry => self.bad_entry(&e, Block::Sources),
-                _ => {}
-            }
+                Some(())
+            })();
         }
         Some(d)
     }
@@ -507,6 +521,7 @@ impl Builder {
         it.next();
         let name = self.name(it.next()?);
         let mut d = StageDecl {
+            broken: Vec::new(),
             name,
             span,
             model: None,
@@ -537,70 +552,73 @@ impl Builder {
             let first = first.unwrap_or(espan);
             let mut inner = e.clone().into_inner();
             let head = inner.next();
-            match rule {
-                Rule::after_clause | Rule::after_e => {
-                    d.after.extend(inner.map(|p| self.name(p)));
-                }
-                Rule::when_clause | Rule::when_e => {
-                    let c = self.cond(inner.next()?, 0)?;
-                    self.set(&mut d.when, c, "when", espan, first);
-                }
-                Rule::model_e => {
-                    let v = self.name(inner.next()?);
-                    self.set(&mut d.model, v, &key, espan, first);
-                }
-                Rule::prompt_e => {
-                    let v = self.prompt(inner.next()?);
-                    self.set(&mut d.prompt, v, &key, espan, first);
-                }
-                Rule::reads_e => d.reads.extend(inner.map(|p| self.name(p))),
-                Rule::returns_e => {
-                    let fields = self.record(inner.next()?, 0)?;
-                    self.set(
-                        &mut d.returns,
-                        Spanned::new(fields, espan),
-                        &key,
-                        espan,
-                        first,
-                    );
-                }
-                Rule::stop_e => {
-                    inner.next();
-                    let c = self.cond(inner.next()?, 0)?;
-                    self.set(&mut d.stop_when, c, "stop when", espan, first);
-                }
-                Rule::revise_e => {
-                    let target = self.name(inner.next()?);
-                    inner.next();
-                    let until = self.cond(inner.next()?, 0)?;
-                    let max_rounds = inner
-                        .find(|p| p.as_rule() == Rule::int)
-                        .and_then(|p| self.int_u32(p));
-                    let v = Revise {
-                        target,
-                        until,
-                        max_rounds,
-                        span: espan,
-                    };
-                    self.set(&mut d.revise, v, &key, espan, first);
-                }
-                Rule::sampling_e => {
-                    let s = self.sampling(head?, inner.next()?)?;
-                    if let Some(prev) = d.sampling.iter().find(|x| x.key.node == s.key.node) {
-                        let prev_span = prev.key.span;
-                        let mut none: Option<()> = Some(());
-                        self.set(&mut none, (), &key, espan, prev_span);
-                    } else {
-                        d.sampling.push(s);
+            let _ = (|| -> Option<()> {
+                match rule {
+                    Rule::after_clause | Rule::after_e => {
+                        d.after.extend(inner.map(|p| self.name(p)));
                     }
+                    Rule::when_clause | Rule::when_e => {
+                        let c = self.cond(inner.next()?, 0)?;
+                        self.set(&mut d.when, c, "when", espan, first);
+                    }
+                    Rule::model_e => {
+                        let v = self.name(inner.next()?);
+                        self.set(&mut d.model, v, &key, espan, first);
+                    }
+                    Rule::prompt_e => {
+                        let v = self.prompt(inner.next()?);
+                        self.set(&mut d.prompt, v, &key, espan, first);
+                    }
+                    Rule::reads_e => d.reads.extend(inner.map(|p| self.name(p))),
+                    Rule::returns_e => {
+                        let fields = self.record(inner.next()?, 0)?;
+                        self.set(
+                            &mut d.returns,
+                            Spanned::new(fields, espan),
+                            &key,
+                            espan,
+                            first,
+                        );
+                    }
+                    Rule::stop_e => {
+                        inner.next();
+                        let c = self.cond(inner.next()?, 0)?;
+                        self.set(&mut d.stop_when, c, "stop when", espan, first);
+                    }
+                    Rule::revise_e => {
+                        let target = self.name(inner.next()?);
+                        inner.next();
+                        let until = self.cond(inner.next()?, 0)?;
+                        let max_rounds = inner
+                            .find(|p| p.as_rule() == Rule::int)
+                            .and_then(|p| self.int_u32(p));
+                        let v = Revise {
+                            target,
+                            until,
+                            max_rounds,
+                            span: espan,
+                        };
+                        self.set(&mut d.revise, v, &key, espan, first);
+                    }
+                    Rule::sampling_e => {
+                        let s = self.sampling(head?, inner.next()?)?;
+                        if let Some(prev) = d.sampling.iter().find(|x| x.key.node == s.key.node) {
+                            let prev_span = prev.key.span;
+                            let mut none: Option<()> = Some(());
+                            self.set(&mut none, (), &key, espan, prev_span);
+                        } else {
+                            d.sampling.push(s);
+                        }
+                    }
+                    Rule::timeout_e => {
+                        let v = self.duration(inner.next()?)?;
+                        self.set(&mut d.timeout, v, &key, espan, first);
+                    }
+                    Rule::bad_entry => d.broken.extend(self.bad_entry(&e, Block::Stage)),
+                    _ => {}
                 }
-                Rule::timeout_e => {
-                    let v = self.duration(inner.next()?)?;
-                    self.set(&mut d.timeout, v, &key, espan, first);
-                }
-                Rule::bad_entry => self.bad_entry(&e, Block::Stage),
-                _ => {}
-            }
+                Some(())
+            })();
         }
         Some(d)
     }
@@ -612,6 +630,7 @@ impl Builder {
         it.next();
         let kind = self.name(it.next()?);
         let mut d = ToolDecl {
+            broken: Vec::new(),
             name,
             kind,
             span,
@@ -623,35 +642,40 @@ impl Builder {
             let espan = self.span(&e);
             let mut inner = e.clone().into_inner();
             inner.next();
-            match e.as_rule() {
-                Rule::after_clause | Rule::after_e => d.after.extend(inner.map(|p| self.name(p))),
-                Rule::reads_e => d.reads.extend(inner.map(|p| self.name(p))),
-                Rule::option_e => {
-                    let mut o = e.into_inner();
-                    let key = self.name(o.next()?);
-                    let v = o.next()?;
-                    let vspan = self.span(&v);
-                    let value = match v.as_rule() {
-                        Rule::string => OptionValue::Text(self.string(v).node),
-                        Rule::size => OptionValue::Size(self.size(v)?.node),
-                        Rule::duration => OptionValue::DurationMs(self.duration(v)?.node),
-                        Rule::decimal => OptionValue::Number(self.decimal(v)?.node),
-                        _ => OptionValue::Word(v.as_str().to_string()),
-                    };
-                    if let Some(prev) = d.options.iter().find(|x| x.key.node == key.node) {
-                        let prev_span = prev.key.span;
-                        let mut none: Option<()> = Some(());
-                        self.set(&mut none, (), &key.node.clone(), espan, prev_span);
-                    } else {
-                        d.options.push(ToolOption {
-                            key,
-                            value: Spanned::new(value, vspan),
-                        });
+            let _ = (|| -> Option<()> {
+                match e.as_rule() {
+                    Rule::after_clause | Rule::after_e => {
+                        d.after.extend(inner.map(|p| self.name(p)))
                     }
+                    Rule::reads_e => d.reads.extend(inner.map(|p| self.name(p))),
+                    Rule::option_e => {
+                        let mut o = e.into_inner();
+                        let key = self.name(o.next()?);
+                        let v = o.next()?;
+                        let vspan = self.span(&v);
+                        let value = match v.as_rule() {
+                            Rule::string => OptionValue::Text(self.string(v).node),
+                            Rule::size => OptionValue::Size(self.size(v)?.node),
+                            Rule::duration => OptionValue::DurationMs(self.duration(v)?.node),
+                            Rule::decimal => OptionValue::Number(self.decimal(v)?.node),
+                            _ => OptionValue::Word(v.as_str().to_string()),
+                        };
+                        if let Some(prev) = d.options.iter().find(|x| x.key.node == key.node) {
+                            let prev_span = prev.key.span;
+                            let mut none: Option<()> = Some(());
+                            self.set(&mut none, (), &key.node.clone(), espan, prev_span);
+                        } else {
+                            d.options.push(ToolOption {
+                                key,
+                                value: Spanned::new(value, vspan),
+                            });
+                        }
+                    }
+                    Rule::bad_entry => d.broken.extend(self.bad_entry(&e, Block::Tool)),
+                    _ => {}
                 }
-                Rule::bad_entry => self.bad_entry(&e, Block::Tool),
-                _ => {}
-            }
+                Some(())
+            })();
         }
         Some(d)
     }
@@ -699,7 +723,9 @@ impl Builder {
                     body.on_failure = Some(v);
                 }
             }
-            Rule::bad_entry => self.bad_entry(&e, Block::Verify),
+            Rule::bad_entry => {
+                self.bad_entry(&e, Block::Verify);
+            }
             _ => {}
         }
     }

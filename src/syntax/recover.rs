@@ -187,6 +187,24 @@ fn decl_rule(word: &str) -> Option<Rule> {
     })
 }
 
+fn decl_form(word: &str) -> &'static str {
+    match word {
+        "workflow" => "write `workflow NAME \"description\"`",
+        "matter" => "write `matter \"matters/smith-v-acme\"`",
+        "use" => "write `use std.prompts` or `use \"common.lex\"`",
+        "pool" => "write `pool NAME { gpus … vram … serve KIND at \"URL\" }`",
+        "model" => "write `model NAME on POOL { gguf \"…\" ctx 32k … }`",
+        "sources" => "write `sources NAME { files \"intake/**/*.pdf\" }`",
+        "stage" => "write `stage NAME after OTHER when COND { model … prompt … }`",
+        "tool" => "write `tool NAME runs bates { reads SOURCES … }`",
+        "verify" => "write `verify STAGE against SOURCES { citations must appear … }`",
+        "output" => "write `output \"affidavit.docx\" from STAGE`",
+        "template" => "write `template NAME \"prompts/file.hbs\"`",
+        "ruleset" => "write `ruleset NAME { citations must appear … }`",
+        _ => "",
+    }
+}
+
 fn first_word(text: &str) -> &str {
     let end = text
         .find(|c: char| !(c.is_alphanumeric() || c == '_'))
@@ -194,23 +212,34 @@ fn first_word(text: &str) -> &str {
     &text[..end]
 }
 
-/// A malformed setting inside a block.
-pub(crate) fn bad_entry(text: &str, base: usize, file: FileId, block: Block) -> Diagnostic {
+/// A malformed setting inside a block, and the setting it was meant to be (if that is clear),
+/// so the checker does not also report that setting as missing.
+pub(crate) fn bad_entry(
+    text: &str,
+    base: usize,
+    file: FileId,
+    block: Block,
+) -> (Diagnostic, Option<String>) {
     let word = first_word(text);
     let keys = block_keys(block);
-    if word.is_empty() {
+    let starts_with_letter = text.starts_with(|c: char| c.is_alphabetic() || c == '_');
+    if let Some(d) = dangling_condition(text, base, file) {
+        return (d, None);
+    }
+    if word.is_empty() || !starts_with_letter {
         let tok = token_at(text, 0);
-        return Diagnostic::new(Code::Syntax, format!("unexpected {}", describe_token(tok)))
+        let d = Diagnostic::new(Code::Syntax, format!("unexpected {}", describe_token(tok)))
             .in_file(file)
             .label(
                 Span::new(base, base + tok.len().max(1)),
                 "expected a setting here",
             )
             .help(format!(
-                "settings of a {} are: {}",
+                "each setting is a name and its value, such as `slots 2`; settings of a {} are: {}",
                 block_name(block),
                 keys.join(", ")
             ));
+        return (d, None);
     }
     if keys.contains(&word) {
         let rule = entry_rule(word, block).unwrap_or(Rule::bad_entry);
@@ -219,10 +248,9 @@ pub(crate) fn bad_entry(text: &str, base: usize, file: FileId, block: Block) -> 
         } else {
             word
         };
-        if let Some(d) = unit_error(text, base, file, help_key) {
-            return d;
-        }
-        return reparse(text, base, file, rule, expected_form(help_key));
+        let d = unit_error(text, base, file, help_key)
+            .unwrap_or_else(|| reparse(text, base, file, rule, expected_form(help_key)));
+        return (d, Some(word.to_string()));
     }
     let other = [
         Block::Pool,
@@ -240,7 +268,8 @@ pub(crate) fn bad_entry(text: &str, base: usize, file: FileId, block: Block) -> 
     )
     .in_file(file)
     .label(word_span, "unknown setting");
-    d = match (other, did_you_mean(word, keys.iter().copied())) {
+    let suggestion = did_you_mean(word, keys.iter().copied());
+    d = match (other, suggestion) {
         (_, Some(s)) => d.help(format!("did you mean `{s}`?")),
         (Some(b), None) => d.help(format!(
             "`{word}` is a setting of a {}; a {} takes: {}",
@@ -254,7 +283,27 @@ pub(crate) fn bad_entry(text: &str, base: usize, file: FileId, block: Block) -> 
             keys.join(", ")
         )),
     };
-    d
+    (d, suggestion.map(str::to_string))
+}
+
+/// A condition cut short: `stop when score >=` or `when a and`. The grammar takes the part that
+/// parses as the setting and leaves the rest here.
+fn dangling_condition(text: &str, base: usize, file: FileId) -> Option<Diagnostic> {
+    let ops = ["==", "!=", "<=", ">=", "<", ">"];
+    let op = ops
+        .iter()
+        .find(|o| text.starts_with(**o))
+        .map(|o| o.to_string())
+        .or_else(|| {
+            let w = first_word(text);
+            matches!(w, "and" | "or" | "is").then(|| w.to_string())
+        })?;
+    Some(
+        Diagnostic::new(Code::Syntax, format!("the condition before `{op}` does not continue"))
+            .in_file(file)
+            .label(Span::new(base, base + text.trim_end().len()), "cannot be read as part of the condition")
+            .help("a condition is a field, a comparison with a value (`score >= 7`, `filed < 2024-01-05`), `is empty`, joined by `and`/`or`"),
+    )
 }
 
 /// `32q`, `32 GiBs`: a number glued to a unit lexrun does not know.
@@ -330,7 +379,7 @@ pub(crate) fn bad_item(text: &str, base: usize, file: FileId) -> Diagnostic {
         if let Some(d) = unclosed_brace(text, base, file) {
             return d;
         }
-        return reparse(text, base, file, rule, "");
+        return reparse(text, base, file, rule, decl_form(word));
     }
     let tok = token_at(text, 0);
     let span = Span::new(base, base + tok.len().max(1));
@@ -465,6 +514,10 @@ pub(crate) fn pest_error(
     }
     expected.sort();
     expected.dedup();
+    // `_` starts a name; saying "a name" is enough.
+    if expected.iter().any(|e| e.starts_with("a name")) {
+        expected.retain(|e| e != "`_`");
+    }
     let pos = pos.min(text.len());
     let tok = token_at(text, pos);
     let message = if expected.is_empty() {

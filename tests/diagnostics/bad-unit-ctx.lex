@@ -1,0 +1,9 @@
+// expect: E004
+workflow w
+pool p {
+  serve llama_cpp at "http://127.0.0.1:1"
+}
+model m on p {
+  gguf "x.gguf"
+  ctx 32q
+}

@@ -1,0 +1,2 @@
+// Imported by import-cycle.lex.
+use "b.lex"

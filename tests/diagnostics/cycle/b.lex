@@ -1,0 +1,2 @@
+// Imported by cycle/a.lex; closes the circle.
+use "a.lex"

@@ -1,0 +1,5 @@
+// expect: E071
+workflow w
+sources client {
+  files "../other-matter/*.pdf"
+}

@@ -1,0 +1,6 @@
+// expect: E015
+workflow w
+pool p {
+  gpus 0
+  vram 8 GiB
+}

@@ -1,0 +1,10 @@
+// expect: E052
+workflow w
+pool p {
+  serve llama_cpp at "http://127.0.0.1:1"
+}
+model m on p {
+  gguf "x.gguf"
+  kv q4_0
+  flash_attn off
+}

@@ -1,0 +1,5 @@
+// expect: E070
+workflow w
+sources client {
+  files "**/*.md"
+}

@@ -1,0 +1,5 @@
+// expect: E074
+workflow w
+sources client {
+  description "Client materials"
+}

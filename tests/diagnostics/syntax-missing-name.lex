@@ -1,0 +1,6 @@
+// expect: E001
+workflow w
+
+pool {
+  gpus 0
+}

@@ -1,0 +1,5 @@
+// expect: E001
+workflow w
+stgae draft {
+  model m
+}

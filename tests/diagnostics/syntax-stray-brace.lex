@@ -1,0 +1,3 @@
+// expect: E001
+workflow w
+}

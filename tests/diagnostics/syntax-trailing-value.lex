@@ -1,0 +1,7 @@
+// expect: E001
+workflow w
+pool p {
+  slots 2 3
+  serve llama_cpp at "http://127.0.0.1:1"
+}
+model m on p { gguf "x.gguf" }

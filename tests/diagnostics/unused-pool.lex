@@ -1,0 +1,5 @@
+// expect: E064
+workflow w
+pool spare {
+  serve llama_cpp at "http://127.0.0.1:1"
+}

@@ -1,0 +1,2 @@
+// expect: E002
+workflow w "café in Latin-1"

@@ -1,0 +1,13 @@
+// expect: E051
+workflow w
+pool p {
+  gpus 0
+  vram 32 GiB
+  serve llama_cpp at "http://127.0.0.1:1"
+}
+model big on p {
+  gguf "models/absent.gguf"
+  weights 30 GiB
+  layers 48  kv_heads 8  head_dim 128
+  ctx 32k
+}

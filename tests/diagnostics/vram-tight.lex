@@ -1,0 +1,13 @@
+// expect: E065
+workflow w
+pool p {
+  gpus 0
+  vram 24 GiB
+  serve llama_cpp at "http://127.0.0.1:1"
+}
+model m on p {
+  gguf "x.gguf"
+  weights 22 GiB
+  layers 8 kv_heads 8 head_dim 64
+  ctx 4k
+}
