@@ -275,6 +275,9 @@ fn policy(cx: &mut Cx, f: FileId, n: &ast::Name) -> Option<Policy> {
 /// A rule and its own policy (`or flag`), if it names one.
 type RuleDraft = (VerifyRule, Option<Policy>);
 
+/// `on failure POLICY, at most N rounds`.
+type OnFailure = (Policy, Option<u32>);
+
 /// Rules of a body, rule sets it includes first so the body's own rules override them. A rule
 /// without `or POLICY` follows the nearest `on failure`: the body's, else its rule set's.
 fn rules(
@@ -282,7 +285,7 @@ fn rules(
     f: FileId,
     body: &ast::VerifyBody,
     depth: usize,
-) -> Option<(Vec<RuleDraft>, Option<(Policy, Option<u32>)>)> {
+) -> Option<(Vec<RuleDraft>, Option<OnFailure>)> {
     let mut out: Vec<RuleDraft> = Vec::new();
     let mut on_failure = None;
     let mut ok = true;
@@ -401,7 +404,7 @@ pub(crate) fn verify(cx: &mut Cx, steps: &[Step]) -> Vec<Verify> {
         .iter()
         .flat_map(|m| {
             m.ast.items.iter().filter_map(move |i| match i {
-                ast::Item::Verify(v) => Some((m.file, v)),
+                ast::Item::Verify(v) => Some((m.file, &**v)),
                 _ => None,
             })
         })

@@ -23,23 +23,13 @@ pub struct Module {
     pub origin: Origin,
 }
 
-/// Loads `entry` and its imports. `None` when the entry file itself cannot be read: that is
-/// an I/O error for the caller, reported in `diags`.
+/// Loads the entry file, given as its bytes, and its imports, which are read relative to it.
 pub fn load(
     entry: &Utf8Path,
+    bytes: Vec<u8>,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
-) -> Option<Vec<Module>> {
-    let bytes = match std::fs::read(entry) {
-        Ok(b) => b,
-        Err(e) => {
-            diags.push(
-                Diagnostic::new(Code::UnreadableFile, format!("cannot read `{entry}`: {e}"))
-                    .help("check the path; run `lexrun check` on a .lex file"),
-            );
-            return None;
-        }
-    };
+) -> Vec<Module> {
     let mut loader = Loader {
         sources,
         diags,
@@ -55,7 +45,7 @@ pub fn load(
     loader.stack.push((key.clone(), entry.to_string()));
     loader.seen.push(key);
     loader.add(entry.as_str().to_string(), bytes, Origin::Disk { dir });
-    Some(loader.modules)
+    loader.modules
 }
 
 fn canonical(p: &Utf8Path) -> String {

@@ -42,16 +42,27 @@ impl Checked {
 
 /// Checks a `.lex` file and everything it imports.
 pub fn check_path(path: &Utf8Path) -> Checked {
-    let mut sources = SourceMap::default();
-    let mut diags = Vec::new();
-    let Some(modules) = load::load(path, &mut sources, &mut diags) else {
-        return Checked {
-            sources,
-            diagnostics: diags,
+    match std::fs::read(path) {
+        Ok(bytes) => check_bytes(path, bytes),
+        Err(e) => Checked {
+            sources: SourceMap::default(),
+            diagnostics: vec![Diagnostic::new(
+                Code::UnreadableFile,
+                format!("cannot read `{path}`: {e}"),
+            )
+            .help("check the path; run `lexrun check` on a .lex file")],
             workflow: None,
             unreadable: true,
-        };
-    };
+        },
+    }
+}
+
+/// Checks the text of a `.lex` file as if it were at `path` (imports and relative paths
+/// resolve against its folder). Never panics, whatever the bytes.
+pub fn check_bytes(path: &Utf8Path, bytes: Vec<u8>) -> Checked {
+    let mut sources = SourceMap::default();
+    let mut diags = Vec::new();
+    let modules = load::load(path, bytes, &mut sources, &mut diags);
     let mut cx = Cx {
         modules: &modules,
         sources: &mut sources,

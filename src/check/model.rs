@@ -143,7 +143,7 @@ pub struct Step {
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StepKind {
-    Model(ModelStage),
+    Model(Box<ModelStage>),
     Tool(ToolStage),
 }
 

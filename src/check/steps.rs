@@ -896,7 +896,7 @@ fn model_stage(
     };
     let model = model?;
     let prompt: Prompt = prompt?;
-    Some(StepKind::Model(ModelStage {
+    Some(StepKind::Model(Box::new(ModelStage {
         model: model.name.clone(),
         prompt,
         returns,
@@ -904,7 +904,7 @@ fn model_stage(
         revise,
         sampling,
         timeout_ms: s.timeout.as_ref().map(|t| t.node),
-    }))
+    })))
 }
 
 /// The tools lexrun has, and the options each takes.

@@ -296,10 +296,11 @@ fn check_path(path: &str, top: bool, provided: &Provided, stage: &str) -> Option
             "put the shared text in a template of its own and use that".to_string(),
         ));
     }
-    let path = path
+    let rooted = path
         .strip_prefix("@root.")
-        .or_else(|| path.strip_prefix("@root/"))
-        .unwrap_or(path);
+        .or_else(|| path.strip_prefix("@root/"));
+    let top = top || rooted.is_some();
+    let path = rooted.unwrap_or(path);
     if path.starts_with('@') || path.starts_with("../") || path == "this" || path == "." {
         return None;
     }

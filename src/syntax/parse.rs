@@ -35,6 +35,17 @@ pub fn decode(bytes: &[u8]) -> Result<&str, (String, usize)> {
 /// Parses a whole `.lex` file. Never panics; every problem is a diagnostic.
 pub fn parse(text: &str, file: FileId) -> Parsed {
     pest::set_error_detail(true);
+    // A budget of rule calls proportional to the text: ordinary files use a small fraction of
+    // it, while pathological backtracking ends in an error instead of exhausting memory.
+    pest::set_call_limit(std::num::NonZeroUsize::new(
+        text.len().saturating_mul(400) + 200_000,
+    ));
+    if let Some(d) = too_deep(text, file) {
+        return Parsed {
+            file: File::default(),
+            diagnostics: vec![d],
+        };
+    }
     let mut b = Builder {
         file,
         base: 0,
@@ -70,6 +81,59 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
         file: File { items },
         diagnostics: b.diags,
     }
+}
+
+/// Finds nesting no real workflow has (`{` or `(` more than 32 deep, or a long chain of
+/// `list of`), before it can exhaust the parser's stack. Strings and comments are skipped.
+fn too_deep(text: &str, file: FileId) -> Option<Diagnostic> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut lists = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        let rest = &bytes[i..];
+        if rest.starts_with(b"\"\"\"") {
+            i += 3 + text[i + 3..].find("\"\"\"").map_or(text.len(), |e| e + 3);
+            continue;
+        }
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\n' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if rest.starts_with(b"//") => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if rest.starts_with(b"/*") => {
+                i += text[i..].find("*/").map_or(text.len(), |e| e + 1);
+            }
+            b'{' | b'(' => depth += 1,
+            b'}' | b')' => depth = depth.saturating_sub(1),
+            b'l' if rest.starts_with(b"list") => {
+                lists += 1;
+                i += 3;
+            }
+            c if c.is_ascii_whitespace() => {}
+            _ if rest.starts_with(b"of") => i += 1,
+            _ => lists = 0,
+        }
+        if depth > MAX_NESTING || lists > MAX_NESTING {
+            let at = i.min(text.len());
+            let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+            return Some(
+                Diagnostic::new(Code::Syntax, "this is nested too deeply to be a workflow")
+                    .in_file(file)
+                    .label(Span::new(at, end), format!("more than {MAX_NESTING} levels deep here"))
+                    .help("check for a missing `}` or `)`; real blocks, conditions and types nest only a few levels"),
+            );
+        }
+        i += 1;
+    }
+    None
 }
 
 pub(crate) struct Builder {
@@ -154,10 +218,10 @@ impl Builder {
                     span,
                 })
             }
-            Rule::pool_decl => Item::Pool(self.pool(pair, span)?),
-            Rule::model_decl => Item::Model(self.model(pair, span)?),
+            Rule::pool_decl => Item::Pool(Box::new(self.pool(pair, span)?)),
+            Rule::model_decl => Item::Model(Box::new(self.model(pair, span)?)),
             Rule::sources_decl => Item::Sources(self.sources(pair, span)?),
-            Rule::stage_decl => Item::Stage(self.stage(pair, span)?),
+            Rule::stage_decl => Item::Stage(Box::new(self.stage(pair, span)?)),
             Rule::tool_decl => Item::Tool(self.tool(pair, span)?),
             Rule::verify_decl => {
                 let mut it = pair.into_inner();
@@ -172,12 +236,12 @@ impl Builder {
                         _ => self.verify_entry(p, &mut body),
                     }
                 }
-                Item::Verify(VerifyDecl {
+                Item::Verify(Box::new(VerifyDecl {
                     target,
                     against,
                     span,
                     body,
-                })
+                }))
             }
             Rule::ruleset_decl => {
                 let mut it = pair.into_inner();

@@ -547,11 +547,7 @@ pub(crate) fn pest_error(
 
 /// Whitespace, comments and word-boundary checks are not what a person should be told to type.
 fn is_noise(token: &str) -> bool {
-    token.trim().is_empty()
-        || token == "//"
-        || token == "/*"
-        || token == "\u{feff}"
-        || token == "\u{FEFF}"
+    token.trim().is_empty() || token == "//" || token == "/*" || token == "\u{feff}"
 }
 
 fn join_or(items: &[String]) -> String {

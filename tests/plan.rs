@@ -1,0 +1,102 @@
+//! Plans of the example workflows, as snapshots a reviewer can read, and the properties every
+//! plan must have: deterministic, hashed, in run order.
+
+use std::fs;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use lexrun::check::check_path;
+use lexrun::plan::{lower, Plan};
+
+const EXAMPLES: &[&str] = &["affidavit", "motion", "summary", "exhibits"];
+
+fn plan_of(path: &Utf8Path) -> Plan {
+    let checked = check_path(path);
+    let workflow = checked.workflow.unwrap_or_else(|| {
+        panic!(
+            "{path} has errors:\n{}",
+            lexrun::diagnostic::render(&checked.diagnostics, &checked.sources, false)
+        )
+    });
+    lower(&workflow)
+}
+
+fn example(name: &str) -> Utf8PathBuf {
+    Utf8PathBuf::from(format!("workflows/{name}.lex"))
+}
+
+#[test]
+fn example_plans_as_text() {
+    for name in EXAMPLES {
+        let plan = plan_of(&example(name));
+        insta::assert_snapshot!(format!("{name}.text"), plan.to_text());
+    }
+}
+
+#[test]
+fn example_plans_as_json() {
+    for name in EXAMPLES {
+        let plan = plan_of(&example(name));
+        let value: serde_json::Value = serde_json::from_str(&plan.to_json()).unwrap();
+        insta::assert_json_snapshot!(format!("{name}.json"), value);
+    }
+}
+
+#[test]
+fn affidavit_plan_as_dot() {
+    insta::assert_snapshot!("affidavit.dot", plan_of(&example("affidavit")).to_dot());
+}
+
+#[test]
+fn plans_are_deterministic() {
+    for name in EXAMPLES {
+        let a = plan_of(&example(name));
+        let b = plan_of(&example(name));
+        assert_eq!(a.to_json(), b.to_json(), "{name}");
+    }
+}
+
+#[test]
+fn every_step_runs_after_what_it_waits_for() {
+    for name in EXAMPLES {
+        let plan = plan_of(&example(name));
+        let pos = |n: &str| plan.steps.iter().position(|s| s.name == n).unwrap();
+        for (i, s) in plan.steps.iter().enumerate() {
+            for a in &s.after {
+                assert!(pos(a) < i, "{name}: {} runs before {a}", s.name);
+            }
+        }
+    }
+}
+
+/// Copies an example into a temp dir with one edit, and plans the copy.
+fn edited(name: &str, from: &str, to: &str) -> Plan {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Utf8Path::from_path(dir.path()).unwrap();
+    let src = fs::read_to_string(example(name)).unwrap();
+    assert!(src.contains(from), "{from} not in {name}");
+    fs::create_dir_all(root.join("lib")).unwrap();
+    fs::copy("workflows/lib/cluster.lex", root.join("lib/cluster.lex")).unwrap();
+    let path = root.join(format!("{name}.lex"));
+    fs::write(&path, src.replacen(from, to, 1)).unwrap();
+    plan_of(&path)
+}
+
+#[test]
+fn a_prompt_change_changes_only_that_stage() {
+    let base = plan_of(&example("motion"));
+    let changed = edited("motion", "Do not add authority", "Never add authority");
+    assert_ne!(base.hash, changed.hash);
+    for (a, b) in base.steps.iter().zip(&changed.steps) {
+        assert_eq!(a.hash == b.hash, a.name != "research", "stage {}", a.name);
+    }
+    assert_eq!(base.models[0].hash, changed.models[0].hash);
+}
+
+#[test]
+fn a_model_change_reaches_its_stages() {
+    let base = plan_of(&example("summary"));
+    let changed = edited("summary", "ctx 16k", "ctx 8k");
+    assert_ne!(base.models[0].hash, changed.models[0].hash);
+    assert_ne!(base.steps[0].hash, changed.steps[0].hash);
+    assert_eq!(base.pools[0].hash, changed.pools[0].hash);
+}
