@@ -5,6 +5,7 @@
 //! file, and a help line that says how to fix it. Rendering goes through miette.
 
 use std::fmt;
+use std::sync::Arc;
 
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
 use serde::Serialize;
@@ -232,6 +233,10 @@ impl fmt::Display for Code {
     }
 }
 
+/// More than this many diagnostics are summarised rather than shown: past the first hundred,
+/// a person fixes the first ones and checks again.
+pub const MAX_SHOWN: usize = 100;
+
 /// Renders diagnostics the way a terminal shows them. `color` is for a TTY; tests and CI use
 /// plain Unicode so snapshots are stable.
 pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) -> String {
@@ -243,12 +248,23 @@ pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) -> S
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(100)
         .with_links(false);
+    let texts: Vec<Arc<str>> = sources
+        .files
+        .iter()
+        .map(|f| Arc::from(f.text.as_str()))
+        .collect();
     let mut out = String::new();
-    for d in diagnostics {
-        let view = View::new(d, sources);
+    for d in diagnostics.iter().take(MAX_SHOWN) {
+        let view = View::new(d, sources, &texts);
         if handler.render_report(&mut out, &view).is_err() {
             out.push_str(&format!("{}: {}\n", d.code, d.message));
         }
+    }
+    if diagnostics.len() > MAX_SHOWN {
+        out.push_str(&format!(
+            "… and {} more not shown; fix the first ones and check again\n",
+            diagnostics.len() - MAX_SHOWN
+        ));
     }
     out
 }
@@ -256,15 +272,15 @@ pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) -> S
 /// A borrowed diagnostic with its source, in the shape miette renders.
 struct View<'a> {
     d: &'a Diagnostic,
-    source: Option<NamedSource<String>>,
+    source: Option<NamedSource<Arc<str>>>,
 }
 
 impl<'a> View<'a> {
-    fn new(d: &'a Diagnostic, sources: &'a SourceMap) -> Self {
-        let source = d.file.filter(|&f| f < sources.len()).map(|f| {
-            let file = sources.get(f);
-            NamedSource::new(&file.name, file.text.clone())
-        });
+    fn new(d: &'a Diagnostic, sources: &'a SourceMap, texts: &[Arc<str>]) -> Self {
+        let source = d
+            .file
+            .filter(|&f| f < sources.len())
+            .map(|f| NamedSource::new(&sources.get(f).name, texts[f].clone()));
         View { d, source }
     }
 }

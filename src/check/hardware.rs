@@ -1,7 +1,7 @@
 //! Pools and models against the hardware: GPU sets, memory fit, KV cache settings that
 //! llama.cpp refuses or silently degrades, and GPUs too old for the kernels a model needs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use camino::Utf8PathBuf;
 
@@ -277,29 +277,28 @@ fn shared_gpus(cx: &mut Cx) {
             _ => None,
         })
         .collect();
+    let host = |p: &ast::PoolDecl| {
+        p.host
+            .as_ref()
+            .map_or("localhost", |h| h.node.as_str())
+            .to_string()
+    };
+    // The first pool to claim each (host, GPU).
+    let mut owner: HashMap<(String, u32), usize> = HashMap::new();
     for (i, (fa, a)) in pools.iter().enumerate() {
-        for (fb, b) in &pools[..i] {
-            let host = |p: &ast::PoolDecl| {
-                p.host
-                    .as_ref()
-                    .map_or("localhost", |h| h.node.as_str())
-                    .to_string()
-            };
-            if host(a) != host(b) {
-                continue;
+        let Some(ga) = &a.gpus else { continue };
+        let mut clashes: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for g in &ga.node {
+            match owner.get(&(host(a), g.node)) {
+                Some(&j) if j != i => clashes.entry(j).or_default().push(g.node.to_string()),
+                Some(_) => {}
+                None => {
+                    owner.insert((host(a), g.node), i);
+                }
             }
-            let (Some(ga), Some(gb)) = (&a.gpus, &b.gpus) else {
-                continue;
-            };
-            let shared: Vec<String> = ga
-                .node
-                .iter()
-                .filter(|x| gb.node.iter().any(|y| y.node == x.node))
-                .map(|x| x.node.to_string())
-                .collect();
-            if shared.is_empty() {
-                continue;
-            }
+        }
+        for (j, shared) in clashes {
+            let (fb, b) = pools[j];
             let mut d = Diagnostic::new(
                 Code::SharedGpu,
                 format!(
@@ -312,7 +311,7 @@ fn shared_gpus(cx: &mut Cx) {
             )
             .in_file(*fa)
             .label(ga.span, format!("`{}` claims it here", a.name.node));
-            if fa == fb {
+            if let (true, Some(gb)) = (*fa == fb, &b.gpus) {
                 d = d.label(gb.span, format!("`{}` claims it here", b.name.node));
             }
             cx.error(d.help(
@@ -345,6 +344,7 @@ fn check_endpoint(cx: &mut Cx, f: FileId, e: &ast::Spanned<String>) {
 }
 
 pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
+    let pool_by_name: HashMap<&str, &Pool> = pools.iter().map(|p| (p.name.as_str(), p)).collect();
     let mut out = Vec::new();
     for e in cx.decls(Kind::Model) {
         let super::Decl::Model(m) = e.decl else {
@@ -352,7 +352,7 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
         };
         let f = e.file;
         let pool_entry = cx.lookup(&m.pool, f, &[Kind::Pool]);
-        let pool = pools.iter().find(|p| p.name == m.pool.node);
+        let pool = pool_by_name.get(m.pool.node.as_str()).copied();
         let weights = match (&m.gguf, &m.tag) {
             (Some(g), Some(t)) => {
                 cx.error(
@@ -750,27 +750,18 @@ fn compute_checks(cx: &mut Cx, f: FileId, m: &ast::ModelDecl, p: &Pool, cc: f64)
 
 /// Sum of weights and KV cache of the models on each pool against its memory.
 pub(crate) fn fit(cx: &mut Cx, pools: &[Pool], models: &[Model]) {
-    let model_decls: Vec<(FileId, &ast::ModelDecl)> = cx
-        .decls(Kind::Model)
-        .into_iter()
-        .filter_map(|e| match e.decl {
-            super::Decl::Model(m) => Some((e.file, m)),
-            _ => None,
-        })
-        .collect();
-    let pool_decls: Vec<(FileId, &ast::PoolDecl)> = cx
-        .decls(Kind::Pool)
-        .into_iter()
-        .filter_map(|e| match e.decl {
-            super::Decl::Pool(p) => Some((e.file, p)),
-            _ => None,
-        })
-        .collect();
+    let mut by_pool: HashMap<&str, Vec<&Model>> = HashMap::new();
+    for m in models {
+        by_pool.entry(m.pool.as_str()).or_default().push(m);
+    }
     for p in pools {
-        let Some((pf, pd)) = pool_decls.iter().find(|(_, d)| d.name.node == p.name) else {
+        let Some((pf, pd)) = cx.names.get(&p.name).and_then(|e| match e.decl {
+            super::Decl::Pool(d) => Some((&e.file, d)),
+            _ => None,
+        }) else {
             continue;
         };
-        let on: Vec<&Model> = models.iter().filter(|m| m.pool == p.name).collect();
+        let on: Vec<&Model> = by_pool.remove(p.name.as_str()).unwrap_or_default();
         if on.is_empty() {
             cx.error(
                 Diagnostic::new(
@@ -802,9 +793,12 @@ pub(crate) fn fit(cx: &mut Cx, pools: &[Pool], models: &[Model]) {
                 )
             })
             .collect();
-        let first_model = on
-            .first()
-            .and_then(|m| model_decls.iter().find(|(_, d)| d.name.node == m.name));
+        let first_model = on.first().and_then(|m| {
+            cx.names.get(&m.name).and_then(|e| match e.decl {
+                super::Decl::Model(d) => Some((&e.file, d)),
+                _ => None,
+            })
+        });
         let Some((mf, md)) = first_model else {
             continue;
         };

@@ -11,7 +11,7 @@ pub mod stdlib;
 mod steps;
 mod templates;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use camino::Utf8Path;
 
@@ -68,6 +68,7 @@ pub fn check_bytes(path: &Utf8Path, bytes: Vec<u8>) -> Checked {
         sources: &mut sources,
         diags,
         names: BTreeMap::new(),
+        templates: HashMap::new(),
     };
     let workflow = cx.run();
     let mut diagnostics = cx.diags;
@@ -158,6 +159,8 @@ pub(crate) struct Cx<'a> {
     pub diags: Vec<Diagnostic>,
     /// Every declared name; stdlib names are qualified (`std.prompts.gate`).
     pub names: BTreeMap<String, Entry<'a>>,
+    /// Parsed prompt templates, by their text.
+    pub templates: HashMap<String, templates::Analysis>,
 }
 
 impl<'a> Cx<'a> {

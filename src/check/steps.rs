@@ -1,7 +1,7 @@
 //! Stages and tools: references, the order they run in, their answers' types, the conditions
 //! that gate and loop them, and their prompt templates.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::model::{
     Expr, FieldType, Model, ModelStage, OptionValue, Prompt, Revise, Step, StepKind, ToolStage,
@@ -104,22 +104,12 @@ pub(crate) fn steps(cx: &mut Cx, models: &[Model]) -> Vec<Step> {
         edges.insert(info.name.node.clone(), deps);
     }
     let cyclic = cycles(cx, &infos, &edges);
-    let ancestors = |name: &str| -> BTreeSet<String> {
-        let mut seen = BTreeSet::new();
-        let mut stack = vec![name.to_string()];
-        while let Some(n) = stack.pop() {
-            for (d, ..) in edges.get(&n).into_iter().flatten() {
-                if seen.insert(d.clone()) {
-                    stack.push(d.clone());
-                }
-            }
-        }
-        seen
-    };
+    let order = topo_names(&infos, &edges);
+    let ancestors = Ancestors::new(&order, &edges);
 
     // Which steps carry evidence: sources passed through CPU tools that keep their substance.
     let mut evidence: BTreeMap<String, bool> = BTreeMap::new();
-    for name in topo_names(&infos, &edges) {
+    for name in order {
         let info = &infos[&name];
         let is_evidence = info.is_tool
             && matches!(info.tool_kind, Some("bates" | "ocr" | "merge"))
@@ -141,9 +131,9 @@ pub(crate) fn steps(cx: &mut Cx, models: &[Model]) -> Vec<Step> {
             _ => continue,
         };
         let anc = if cyclic.contains(&name.node) {
-            BTreeSet::new()
+            ancestors.none()
         } else {
-            ancestors(&name.node)
+            ancestors.of(&name.node)
         };
         // Reading a step requires it to have run.
         for r in reads {
@@ -205,6 +195,67 @@ pub(crate) fn steps(cx: &mut Cx, models: &[Model]) -> Vec<Step> {
         }
     }
     out
+}
+
+/// Which steps run before which: a bitset of ancestors per step, built once in run order.
+struct Ancestors {
+    index: HashMap<String, usize>,
+    bits: Vec<Vec<u64>>,
+}
+
+/// The ancestors of one step.
+struct Anc<'a> {
+    index: &'a HashMap<String, usize>,
+    bits: Option<&'a [u64]>,
+}
+
+impl Anc<'_> {
+    fn contains(&self, name: &str) -> bool {
+        match (self.bits, self.index.get(name)) {
+            (Some(bits), Some(&i)) => bits[i / 64] & (1 << (i % 64)) != 0,
+            _ => false,
+        }
+    }
+}
+
+impl Ancestors {
+    fn new(order: &[String], edges: &BTreeMap<String, Vec<(String, Span, FileId)>>) -> Self {
+        let index: HashMap<String, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
+        let words = order.len().div_ceil(64);
+        let mut bits = vec![vec![0u64; words]; order.len()];
+        for (i, name) in order.iter().enumerate() {
+            for (dep, ..) in edges.get(name).into_iter().flatten() {
+                let Some(&d) = index.get(dep) else { continue };
+                bits[i][d / 64] |= 1 << (d % 64);
+                // In run order a dependency's own ancestors are complete (cycles aside).
+                if d < i {
+                    let (done, rest) = bits.split_at_mut(i);
+                    for (w, x) in rest[0].iter_mut().zip(&done[d]) {
+                        *w |= x;
+                    }
+                }
+            }
+        }
+        Ancestors { index, bits }
+    }
+
+    fn of(&self, name: &str) -> Anc<'_> {
+        Anc {
+            index: &self.index,
+            bits: self.index.get(name).map(|&i| self.bits[i].as_slice()),
+        }
+    }
+
+    fn none(&self) -> Anc<'_> {
+        Anc {
+            index: &self.index,
+            bits: None,
+        }
+    }
 }
 
 fn span_of(e: &Entry) -> Span {
@@ -416,7 +467,7 @@ enum CondScope<'s, 'a> {
     /// `when`: answers of steps that run before this one.
     Upstream {
         stage: &'s str,
-        ancestors: &'s BTreeSet<String>,
+        ancestors: &'s Anc<'s>,
         infos: &'s BTreeMap<String, Info<'a>>,
     },
 }
@@ -755,7 +806,7 @@ fn model_stage(
     s: &ast::StageDecl,
     models: &[Model],
     infos: &BTreeMap<String, Info>,
-    anc: &BTreeSet<String>,
+    anc: &Anc,
     evidence: &BTreeMap<String, bool>,
 ) -> Option<StepKind> {
     let f = e.file;

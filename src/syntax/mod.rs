@@ -5,4 +5,4 @@ pub mod ast;
 mod parse;
 mod recover;
 
-pub use parse::{decode, dedent, parse, Parsed};
+pub use parse::{decode, dedent, parse, with_pest, Parsed};

@@ -34,12 +34,6 @@ pub fn decode(bytes: &[u8]) -> Result<&str, (String, usize)> {
 
 /// Parses a whole `.lex` file. Never panics; every problem is a diagnostic.
 pub fn parse(text: &str, file: FileId) -> Parsed {
-    pest::set_error_detail(true);
-    // A budget of rule calls proportional to the text: ordinary files use a small fraction of
-    // it, while pathological backtracking ends in an error instead of exhausting memory.
-    pest::set_call_limit(std::num::NonZeroUsize::new(
-        text.len().saturating_mul(400) + 200_000,
-    ));
     if let Some(d) = too_deep(text, file) {
         return Parsed {
             file: File::default(),
@@ -52,7 +46,7 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
         diags: Vec::new(),
     };
     let mut items = Vec::new();
-    match LexParser::parse(Rule::file, text) {
+    match with_pest(false, || LexParser::parse(Rule::file, text)) {
         Ok(mut pairs) => {
             if let Some(file_pair) = pairs.next() {
                 for pair in file_pair.into_inner() {
@@ -83,10 +77,33 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
     }
 }
 
-/// Finds nesting no real workflow has (`{` or `(` more than 32 deep, or a long chain of
-/// `list of`), before it can exhaust the parser's stack. Strings and comments are skipped.
+/// Larger than any workflow a person writes; the generated 1,000-stage benchmark is 275 KiB.
+const MAX_FILE: usize = 16 << 20;
+
+/// Blocks left open at the end of the file: past this many, parsing would only repeat the
+/// search for their ends (quadratic time), so the file is refused with the first one shown.
+const MAX_UNCLOSED: usize = 4;
+
+/// Finds shapes no real workflow has, before they can exhaust the parser's stack or time:
+/// `{` or `(` more than 32 deep, a long chain of `list of`, many unclosed blocks, a huge
+/// file. Strings and comments are skipped.
 fn too_deep(text: &str, file: FileId) -> Option<Diagnostic> {
+    if text.len() > MAX_FILE {
+        return Some(
+            Diagnostic::new(
+                Code::Syntax,
+                format!(
+                    "this file is {} MiB, larger than any workflow",
+                    text.len() >> 20
+                ),
+            )
+            .in_file(file)
+            .label(Span::new(0, 0), "")
+            .help("split it into files joined with `use \"other.lex\"`"),
+        );
+    }
     let bytes = text.as_bytes();
+    let mut open_braces: Vec<usize> = Vec::new();
     let mut depth = 0usize;
     let mut lists = 0usize;
     let mut i = 0;
@@ -111,8 +128,16 @@ fn too_deep(text: &str, file: FileId) -> Option<Diagnostic> {
             b'/' if rest.starts_with(b"/*") => {
                 i += text[i..].find("*/").map_or(text.len(), |e| e + 1);
             }
-            b'{' | b'(' => depth += 1,
-            b'}' | b')' => depth = depth.saturating_sub(1),
+            b'{' => {
+                depth += 1;
+                open_braces.push(i);
+            }
+            b'(' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                open_braces.pop();
+            }
+            b')' => depth = depth.saturating_sub(1),
             b'l' if rest.starts_with(b"list") => {
                 lists += 1;
                 i += 3;
@@ -133,7 +158,31 @@ fn too_deep(text: &str, file: FileId) -> Option<Diagnostic> {
         }
         i += 1;
     }
+    if open_braces.len() > MAX_UNCLOSED {
+        let at = open_braces[0];
+        return Some(
+            Diagnostic::new(
+                Code::Syntax,
+                format!("{} blocks are never closed", open_braces.len()),
+            )
+            .in_file(file)
+            .label(Span::new(at, at + 1), "the first is opened here")
+            .help("every `{` needs its `}`; check the blocks from here on"),
+        );
+    }
     None
+}
+
+static PEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs a pest parse (lexrun's or handlebars') with detailed expectations only when the parse
+/// is expected to fail and its error shown: collecting them costs time on every parse. The
+/// setting is process-wide, so parses take turns. (pest's call budget is left off: it doubles
+/// the cost of every parse, and `too_deep` already refuses the inputs it would stop.)
+pub fn with_pest<T>(detail: bool, parse: impl FnOnce() -> T) -> T {
+    let _turn = PEST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    pest::set_error_detail(detail);
+    parse()
 }
 
 pub(crate) struct Builder {

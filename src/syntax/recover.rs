@@ -434,7 +434,7 @@ fn unclosed_brace(text: &str, base: usize, file: FileId) -> Option<Diagnostic> {
 }
 
 fn reparse(text: &str, base: usize, file: FileId, rule: Rule, form: &str) -> Diagnostic {
-    match LexParser::parse(rule, text) {
+    match super::parse::with_pest(true, || LexParser::parse(rule, text)) {
         Err(e) => pest_error(&e, text, base, file, Some(form)),
         Ok(pairs) => {
             // The setting parsed but something follows it.
