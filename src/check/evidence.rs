@@ -227,14 +227,7 @@ fn bates(cx: &mut Cx, f: FileId, b: &ast::BatesDecl) -> Option<Bates> {
     })
 }
 
-const CLAIMS: &[&str] = &[
-    "citations",
-    "statutes",
-    "dates",
-    "bates",
-    "quotes",
-    "amounts",
-];
+use crate::syntax::CLAIM_KINDS as CLAIMS;
 
 fn requirement_ok(kind: &str, req: &str) -> bool {
     match kind {

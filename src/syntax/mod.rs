@@ -6,3 +6,13 @@ mod parse;
 mod recover;
 
 pub use parse::{decode, dedent, parse, with_pest, Parsed};
+
+/// The kinds of claim a `verify` rule can name.
+pub const CLAIM_KINDS: &[&str] = &[
+    "citations",
+    "statutes",
+    "dates",
+    "bates",
+    "quotes",
+    "amounts",
+];

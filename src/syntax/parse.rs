@@ -322,16 +322,20 @@ impl Builder {
     /// Records a setting, reporting a second occurrence instead of silently overwriting.
     fn set<T>(&mut self, slot: &mut Option<T>, value: T, key: &str, span: Span, first: Span) {
         if slot.is_some() {
-            self.diags.push(
-                Diagnostic::new(Code::DuplicateSetting, format!("`{key}` is set twice"))
-                    .in_file(self.file)
-                    .label(span, "set again here")
-                    .label(first, "first set here")
-                    .help("keep one of the two lines"),
-            );
+            self.duplicate(key, span, first);
         } else {
             *slot = Some(value);
         }
+    }
+
+    fn duplicate(&mut self, key: &str, span: Span, first: Span) {
+        self.diags.push(
+            Diagnostic::new(Code::DuplicateSetting, format!("`{key}` is set twice"))
+                .in_file(self.file)
+                .label(span, "set again here")
+                .label(first, "first set here")
+                .help("keep one of the two lines"),
+        );
     }
 
     fn pool(&mut self, pair: Pair<Rule>, span: Span) -> Option<PoolDecl> {
@@ -351,21 +355,11 @@ impl Builder {
             slots: None,
             binary: None,
         };
-        let mut firsts: Vec<(Rule, Span)> = Vec::new();
+        let mut firsts: Vec<(String, Span)> = Vec::new();
         for e in it {
             let espan = self.span(&e);
             let rule = e.as_rule();
-            let first = firsts.iter().find(|(r, _)| *r == rule).map(|f| f.1);
-            if first.is_none() {
-                firsts.push((rule, espan));
-            }
-            let first = first.unwrap_or(espan);
-            let key = e
-                .as_str()
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_string();
+            let (key, first) = entry_key(&e, espan, &mut firsts);
             let mut inner = e.clone().into_inner();
             inner.next();
             let _ = (|| -> Option<()> {
@@ -466,17 +460,7 @@ impl Builder {
         for e in it {
             let espan = self.span(&e);
             let rule = e.as_rule();
-            let key = e
-                .as_str()
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_string();
-            let first = firsts.iter().find(|(k, _)| *k == key).map(|f| f.1);
-            if first.is_none() {
-                firsts.push((key.clone(), espan));
-            }
-            let first = first.unwrap_or(espan);
+            let (key, first) = entry_key(&e, espan, &mut firsts);
             let mut inner = e.clone().into_inner();
             let head = inner.next();
             let _ = (|| -> Option<()> {
@@ -536,8 +520,7 @@ impl Builder {
                         let s = self.sampling(key_pair, inner.next()?)?;
                         if let Some(prev) = d.sampling.iter().find(|x| x.key.node == s.key.node) {
                             let prev_span = prev.key.span;
-                            let mut none: Option<()> = Some(());
-                            self.set(&mut none, (), &key, espan, prev_span);
+                            self.duplicate(&key, espan, prev_span);
                         } else {
                             d.sampling.push(s);
                         }
@@ -652,17 +635,7 @@ impl Builder {
         for e in it {
             let espan = self.span(&e);
             let rule = e.as_rule();
-            let key = e
-                .as_str()
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_string();
-            let first = firsts.iter().find(|(k, _)| *k == key).map(|f| f.1);
-            if first.is_none() {
-                firsts.push((key.clone(), espan));
-            }
-            let first = first.unwrap_or(espan);
+            let (key, first) = entry_key(&e, espan, &mut firsts);
             let mut inner = e.clone().into_inner();
             let head = inner.next();
             let _ = (|| -> Option<()> {
@@ -717,8 +690,7 @@ impl Builder {
                         let s = self.sampling(head?, inner.next()?)?;
                         if let Some(prev) = d.sampling.iter().find(|x| x.key.node == s.key.node) {
                             let prev_span = prev.key.span;
-                            let mut none: Option<()> = Some(());
-                            self.set(&mut none, (), &key, espan, prev_span);
+                            self.duplicate(&key, espan, prev_span);
                         } else {
                             d.sampling.push(s);
                         }
@@ -775,8 +747,7 @@ impl Builder {
                         };
                         if let Some(prev) = d.options.iter().find(|x| x.key.node == key.node) {
                             let prev_span = prev.key.span;
-                            let mut none: Option<()> = Some(());
-                            self.set(&mut none, (), &key.node.clone(), espan, prev_span);
+                            self.duplicate(&key.node, espan, prev_span);
                         } else {
                             d.options.push(ToolOption {
                                 key,
@@ -830,8 +801,7 @@ impl Builder {
                 };
                 if let Some(prev) = &body.on_failure {
                     let prev_span = prev.span;
-                    let mut none: Option<()> = Some(());
-                    self.set(&mut none, (), "on failure", espan, prev_span);
+                    self.duplicate("on failure", espan, prev_span);
                 } else {
                     body.on_failure = Some(v);
                 }
@@ -1155,6 +1125,24 @@ impl Builder {
                 self.too_large(span, u64::MAX as f64);
                 None
             }
+        }
+    }
+}
+
+/// A setting's key, and where that key was first set in its block (itself, the first time), so
+/// a second occurrence can be reported next to the first.
+fn entry_key(e: &Pair<Rule>, span: Span, firsts: &mut Vec<(String, Span)>) -> (String, Span) {
+    let key = e
+        .as_str()
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    match firsts.iter().find(|(k, _)| *k == key) {
+        Some((_, first)) => (key, *first),
+        None => {
+            firsts.push((key.clone(), span));
+            (key, span)
         }
     }
 }

@@ -52,16 +52,11 @@ fn block_keys(block: Block) -> Vec<&'static str> {
             "model", "prompt", "reads", "after", "when", "returns", "stop", "revise", "timeout",
         ],
         Block::Tool => vec!["reads", "after"],
-        Block::Verify => vec![
-            "citations",
-            "statutes",
-            "dates",
-            "bates",
-            "quotes",
-            "amounts",
-            "rules",
-            "on",
-        ],
+        Block::Verify => {
+            let mut v = super::CLAIM_KINDS.to_vec();
+            v.extend(["rules", "on"]);
+            v
+        }
     };
     if matches!(block, Block::Model | Block::Stage) {
         keys.extend_from_slice(SAMPLING);
