@@ -2,7 +2,8 @@
 //!
 //! The modules follow the pipeline, and data flows one way: `syntax` (text → AST) →
 //! `check` (names, types, stage graph, hardware) → `plan` (the serialisable contract for the
-//! runtime) → `cli`. `diagnostic`, `suggest` and `gguf` are leaves every layer may use.
+//! runtime) → `cli`. `diagnostic`, `suggest` and `gguf` are leaves every layer may use;
+//! `verify` (claims checked against evidence) needs only text and stands beside them.
 
 pub mod check;
 pub mod cli;
@@ -11,3 +12,4 @@ pub mod gguf;
 pub mod plan;
 pub mod suggest;
 pub mod syntax;
+pub mod verify;

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::check::{self, Checked};
 use crate::diagnostic::{self, Code, Severity};
 use crate::plan;
+use crate::verify;
 
 /// Exit codes shared by every command.
 pub mod exit {
@@ -56,6 +57,25 @@ enum Command {
     },
     /// Explain a diagnostic code, e.g. `lexrun explain E051`.
     Explain { code: String },
+    /// Check every citation, date, Bates number, quotation and amount in a draft against the
+    /// sources; exit 1 if anything is unsupported.
+    Verify {
+        /// A source file or folder (text, Markdown, PDF); repeat for more.
+        #[arg(long = "sources", required = true, value_name = "PATH")]
+        sources: Vec<std::path::PathBuf>,
+        /// A Bates prefix of the sources, e.g. SMITH; repeat for more. Without it, the
+        /// prefixes stamped on the source pages are used.
+        #[arg(long = "bates-prefix", value_name = "PREFIX")]
+        bates_prefix: Vec<String>,
+        /// Print one JSON object instead of the Markdown report.
+        #[arg(long, conflicts_with = "html")]
+        json: bool,
+        /// Print the report as an HTML page.
+        #[arg(long)]
+        html: bool,
+        /// The draft to check (Markdown or plain text).
+        draft: std::path::PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -76,6 +96,13 @@ pub fn main() -> ExitCode {
         Command::Check { files } => cmd_check(&files, color),
         Command::Plan { file, format } => cmd_plan(&file, format, color),
         Command::Explain { code } => cmd_explain(&code),
+        Command::Verify {
+            sources,
+            bates_prefix,
+            json,
+            html,
+            draft,
+        } => cmd_verify(&sources, bates_prefix, json, html, &draft),
     };
     ExitCode::from(code)
 }
@@ -143,6 +170,100 @@ fn cmd_plan(file: &Utf8PathBuf, format: Format, color: bool) -> u8 {
         return exit::USAGE;
     }
     exit::OK
+}
+
+/// The largest draft `verify` reads: far beyond any filing, small enough to hold in memory.
+const MAX_DRAFT: u64 = 256 << 20;
+
+fn read_draft(path: &std::path::Path) -> Result<String, String> {
+    let shown = path.display();
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read the draft `{shown}`: {e}"))?;
+    if meta.is_dir() {
+        return Err(format!("`{shown}` is a folder; give the draft file"));
+    }
+    if meta.len() > MAX_DRAFT {
+        return Err(format!(
+            "the draft `{shown}` is {} MiB; lexrun checks drafts up to 256 MiB",
+            meta.len() >> 20
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read the draft `{shown}`: {e}"))?;
+    if bytes.contains(&0) {
+        return Err(format!(
+            "the draft `{shown}` is a binary file; export it as text or Markdown first"
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "the draft `{shown}` is not UTF-8 text (invalid byte at offset {}); save it as UTF-8",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    if text.trim().is_empty() {
+        return Err(format!(
+            "the draft `{shown}` is empty: there is nothing to verify"
+        ));
+    }
+    Ok(text)
+}
+
+fn cmd_verify(
+    sources: &[std::path::PathBuf],
+    prefixes: Vec<String>,
+    json: bool,
+    html: bool,
+    draft_path: &std::path::Path,
+) -> u8 {
+    let draft = match read_draft(draft_path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let evidence = match verify::evidence::load(sources, prefixes) {
+        Ok(ev) => ev,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    if evidence.pages.is_empty() {
+        eprintln!("error: the sources hold no readable text; check the paths given to --sources");
+        for f in evidence.files.iter().filter(|f| f.problem.is_some()) {
+            eprintln!("  {}: {}", f.path, f.problem.as_deref().unwrap_or(""));
+        }
+        return exit::USAGE;
+    }
+    let index = verify::Index::new(&evidence);
+    let outcomes = verify::verify(&draft, &index);
+    let name = draft_path.display().to_string();
+    let out = if json {
+        verify::report::json(&outcomes, &evidence.files) + "\n"
+    } else if html {
+        verify::report::html(&name, &draft, &outcomes, &evidence.files)
+    } else {
+        verify::report::markdown(&name, &draft, &outcomes, &evidence.files)
+    };
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(out.as_bytes())
+        .and_then(|_| stdout.flush())
+        .is_err()
+    {
+        return exit::USAGE;
+    }
+    let all_read = evidence.files.iter().all(|f| f.problem.is_none());
+    if all_read
+        && outcomes
+            .iter()
+            .all(|o| o.status == verify::Status::Supported)
+    {
+        exit::OK
+    } else {
+        exit::ERRORS
+    }
 }
 
 fn cmd_explain(code: &str) -> u8 {

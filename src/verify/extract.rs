@@ -1,0 +1,828 @@
+//! Finding checkable claims in text: case citations (full, short, `Id.`, `supra`), statutes
+//! and rules, dates, Bates numbers and ranges, quotations, and money amounts and percentages.
+//! The same extractors read the evidence, so both sides are compared in one canonical form.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Claim, Key, Kind};
+
+/// Reporters and their abbreviations as tokens; each token matches with or without its dot,
+/// and tokens may be run together or spaced (`F.3d`, `F. 3d`).
+const REPORTERS: &[&str] = &[
+    "U.S.",
+    "S. Ct.",
+    "L. Ed. 2d",
+    "L. Ed.",
+    "F. Supp. 3d",
+    "F. Supp. 2d",
+    "F. Supp.",
+    "F. App'x",
+    "F.4th",
+    "F.3d",
+    "F.2d",
+    "F.",
+    "B.R.",
+    "Fed. Cl.",
+    "T.C.",
+    "Vet. App.",
+    "A.3d",
+    "A.2d",
+    "A.",
+    "P.3d",
+    "P.2d",
+    "P.",
+    "N.E.3d",
+    "N.E.2d",
+    "N.E.",
+    "N.W.2d",
+    "N.W.",
+    "S.E.2d",
+    "S.E.",
+    "S.W.3d",
+    "S.W.2d",
+    "S.W.",
+    "So. 3d",
+    "So. 2d",
+    "So.",
+    "Cal. Rptr. 3d",
+    "Cal. Rptr. 2d",
+    "Cal. Rptr.",
+    "Cal. App. 5th",
+    "Cal. App. 4th",
+    "Cal. App. 3d",
+    "Cal. App. 2d",
+    "Cal. App.",
+    "Cal. 5th",
+    "Cal. 4th",
+    "Cal. 3d",
+    "Cal. 2d",
+    "Cal.",
+    "N.Y.S.3d",
+    "N.Y.S.2d",
+    "N.Y.S.",
+    "N.Y.3d",
+    "N.Y.2d",
+    "N.Y.",
+    "A.D.3d",
+    "A.D.2d",
+    "Ill. App. 3d",
+    "Ill. 2d",
+    "Ill.",
+    "Ill. Dec.",
+    "Wash. App.",
+    "Wash. 2d",
+    "Or. App.",
+    "Or.",
+    "Mass. App. Ct.",
+    "Mass.",
+    "N.J. Super.",
+    "N.J.",
+    "Pa. Super.",
+    "Pa.",
+    "Tex.",
+    "Ohio St. 3d",
+    "Mich. App.",
+    "Mich.",
+    "Wis. 2d",
+    "Minn.",
+    "Ga. App.",
+    "Ga.",
+    "Fla.",
+];
+
+fn reporter_pattern() -> String {
+    let mut reps: Vec<&str> = REPORTERS.to_vec();
+    // Longest first, so `F. Supp. 2d` wins over `F.`.
+    reps.sort_by_key(|r| std::cmp::Reverse(r.len()));
+    let alts: Vec<String> = reps
+        .iter()
+        .map(|r| {
+            let toks: Vec<String> = tokens(r)
+                .iter()
+                .map(|t| {
+                    let base = t.trim_end_matches('.').replace('\'', "['’]?");
+                    let base = regex_escape_keep(&base);
+                    if t.ends_with('.') {
+                        format!("{base}\\.?")
+                    } else {
+                        base
+                    }
+                })
+                .collect();
+            toks.join(r"\s*")
+        })
+        .collect();
+    format!("(?:{})", alts.join("|"))
+}
+
+/// Splits a reporter into tokens: `F.3d` → `F.`, `3d`; `L. Ed. 2d` → `L.`, `Ed.`, `2d`.
+fn tokens(r: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in r.split_whitespace() {
+        let mut cur = String::new();
+        for c in word.chars() {
+            cur.push(c);
+            if c == '.' {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+    }
+    out
+}
+
+fn regex_escape_keep(s: &str) -> String {
+    // Escapes everything but the apostrophe class inserted above.
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("['’]?") {
+        out.push_str(&regex::escape(&rest[..i]));
+        out.push_str("['’]?");
+        rest = &rest[i + "['’]?".len()..];
+    }
+    out.push_str(&regex::escape(rest));
+    out
+}
+
+/// The canonical form of a reporter as written: `F. 3d` → `f3d`.
+pub fn canonical_reporter(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+const PIN: &str = r"\d{1,5}(?:\s*[-–—]\s*\d{1,5})?";
+
+static FULL_CITE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?P<vol>\d{{1,4}})\s+(?P<rep>{})\s+(?P<page>\d{{1,5}})(?:,\s*(?P<pin>{PIN}))?(?:\s*\((?P<paren>[^()]{{0,80}}?)(?P<year>1[6-9]\d\d|20\d\d)\))?",
+        reporter_pattern()
+    ))
+    .expect("citation pattern compiles")
+});
+
+static SHORT_CITE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?P<vol>\d{{1,4}})\s+(?P<rep>{})\s+at\s+(?P<pin>{PIN})",
+        reporter_pattern()
+    ))
+    .expect("short citation pattern compiles")
+});
+
+static ID_CITE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?:^|[\s(;,])(?P<id>[Ii]d\.)(?:\s+at\s+(?P<pin>{PIN}))?"
+    ))
+    .expect("Id. pattern compiles")
+});
+
+static SUPRA: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?P<name>[A-Z][A-Za-z'’&.-]+),?\s+supra(?:,\s*at\s+(?P<pin>{PIN}))?"
+    ))
+    .expect("supra pattern compiles")
+});
+
+static STATUTE: LazyLock<Regex> = LazyLock::new(|| {
+    let num = r"\d+[A-Za-z0-9.:-]*(?:\([A-Za-z0-9]+\))*(?:\s*[-–]\s*\d+[A-Za-z0-9.]*)?";
+    Regex::new(&format!(
+        concat!(
+            r"(?P<title>\d{{1,3}})\s+(?P<code>U\.\s?S\.\s?C\.(?:\s?A\.)?|USC|C\.\s?F\.\s?R\.|CFR)\s*(?:§§?|[Ss]ec(?:tion)?s?\.?|[Pp]arts?)\s*(?P<num>{num})",
+            r"|(?P<state>(?:Cal|Tex|Fla|Ill|Mass|Mich|Minn|Ohio|Or|Pa|Wash|Wis|Ga|N\.\s?Y|N\.\s?J|Ariz|Colo|Conn|Del|Haw|Ind|Iowa|Kan|Ky|La|Md|Mo|Nev|N\.\s?C|Okla|R\.\s?I|S\.\s?C|Tenn|Utah|Va|Vt)\.?)\s+(?P<cname>(?:[A-Z][a-z]*\.?\s+){{0,3}}?(?:Code|Law|Laws|Stat\.|Stats\.)(?:\s+Ann\.)?)\s*§§?\s*(?P<snum>{num})",
+            r"|(?P<rule>Fed\.\s?R\.\s?(?:Civ|Crim|App|Evid|Bankr)\.(?:\s?P\.)?)\s*(?P<rnum>\d+(?:\.\d+)?(?:\([A-Za-z0-9]+\))*)"
+        ),
+        num = num
+    ))
+    .expect("statute pattern compiles")
+});
+
+const MONTHS: &str = "January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec";
+
+static DATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        concat!(
+            r"(?P<t>this\s+(?P<td>\d{{1,2}})(?:st|nd|rd|th)?\s+day\s+of\s+(?P<tm>{m}),?\s+(?P<ty>\d{{4}}))",
+            r"|(?P<a>(?P<am>{m})\.?\s+(?P<ad>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<ay>\d{{4}}))",
+            r"|(?P<b>(?P<bd>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<bm>{m})\.?,?\s+(?P<by>\d{{4}}))",
+            r"|(?P<c>(?P<cm>\d{{1,2}})/(?P<cd>\d{{1,2}})/(?P<cy>\d{{4}}|\d{{2}}))",
+            r"|(?P<i>(?P<iy>\d{{4}})-(?P<im>\d{{2}})-(?P<id>\d{{2}}))"
+        ),
+        m = MONTHS
+    ))
+    .expect("date pattern compiles")
+});
+
+static AMOUNT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?:\$|USD|US\$)\s?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?)(?:\s(?P<scale>million|billion|thousand))?",
+        r"|(?P<pct>\d+(?:\.\d+)?)\s?(?:%|percent\b)"
+    ))
+    .expect("amount pattern compiles")
+});
+
+/// Anything shaped like a Bates number: a capitalised prefix and at least three digits.
+static BATES_LIKE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?P<p>[A-Z][A-Z0-9]{1,11}?)[ _-]?(?P<n>\d{3,10})").expect("Bates pattern compiles")
+});
+
+static BATES_RANGE_SEP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:[-–—]|to|through|thru)\s*").expect("range pattern compiles")
+});
+
+const US_STATES: &[&str] = &[
+    "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA",
+    "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM",
+    "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA",
+    "WV", "WI", "WY",
+];
+
+fn month_number(m: &str) -> Option<u32> {
+    let m = m.to_ascii_lowercase();
+    let names = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    names
+        .iter()
+        .position(|n| m.starts_with(n))
+        .map(|i| i as u32 + 1)
+}
+
+pub fn valid_date(y: i32, m: u32, d: u32) -> bool {
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    (1..=12).contains(&m) && d >= 1 && d <= days[(m - 1) as usize] && (1600..=2200).contains(&y)
+}
+
+fn preceded_by_digit_or_letter(text: &str, at: usize) -> bool {
+    text[..at]
+        .chars()
+        .next_back()
+        .is_some_and(|c| c.is_alphanumeric())
+}
+
+fn followed_by_digit(text: &str, at: usize) -> bool {
+    text[at..]
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit())
+}
+
+fn pin_of(s: Option<regex::Match>) -> Option<String> {
+    s.map(|m| {
+        m.as_str()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| if c == '–' || c == '—' { '-' } else { c })
+            .collect()
+    })
+}
+
+/// Case citations, in text order, with short forms resolved to the full citation they name.
+pub fn citations(text: &str) -> Vec<Claim> {
+    struct Full {
+        start: usize,
+        key: Key,
+        name: String,
+    }
+    let mut found: Vec<(usize, Claim)> = Vec::new();
+    let mut fulls: Vec<Full> = Vec::new();
+    for c in FULL_CITE.captures_iter(text) {
+        let m = c.get(0).expect("match");
+        if preceded_by_digit_or_letter(text, m.start()) {
+            continue;
+        }
+        let key = Key::Case {
+            volume: c["vol"].parse().unwrap_or(0),
+            reporter: canonical_reporter(&c["rep"]),
+            page: c["page"].parse().unwrap_or(0),
+            pin: pin_of(c.name("pin")),
+            year: c.name("year").and_then(|y| y.as_str().parse().ok()),
+        };
+        let before = &text[m.start().saturating_sub(120)..m.start()];
+        let name = case_name(before);
+        fulls.push(Full {
+            start: m.start(),
+            key: key.clone(),
+            name,
+        });
+        found.push((
+            m.start(),
+            Claim::new(Kind::Citation, text, m.start(), m.end(), key),
+        ));
+    }
+    for c in SHORT_CITE.captures_iter(text) {
+        let m = c.get(0).expect("match");
+        if preceded_by_digit_or_letter(text, m.start()) {
+            continue;
+        }
+        let (vol, rep) = (
+            c["vol"].parse::<u32>().unwrap_or(0),
+            canonical_reporter(&c["rep"]),
+        );
+        let earlier = fulls.iter().rev().find(|f| {
+            f.start < m.start() && matches!(&f.key, Key::Case { volume, reporter, .. } if *volume == vol && *reporter == rep)
+        });
+        let key = match earlier {
+            Some(f) => f.key.with_pin(pin_of(c.name("pin"))),
+            None => Key::Unresolved(format!("`{}` is a short form, but no full citation to volume {vol} of that reporter comes before it", m.as_str())),
+        };
+        found.push((
+            m.start(),
+            Claim::new(Kind::Citation, text, m.start(), m.end(), key),
+        ));
+    }
+    for c in SUPRA.captures_iter(text) {
+        let m = c.get(0).expect("match");
+        let name = &c["name"];
+        let earlier = fulls
+            .iter()
+            .rev()
+            .find(|f| f.start < m.start() && f.name.contains(name));
+        let key = match earlier {
+            Some(f) => f.key.with_pin(pin_of(c.name("pin"))),
+            None => Key::Unresolved(format!(
+                "`{name}, supra` refers to no earlier citation of that name"
+            )),
+        };
+        found.push((
+            m.start(),
+            Claim::new(Kind::Citation, text, m.start(), m.end(), key),
+        ));
+    }
+    found.sort_by_key(|(s, _)| *s);
+    found.into_iter().map(|(_, c)| c).collect()
+}
+
+/// The case name just before a citation: `Celotex Corp. v. Catrett, ` → `Celotex Corp. v. Catrett`.
+fn case_name(before: &str) -> String {
+    let b = before.trim_end().trim_end_matches(',');
+    let Some(v) = b.rfind(" v. ") else {
+        return String::new();
+    };
+    // The first party: the capitalised words (and joining words) just before ` v. `.
+    let words: Vec<&str> = b[..v].split_whitespace().collect();
+    let keep = words
+        .iter()
+        .rev()
+        .take(6)
+        .take_while(|w| {
+            w.chars().next().is_some_and(char::is_uppercase)
+                || matches!(**w, "&" | "of" | "the" | "and")
+        })
+        .count();
+    format!("{}{}", words[words.len() - keep..].join(" "), &b[v..])
+}
+
+/// Statutes and rules, with `Id.` resolved to whatever citation (case or statute) precedes it.
+pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
+    let mut out: Vec<Claim> = Vec::new();
+    for c in STATUTE.captures_iter(text) {
+        let m = c.get(0).expect("match");
+        if preceded_by_digit_or_letter(text, m.start()) {
+            continue;
+        }
+        let key = if let Some(code) = c.name("code") {
+            let code = canonical_reporter(code.as_str()).replace("usca", "usc");
+            Key::Statute {
+                code: format!("{}{code}", &c["title"]),
+                section: section(&c["num"]),
+            }
+        } else if let Some(state) = c.name("state") {
+            Key::Statute {
+                code: canonical_reporter(&format!("{}{}", state.as_str(), &c["cname"]))
+                    .replace("ann", ""),
+                section: section(&c["snum"]),
+            }
+        } else {
+            Key::Statute {
+                code: canonical_reporter(&c["rule"]),
+                section: section(&c["rnum"]),
+            }
+        };
+        out.push(Claim::new(Kind::Statute, text, m.start(), m.end(), key));
+    }
+    // `Id.` repeats the citation just before it, whichever kind.
+    let mut ids = Vec::new();
+    for c in ID_CITE.captures_iter(text) {
+        let id = c.name("id").expect("id group");
+        let end = c.get(0).expect("match").end();
+        let prev = cases
+            .iter()
+            .chain(out.iter())
+            .filter(|x| x.end <= id.start() && !matches!(x.key, Key::Unresolved(_)))
+            .max_by_key(|x| x.end);
+        let (kind, key) = match prev {
+            Some(p) => (p.kind, p.key.with_pin(pin_of(c.name("pin")))),
+            None => (
+                Kind::Citation,
+                Key::Unresolved("`Id.` with no citation before it".into()),
+            ),
+        };
+        ids.push(Claim::new(kind, text, id.start(), end, key));
+    }
+    out.extend(ids);
+    out.sort_by_key(|c| c.start);
+    out
+}
+
+/// `1332(a)` → `1332(a)`; `1983 - 1985` → `1983-1985`; trailing punctuation dropped.
+fn section(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if c == '–' { '-' } else { c })
+        .collect::<String>()
+        .trim_end_matches(['.', ',', ';', ':', '-'])
+        .to_string()
+}
+
+/// Dates in every common form, as calendar dates.
+pub fn dates(text: &str) -> Vec<Claim> {
+    let mut out = Vec::new();
+    for c in DATE.captures_iter(text) {
+        let m = c.get(0).expect("match");
+        if preceded_by_digit_or_letter(text, m.start()) && c.name("t").is_none()
+            || followed_by_digit(text, m.end())
+        {
+            continue;
+        }
+        let (y, mo, d) = if c.name("t").is_some() {
+            (
+                c["ty"].parse().ok(),
+                month_number(&c["tm"]),
+                c["td"].parse().ok(),
+            )
+        } else if c.name("a").is_some() {
+            (
+                c["ay"].parse().ok(),
+                month_number(&c["am"]),
+                c["ad"].parse().ok(),
+            )
+        } else if c.name("b").is_some() {
+            (
+                c["by"].parse().ok(),
+                month_number(&c["bm"]),
+                c["bd"].parse().ok(),
+            )
+        } else if c.name("c").is_some() {
+            let y: Option<i32> = c["cy"]
+                .parse()
+                .ok()
+                .map(|y: i32| if y < 100 { 2000 + y } else { y });
+            (y, c["cm"].parse().ok(), c["cd"].parse().ok())
+        } else {
+            (
+                c["iy"].parse().ok(),
+                c["im"].parse().ok(),
+                c["id"].parse().ok(),
+            )
+        };
+        let (Some(y), Some(mo), Some(d)) = (y, mo, d) else {
+            continue;
+        };
+        if !valid_date(y, mo, d) {
+            continue;
+        }
+        out.push(Claim::new(
+            Kind::Date,
+            text,
+            m.start(),
+            m.end(),
+            Key::Date {
+                year: y,
+                month: mo,
+                day: d,
+            },
+        ));
+    }
+    out
+}
+
+/// Money amounts in cents and percentages in thousandths of a percent.
+pub fn amounts(text: &str) -> Vec<Claim> {
+    let mut out = Vec::new();
+    for c in AMOUNT.captures_iter(text) {
+        let m = c.get(0).expect("match");
+        if let Some(p) = c.name("pct") {
+            if preceded_by_digit_or_letter(text, m.start()) {
+                continue;
+            }
+            let v: f64 = p.as_str().parse().unwrap_or(0.0);
+            out.push(Claim::new(
+                Kind::Amount,
+                text,
+                m.start(),
+                m.end(),
+                Key::Percent {
+                    thousandths: (v * 1000.0).round() as i64,
+                },
+            ));
+            continue;
+        }
+        let num: f64 = c["num"].replace(',', "").parse().unwrap_or(0.0);
+        let scale = match c.name("scale").map(|s| s.as_str()) {
+            Some("thousand") => 1e3,
+            Some("million") => 1e6,
+            Some("billion") => 1e9,
+            _ => 1.0,
+        };
+        let cents = (num * scale * 100.0).round() as i64;
+        out.push(Claim::new(
+            Kind::Amount,
+            text,
+            m.start(),
+            m.end(),
+            Key::Money { cents },
+        ));
+    }
+    out
+}
+
+/// Bates numbers and ranges with a declared prefix, and anything shaped like a Bates number
+/// whose prefix is not declared (a model's invention, e.g. `RTX 3060`).
+pub fn bates(text: &str, prefixes: &[String], skip: &[(usize, usize)]) -> Vec<Claim> {
+    let mut out: Vec<Claim> = Vec::new();
+    let mut taken_until = 0;
+    for c in BATES_LIKE.captures_iter(text) {
+        let m = c.get(0).expect("match");
+        if m.start() < taken_until
+            || preceded_by_digit_or_letter(text, m.start())
+            || text[m.end()..]
+                .chars()
+                .next()
+                .is_some_and(|ch| ch.is_alphanumeric())
+            || skip.iter().any(|(s, e)| m.start() < *e && *s < m.end())
+        {
+            continue;
+        }
+        let (prefix, digits) = (&c["p"], &c["n"]);
+        let declared = prefixes.iter().find(|p| p.eq_ignore_ascii_case(prefix));
+        let Some(declared) = declared else {
+            if looks_incidental(prefix, digits, &text[m.end()..]) {
+                continue;
+            }
+            out.push(Claim::new(
+                Kind::Bates,
+                text,
+                m.start(),
+                m.end(),
+                Key::Unresolved(format!("`{prefix}` is not a Bates prefix of these sources")),
+            ));
+            continue;
+        };
+        let from: u64 = digits.parse().unwrap_or(0);
+        let mut end = m.end();
+        let mut key = Key::Bates {
+            prefix: declared.clone(),
+            number: from,
+        };
+        // A range: `SMITH000123–SMITH000130`, `… to …`.
+        if let Some(sep) = BATES_RANGE_SEP.find(&text[m.end()..]) {
+            let rest_at = m.end() + sep.end();
+            if let Some(c2) = BATES_LIKE.captures(&text[rest_at..]) {
+                let m2 = c2.get(0).expect("match");
+                if m2.start() == 0 && c2["p"].eq_ignore_ascii_case(declared) {
+                    let to: u64 = c2["n"].parse().unwrap_or(0);
+                    end = rest_at + m2.end();
+                    key = Key::BatesRange {
+                        prefix: declared.clone(),
+                        from,
+                        to,
+                    };
+                }
+            }
+        }
+        taken_until = end;
+        out.push(Claim::new(Kind::Bates, text, m.start(), end, key));
+    }
+    out
+}
+
+/// Prefix-and-number pairs that are not Bates numbers: ZIP codes after a state, years,
+/// everyday units and model numbers of documents.
+fn looks_incidental(prefix: &str, digits: &str, after: &str) -> bool {
+    let zip = US_STATES.contains(&prefix) && (digits.len() == 5 || after.starts_with('-'));
+    let year = digits.len() == 4
+        && (1900..=2099).contains(&digits.parse::<u32>().unwrap_or(0))
+        && prefix.len() <= 3;
+    let common = matches!(
+        prefix,
+        "ISO" | "ANSI" | "RFC" | "PO" | "ZIP" | "TX" | "ECF" | "DKT" | "NO"
+    );
+    zip || year || common
+}
+
+static CURLY_QUOTE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"“(?P<q>[^“”]{1,4000}?)”"#).expect("quote pattern compiles"));
+static STRAIGHT_QUOTE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#""(?P<q>[^"]{1,4000}?)""#).expect("quote pattern compiles"));
+
+/// Quotations of two words or more: straight and curly quotes, and Markdown block quotes.
+pub fn quotes(text: &str) -> Vec<Claim> {
+    let mut out = Vec::new();
+    let mut push = |start: usize, end: usize, inner: &str| {
+        // A blank line inside is two paragraphs, not one quotation.
+        if inner.split_whitespace().count() < 2 || inner.contains("\n\n") {
+            return;
+        }
+        out.push(Claim::new(
+            Kind::Quote,
+            text,
+            start,
+            end,
+            Key::Quote {
+                text: inner.to_string(),
+            },
+        ));
+    };
+    for re in [&*CURLY_QUOTE, &*STRAIGHT_QUOTE] {
+        for c in re.captures_iter(text) {
+            let m = c.get(0).expect("match");
+            push(m.start(), m.end(), &c["q"]);
+        }
+    }
+    // Block quotes: consecutive lines starting with `>`.
+    let mut block: Option<(usize, usize, String)> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if let Some(body) = trimmed.strip_prefix('>') {
+            let b = block.get_or_insert((offset, offset, String::new()));
+            b.1 = offset + line.trim_end().len();
+            b.2.push_str(body.trim());
+            b.2.push(' ');
+        } else if let Some((s, e, q)) = block.take() {
+            push(s, e, q.trim());
+        }
+        offset += line.len();
+    }
+    if let Some((s, e, q)) = block.take() {
+        push(s, e, q.trim());
+    }
+    out.sort_by_key(|c| c.start);
+    // A quotation inside a block quote is checked as part of the block.
+    let blocks: Vec<(usize, usize)> = out
+        .iter()
+        .filter(|c| {
+            text[c.start..].starts_with('>') || text[c.start..].trim_start().starts_with('>')
+        })
+        .map(|c| (c.start, c.end))
+        .collect();
+    out.retain(|c| {
+        !blocks
+            .iter()
+            .any(|(s, e)| (c.start, c.end) != (*s, *e) && c.start >= *s && c.end <= *e)
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(v: Vec<Claim>) -> Vec<String> {
+        v.into_iter().map(|c| format!("{}", c.key)).collect()
+    }
+
+    #[test]
+    fn full_citations_in_all_spacings() {
+        let t = "See Bush v. Gore, 531 U.S. 98, 99-100 (2000); Doe v. Roe, 123 F. 3d 456 (9th Cir. 1999); 12 F.Supp.2d 34; 7 F. App’x 9.";
+        assert_eq!(
+            keys(citations(t)),
+            vec![
+                "531 us 98, 99-100 (2000)",
+                "123 f3d 456 (1999)",
+                "12 fsupp2d 34",
+                "7 fappx 9"
+            ]
+        );
+    }
+
+    #[test]
+    fn citation_split_across_lines() {
+        let t = "Anderson v. Liberty Lobby, Inc., 477\nU.S. 242, 248\n(1986).";
+        assert_eq!(keys(citations(t)), vec!["477 us 242, 248 (1986)"]);
+    }
+
+    #[test]
+    fn short_forms_resolve_to_their_full_citation() {
+        let t = "Celotex Corp. v. Catrett, 477 U.S. 317 (1986). Later: 477 U.S. at 322. Again, Celotex, supra, at 323. Id. at 324.";
+        let c = citations(t);
+        let s = statutes_and_ids(t, &c);
+        assert_eq!(
+            keys(c),
+            vec![
+                "477 us 317 (1986)",
+                "477 us 317, 322 (1986)",
+                "477 us 317, 323 (1986)"
+            ]
+        );
+        assert_eq!(keys(s), vec!["477 us 317, 324 (1986)"]);
+        assert!(matches!(
+            citations("999 U.S. at 5")[0].key,
+            Key::Unresolved(_)
+        ));
+        assert!(matches!(
+            citations("Nobody, supra, at 5")[0].key,
+            Key::Unresolved(_)
+        ));
+    }
+
+    #[test]
+    fn statutes_rules_and_id_after_a_statute() {
+        let t = "Under 28 U.S.C. § 1332(a) and 42 U.S.C. §§ 1983-1985, 29 C.F.R. § 1910.1000, Cal. Civ. Code § 1942.4, Fed. R. Civ. P. 12(b)(6) and Fed. R. Evid. 803(6). Id.";
+        let s = statutes_and_ids(t, &[]);
+        assert_eq!(
+            keys(s),
+            vec![
+                "28usc § 1332(a)",
+                "42usc § 1983-1985",
+                "29cfr § 1910.1000",
+                "calcivcode § 1942.4",
+                "fedrcivp § 12(b)(6)",
+                "fedrevid § 803(6)",
+                "fedrevid § 803(6)",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_date_form_and_not_citation_years() {
+        let t = "January 5, 2024; Jan. 5, 2024; Sept. 5, 2024; 5 January 2024; 01/05/2024; 2024-01-05; this 5th day of January, 2024. Bush v. Gore, 531 U.S. 98 (2000). February 30, 2024.";
+        let d = keys(dates(t));
+        assert_eq!(
+            d,
+            vec![
+                "2024-01-05",
+                "2024-01-05",
+                "2024-09-05",
+                "2024-01-05",
+                "2024-01-05",
+                "2024-01-05",
+                "2024-01-05"
+            ]
+        );
+    }
+
+    #[test]
+    fn bates_numbers_ranges_and_inventions() {
+        let p = vec!["SMITH".to_string()];
+        let t = "See SMITH000123–SMITH000130, SMITH 000140 and RTX 3060. Oakland, CA 94612.";
+        let b = bates(t, &p, &[]);
+        let k = keys(b);
+        assert_eq!(k[0], "SMITH000123–SMITH000130");
+        assert_eq!(k[1], "SMITH000140");
+        assert!(k[2].contains("`RTX` is not a Bates prefix"), "{k:?}");
+        assert_eq!(k.len(), 3, "the ZIP code is not a Bates number: {k:?}");
+    }
+
+    #[test]
+    fn amounts_and_percentages() {
+        let t = "$12,500.00, USD 12,500, $ 3,875, 12.5%, $1.2 million and 8 percent";
+        assert_eq!(
+            keys(amounts(t)),
+            vec![
+                "$12500.00",
+                "$12500.00",
+                "$3875.00",
+                "12.5%",
+                "$1200000.00",
+                "8%"
+            ]
+        );
+    }
+
+    #[test]
+    fn quotations_straight_curly_and_block() {
+        let t = "He wrote “Landlord shall repair” and \"one\" and \"two words\".\n\n> Block quoted\n> text here.\n";
+        let q: Vec<String> = quotes(t)
+            .into_iter()
+            .map(|c| format!("{}", c.key))
+            .collect();
+        assert_eq!(
+            q,
+            vec![
+                "Landlord shall repair",
+                "two words",
+                "Block quoted text here."
+            ]
+        );
+    }
+}

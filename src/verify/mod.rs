@@ -1,0 +1,234 @@
+//! The verifier: every citation, statute, date, Bates number, quotation and amount in a draft,
+//! checked against the evidence, each with its byte span and the page that supports it — or
+//! the reason nothing does.
+//!
+//! Needs only text: `evidence` reads sources (text, Markdown, PDF text layers) into pages,
+//! `extract` finds claims, `index` looks them up, `report` writes what an attorney reads.
+
+pub mod evidence;
+pub mod extract;
+mod index;
+mod normalize;
+pub mod report;
+
+use std::fmt;
+
+use serde::Serialize;
+
+pub use evidence::{Evidence, Page, SourceFile};
+pub use index::Index;
+pub use normalize::normalize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Citation,
+    Statute,
+    Date,
+    Bates,
+    Quote,
+    Amount,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Citation => "citation",
+            Kind::Statute => "statute",
+            Kind::Date => "date",
+            Kind::Bates => "bates",
+            Kind::Quote => "quote",
+            Kind::Amount => "amount",
+        }
+    }
+}
+
+/// What a claim asserts, in canonical form.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Key {
+    Case {
+        volume: u32,
+        reporter: String,
+        page: u32,
+        pin: Option<String>,
+        year: Option<u16>,
+    },
+    Statute {
+        code: String,
+        section: String,
+    },
+    Date {
+        year: i32,
+        month: u32,
+        day: u32,
+    },
+    Bates {
+        prefix: String,
+        number: u64,
+    },
+    BatesRange {
+        prefix: String,
+        from: u64,
+        to: u64,
+    },
+    Quote {
+        text: String,
+    },
+    Money {
+        cents: i64,
+    },
+    Percent {
+        thousandths: i64,
+    },
+    /// A claim that cannot be checked as written (a short form with nothing to refer to, a
+    /// Bates number with an undeclared prefix); always unsupported, with this reason.
+    Unresolved(String),
+}
+
+impl Key {
+    /// The same citation at another pin cite (`Id. at 5`, `531 U.S. at 99`).
+    pub fn with_pin(&self, pin: Option<String>) -> Key {
+        match (self, pin) {
+            (
+                Key::Case {
+                    volume,
+                    reporter,
+                    page,
+                    year,
+                    ..
+                },
+                Some(p),
+            ) => Key::Case {
+                volume: *volume,
+                reporter: reporter.clone(),
+                page: *page,
+                pin: Some(p),
+                year: *year,
+            },
+            (k, _) => k.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Case {
+                volume,
+                reporter,
+                page,
+                pin,
+                year,
+            } => {
+                write!(f, "{volume} {reporter} {page}")?;
+                if let Some(p) = pin {
+                    write!(f, ", {p}")?;
+                }
+                if let Some(y) = year {
+                    write!(f, " ({y})")?;
+                }
+                Ok(())
+            }
+            Key::Statute { code, section } => write!(f, "{code} § {section}"),
+            Key::Date { year, month, day } => write!(f, "{year:04}-{month:02}-{day:02}"),
+            Key::Bates { prefix, number } => write!(f, "{prefix}{number:06}"),
+            Key::BatesRange { prefix, from, to } => write!(f, "{prefix}{from:06}–{prefix}{to:06}"),
+            Key::Quote { text } => f.write_str(text),
+            Key::Money { cents } => write!(f, "${}.{:02}", cents / 100, cents % 100),
+            Key::Percent { thousandths } => {
+                let v = *thousandths as f64 / 1000.0;
+                write!(f, "{v}%")
+            }
+            Key::Unresolved(why) => f.write_str(why),
+        }
+    }
+}
+
+/// One checkable statement in a draft.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    pub kind: Kind,
+    /// The claim as written.
+    pub text: String,
+    /// Byte offsets into the draft.
+    pub start: usize,
+    pub end: usize,
+    pub key: Key,
+}
+
+impl Claim {
+    pub fn new(kind: Kind, source: &str, start: usize, end: usize, key: Key) -> Claim {
+        Claim {
+            kind,
+            text: source[start..end].to_string(),
+            start,
+            end,
+            key,
+        }
+    }
+}
+
+/// Where a claim is supported.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Location {
+    pub file: String,
+    pub page: u32,
+    pub bates: Option<String>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub snippet: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Supported,
+    Unsupported,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub claim: Claim,
+    pub status: Status,
+    pub source: Option<Location>,
+    pub reason: Option<String>,
+}
+
+/// Finds every claim in a draft. `prefixes` are the Bates prefixes of the sources.
+pub fn claims(draft: &str, prefixes: &[String]) -> Vec<Claim> {
+    let cases = extract::citations(draft);
+    let statutes = extract::statutes_and_ids(draft, &cases);
+    let cites: Vec<(usize, usize)> = cases
+        .iter()
+        .chain(&statutes)
+        .map(|c| (c.start, c.end))
+        .collect();
+    let inside_cite = |c: &Claim| cites.iter().any(|(s, e)| c.start >= *s && c.end <= *e);
+    let mut all: Vec<Claim> = Vec::new();
+    all.extend(cases.iter().cloned());
+    all.extend(statutes.iter().cloned());
+    // A year or date inside a citation is part of the citation, not a date claim.
+    all.extend(
+        extract::dates(draft)
+            .into_iter()
+            .filter(|c| !inside_cite(c)),
+    );
+    all.extend(
+        extract::amounts(draft)
+            .into_iter()
+            .filter(|c| !inside_cite(c)),
+    );
+    let dates_and_amounts: Vec<(usize, usize)> = all.iter().map(|c| (c.start, c.end)).collect();
+    all.extend(extract::bates(draft, prefixes, &dates_and_amounts));
+    all.extend(extract::quotes(draft));
+    all.sort_by_key(|c| (c.start, c.kind));
+    all
+}
+
+/// Checks every claim of a draft against an evidence index.
+pub fn verify(draft: &str, index: &Index) -> Vec<Outcome> {
+    let prefixes = index.bates_prefixes();
+    claims(draft, &prefixes)
+        .into_iter()
+        .map(|claim| index.check(claim))
+        .collect()
+}

@@ -1,0 +1,100 @@
+//! Text normalisation shared by drafts and evidence, so that typography never decides whether
+//! a claim is supported: typographic quotes and dashes, ligatures, odd spaces, words hyphenated
+//! across line breaks, and runs of white space all compare equal to their plain forms.
+
+/// Normalises text for matching. Line breaks inside paragraphs become spaces; a word broken
+/// with a hyphen at the end of a line is joined again.
+pub fn normalize(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    let mut pending_space = false;
+    while let Some(c) = chars.next() {
+        let c = match c {
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => '\'',
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => '"',
+            '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
+            | '\u{2212}' => '-',
+            '\u{00A0}' | '\u{2007}' | '\u{2009}' | '\u{200A}' | '\u{202F}' | '\u{3000}' => ' ',
+            '\u{00AD}' | '\u{200B}' | '\u{FEFF}' => continue,
+            '\u{FB00}' => {
+                push(&mut out, &mut pending_space, "ff");
+                continue;
+            }
+            '\u{FB01}' => {
+                push(&mut out, &mut pending_space, "fi");
+                continue;
+            }
+            '\u{FB02}' => {
+                push(&mut out, &mut pending_space, "fl");
+                continue;
+            }
+            '\u{FB03}' => {
+                push(&mut out, &mut pending_space, "ffi");
+                continue;
+            }
+            '\u{FB04}' => {
+                push(&mut out, &mut pending_space, "ffl");
+                continue;
+            }
+            '\u{2026}' => {
+                push(&mut out, &mut pending_space, "...");
+                continue;
+            }
+            c => c,
+        };
+        // "evi-\n  dence" → "evidence": a hyphen after a letter, then a line break, then a
+        // lower-case letter.
+        if c == '-' && out.chars().last().is_some_and(char::is_alphabetic) && !pending_space {
+            let mut look = chars.clone();
+            let mut saw_newline = false;
+            while let Some(&n) = look.peek() {
+                if n == '\n' || n == '\r' {
+                    saw_newline = true;
+                } else if !n.is_whitespace() {
+                    break;
+                }
+                look.next();
+            }
+            if saw_newline && look.peek().is_some_and(|n| n.is_lowercase()) {
+                chars = look;
+                continue;
+            }
+        }
+        if c.is_whitespace() || c.is_control() {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if pending_space {
+            out.push(' ');
+            pending_space = false;
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn push(out: &mut String, pending_space: &mut bool, s: &str) {
+    if *pending_space {
+        out.push(' ');
+        *pending_space = false;
+    }
+    out.push_str(s);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize;
+
+    #[test]
+    fn typography_compares_plain() {
+        assert_eq!(
+            normalize("“Landlord’s  duty”\u{00A0}—\tﬁne"),
+            "\"Landlord's duty\" - fine"
+        );
+        assert_eq!(normalize("the evi-\n   dence shows"), "the evidence shows");
+        // A hyphen before a capital is a real hyphen.
+        assert_eq!(normalize("Smith-\nJones"), "Smith- Jones");
+        assert_eq!(normalize("a\u{2026}b"), "a...b");
+        assert_eq!(normalize("  lead\n\ntrail  "), "lead trail");
+    }
+}
