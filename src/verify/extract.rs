@@ -417,7 +417,9 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
                 section: section(&c["rnum"]),
             }
         };
-        out.push(Claim::new(Kind::Statute, text, m.start(), m.end(), key));
+        // A sentence's full stop after the section is not part of the citation.
+        let end = m.start() + m.as_str().trim_end_matches(['.', ',', ';', ':']).len();
+        out.push(Claim::new(Kind::Statute, text, m.start(), end, key));
     }
     // `Id.` repeats the citation just before it, whichever kind.
     let mut ids = Vec::new();

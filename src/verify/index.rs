@@ -158,12 +158,12 @@ impl<'e> Index<'e> {
                 .money
                 .get(cents)
                 .copied()
-                .ok_or_else(|| format!("the amount {} appears in no source", claim.key)),
+                .ok_or_else(|| format!("the amount {} appears in no source", claim.text.trim())),
             Key::Percent { thousandths } => self
                 .percents
                 .get(thousandths)
                 .copied()
-                .ok_or_else(|| format!("{} appears in no source", claim.key)),
+                .ok_or_else(|| format!("{} appears in no source", claim.text.trim())),
             Key::Case {
                 volume,
                 reporter,

@@ -1,0 +1,326 @@
+//! The verifier against labelled evidence: hand-written drafts with planted fabrications
+//! (`tests/verify/*/`), a generated corpus measured for recall and false flags, and the
+//! `lexrun verify` command's output, exit codes and bad inputs.
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use lexrun::verify::{self, Evidence, Index, Status};
+use support::corpus;
+
+fn lexrun(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args(args)
+        .output()
+        .expect("lexrun runs")
+}
+
+/// Each case: `draft.md`, `sources` (the path of its evidence) and `expected.tsv` (every
+/// claim, in order, with its verdict).
+#[test]
+fn labelled_drafts_get_exactly_their_verdicts() {
+    for case in ["smith", "jones"] {
+        let dir = Path::new("tests/verify").join(case);
+        let sources = fs::read_to_string(dir.join("sources")).unwrap();
+        let draft = fs::read_to_string(dir.join("draft.md")).unwrap();
+        let expected: Vec<(String, String, String)> = fs::read_to_string(dir.join("expected.tsv"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                (f[0].to_string(), f[1].to_string(), f[2].to_string())
+            })
+            .collect();
+        let ev = verify::evidence::load(&[PathBuf::from(sources.trim())], vec![]).unwrap();
+        let index = Index::new(&ev);
+        let got: Vec<(String, String, String)> = verify::verify(&draft, &index)
+            .into_iter()
+            .map(|o| {
+                let status = if o.status == Status::Supported {
+                    "supported"
+                } else {
+                    "unsupported"
+                };
+                (
+                    o.claim.kind.as_str().to_string(),
+                    o.claim
+                        .text
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    status.to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(got, expected, "case {case}");
+    }
+}
+
+#[test]
+fn generated_fabrications_are_caught_and_genuine_claims_pass() {
+    let c = corpus::generate(40, 600, 7);
+    let mut ev = Evidence::new(vec!["GEN".into()]);
+    for (name, pages) in &c.files {
+        ev.add_pages(name.clone(), pages.clone());
+    }
+    let index = Index::new(&ev);
+    let outcomes = verify::verify(&c.draft, &index);
+    let (mut caught, mut fabricated, mut flagged, mut genuine) = (0, 0, 0, 0);
+    let fold = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Claims come out in draft order, as they were planted; walk both together.
+    let mut next = 0;
+    for (text, is_genuine) in &c.planted {
+        let at = outcomes[next..]
+            .iter()
+            .position(|o| text.contains(&fold(&o.claim.text)))
+            .unwrap_or_else(|| panic!("`{text}` was not extracted"));
+        let o = &outcomes[next + at];
+        next += at + 1;
+        let unsupported = o.status == Status::Unsupported;
+        if *is_genuine {
+            genuine += 1;
+            flagged += unsupported as u32;
+        } else {
+            fabricated += 1;
+            caught += unsupported as u32;
+        }
+    }
+    let recall = caught as f64 / fabricated as f64;
+    let false_flags = flagged as f64 / genuine as f64;
+    println!("generated corpus: {fabricated} fabrications, {caught} caught (recall {:.3}); {genuine} genuine claims, {flagged} wrongly flagged ({:.4})", recall, false_flags);
+    assert!(recall >= 0.98, "recall {recall}");
+    assert!(false_flags <= 0.01, "false flags {false_flags}");
+}
+
+#[test]
+fn json_output_has_the_documented_shape() {
+    let o = lexrun(&[
+        "verify",
+        "--json",
+        "--sources",
+        "workflows/matters/smith-v-acme/intake",
+        "tests/verify/smith/draft.md",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "fabrications make it fail");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    let claims = v["claims"].as_array().unwrap();
+    assert_eq!(
+        v["supported"].as_u64().unwrap() + v["unsupported"].as_u64().unwrap(),
+        claims.len() as u64
+    );
+    let draft = fs::read_to_string("tests/verify/smith/draft.md").unwrap();
+    for c in claims {
+        let (s, e) = (
+            c["start"].as_u64().unwrap() as usize,
+            c["end"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(
+            &draft[s..e],
+            c["text"].as_str().unwrap(),
+            "offsets are byte offsets into the draft"
+        );
+        match c["status"].as_str().unwrap() {
+            "supported" => {
+                assert!(c["source"]["file"].is_string() && c["source"]["page"].is_u64());
+                assert!(c["reason"].is_null());
+            }
+            "unsupported" => assert!(c["source"].is_null() && c["reason"].is_string()),
+            other => panic!("status {other}"),
+        }
+        assert!(["citation", "statute", "date", "bates", "quote", "amount"]
+            .contains(&c["kind"].as_str().unwrap()));
+    }
+}
+
+#[test]
+fn a_fully_supported_draft_exits_0_with_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let draft = dir.path().join("ok.md");
+    fs::write(
+        &draft,
+        "Rent was $2,150.00 from June 1, 2022 (SMITH000002).\n",
+    )
+    .unwrap();
+    let o = lexrun(&[
+        "verify",
+        "--sources",
+        "workflows/matters/smith-v-acme/intake",
+        draft.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(md.contains("Every claim is supported"), "{md}");
+    assert!(md.contains("02-lease.txt"), "{md}");
+    let o = lexrun(&[
+        "verify",
+        "--html",
+        "--sources",
+        "workflows/matters/smith-v-acme/intake",
+        draft.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("<!doctype html>"));
+}
+
+#[test]
+fn bad_drafts_are_usage_errors_never_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "workflows/matters/smith-v-acme/intake";
+    let cases: [(&str, &[u8], &str); 3] = [
+        ("empty.md", b"  \n\n", "empty"),
+        ("latin1.md", b"caf\xe9 $5.00", "not UTF-8"),
+        ("binary.md", b"\x00\x01PK", "binary"),
+    ];
+    for (name, bytes, says) in cases {
+        let p = dir.path().join(name);
+        fs::write(&p, bytes).unwrap();
+        let o = lexrun(&["verify", "--sources", src, p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(says),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let o = lexrun(&["verify", "--sources", src, "no/such/draft.md"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = lexrun(&[
+        "verify",
+        "--sources",
+        "no/such/folder",
+        "tests/verify/smith/draft.md",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        lexrun(&["verify", "tests/verify/smith/draft.md"])
+            .status
+            .code(),
+        Some(2),
+        "--sources is required"
+    );
+}
+
+/// A PDF with a text layer on page 1 and an empty page 2, written with lopdf.
+fn pdf(pages: &[&str]) -> Vec<u8> {
+    use lopdf::content::{Content, Operation};
+    use lopdf::{dictionary, Document, Object, Stream};
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font = doc.add_object(
+        dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" },
+    );
+    let resources = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font } });
+    let mut kids = Vec::new();
+    for text in pages {
+        let mut ops = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            ops.push(Operation::new("BT", vec![]));
+            ops.push(Operation::new("Tf", vec!["F1".into(), 11.into()]));
+            ops.push(Operation::new(
+                "Td",
+                vec![72.into(), (720 - 14 * i as i64).into()],
+            ));
+            ops.push(Operation::new("Tj", vec![Object::string_literal(line)]));
+            ops.push(Operation::new("ET", vec![]));
+        }
+        let content = doc.add_object(Stream::new(
+            dictionary! {},
+            Content { operations: ops }.encode().unwrap(),
+        ));
+        kids.push(Object::from(doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages_id, "Contents" => content, "Resources" => resources,
+            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        })));
+    }
+    let count = kids.len() as i64;
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn pdf_sources_are_read_per_page_and_empty_pages_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("sources");
+    fs::create_dir(&src).unwrap();
+    fs::write(
+        src.join("invoice.pdf"),
+        pdf(&[
+            "Invoice dated March 3, 2024",
+            "Total due $1,234.56",
+            "ACME000042",
+        ]),
+    )
+    .unwrap();
+    fs::write(src.join("scan.pdf"), pdf(&["", "ACME000043"])).unwrap();
+    let draft = dir.path().join("d.md");
+    fs::write(
+        &draft,
+        "On March 3, 2024 Acme billed $1,234.56 (ACME000042).\n",
+    )
+    .unwrap();
+    let o = lexrun(&[
+        "verify",
+        "--sources",
+        src.to_str().unwrap(),
+        draft.to_str().unwrap(),
+    ]);
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{md}");
+    let o = lexrun(&[
+        "verify",
+        "--json",
+        "--sources",
+        src.to_str().unwrap(),
+        draft.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["claims"][2]["source"]["bates"], "ACME000042");
+    let o = lexrun(&[
+        "verify",
+        "--sources",
+        src.to_str().unwrap(),
+        draft.to_str().unwrap(),
+    ]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("Pages with no text"),
+        "the scan's empty page is reported"
+    );
+}
+
+#[test]
+fn an_unreadable_source_never_lets_the_draft_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("sources");
+    fs::create_dir(&src).unwrap();
+    fs::write(src.join("lease.txt"), "Rent is $2,150.00.\nSMITH000002\n").unwrap();
+    fs::write(src.join("broken.pdf"), b"%PDF-1.7 truncated").unwrap();
+    fs::write(src.join("photo.png"), b"\x89PNG").unwrap();
+    let draft = dir.path().join("d.md");
+    fs::write(&draft, "Rent is $2,150.00 (SMITH000002).\n").unwrap();
+    let o = lexrun(&[
+        "verify",
+        "--sources",
+        src.to_str().unwrap(),
+        draft.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "every claim is supported, but two sources were not read"
+    );
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        md.contains("could not be read") && md.contains("broken.pdf") && md.contains("photo.png"),
+        "{md}"
+    );
+}
