@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use lexrun::verify::{self, Evidence, Index, Status};
+use lexrun::verify::{self, Evidence, Status};
 use support::corpus;
 
 fn lexrun(args: &[&str]) -> Output {
@@ -36,8 +36,8 @@ fn labelled_drafts_get_exactly_their_verdicts() {
             })
             .collect();
         let ev = verify::evidence::load(&[PathBuf::from(sources.trim())], vec![]).unwrap();
-        let index = Index::new(&ev);
-        let got: Vec<(String, String, String)> = verify::verify(&draft, &index)
+        let got: Vec<(String, String, String)> = verify::verify(&draft, &ev)
+            .outcomes
             .into_iter()
             .map(|o| {
                 let status = if o.status == Status::Supported {
@@ -67,8 +67,7 @@ fn generated_fabrications_are_caught_and_genuine_claims_pass() {
     for (name, pages) in &c.files {
         ev.add_pages(name.clone(), pages.clone());
     }
-    let index = Index::new(&ev);
-    let outcomes = verify::verify(&c.draft, &index);
+    let outcomes = verify::verify(&c.draft, &ev).outcomes;
     let (mut caught, mut fabricated, mut flagged, mut genuine) = (0, 0, 0, 0);
     let fold = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     // Claims come out in draft order, as they were planted; walk both together.

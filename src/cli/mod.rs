@@ -229,22 +229,25 @@ fn cmd_verify(
             return exit::USAGE;
         }
     };
-    if evidence.pages.is_empty() {
-        eprintln!("error: the sources hold no readable text; check the paths given to --sources");
-        for f in evidence.files.iter().filter(|f| f.problem.is_some()) {
+    if evidence.sources.is_empty() {
+        eprintln!("error: the sources hold no files; check the paths given to --sources");
+        return exit::USAGE;
+    }
+    let v = verify::verify(&draft, &evidence);
+    if v.files.iter().all(|f| f.problem.is_some()) {
+        eprintln!("error: none of the sources could be read:");
+        for f in &v.files {
             eprintln!("  {}: {}", f.path, f.problem.as_deref().unwrap_or(""));
         }
         return exit::USAGE;
     }
-    let index = verify::Index::new(&evidence);
-    let outcomes = verify::verify(&draft, &index);
     let name = draft_path.display().to_string();
     let out = if json {
-        verify::report::json(&outcomes, &evidence.files) + "\n"
+        verify::report::json(&v.outcomes, &v.files) + "\n"
     } else if html {
-        verify::report::html(&name, &draft, &outcomes, &evidence.files)
+        verify::report::html(&name, &draft, &v.outcomes, &v.files)
     } else {
-        verify::report::markdown(&name, &draft, &outcomes, &evidence.files)
+        verify::report::markdown(&name, &draft, &v.outcomes, &v.files)
     };
     let mut stdout = std::io::stdout().lock();
     if stdout
@@ -254,9 +257,9 @@ fn cmd_verify(
     {
         return exit::USAGE;
     }
-    let all_read = evidence.files.iter().all(|f| f.problem.is_none());
+    let all_read = v.files.iter().all(|f| f.problem.is_none());
     if all_read
-        && outcomes
+        && v.outcomes
             .iter()
             .all(|o| o.status == verify::Status::Supported)
     {

@@ -60,8 +60,8 @@ fn hash_node<T: Serialize>(item: &T, deps: &[&str]) -> String {
     let mut h = blake3::Hasher::new();
     h.update(b"lexrun-plan-node\0");
     h.update(&FORMAT.to_le_bytes());
-    // Serialising plain data to a Vec cannot fail; an empty encoding would still hash.
-    h.update(&serde_json::to_vec(item).unwrap_or_default());
+    // Streamed straight into the hasher. Serialising plain data cannot fail.
+    let _ = serde_json::to_writer(&mut h, item);
     for d in deps {
         h.update(b"\0");
         h.update(d.as_bytes());

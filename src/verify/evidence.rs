@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use regex::Regex;
-use serde::Serialize;
 
-use super::normalize;
+use super::extract::re;
+use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct SourceFile {
@@ -23,27 +23,42 @@ pub struct SourceFile {
     pub empty_pages: Vec<u32>,
 }
 
+/// A document's raw pages, or why it could not be read.
 #[derive(Clone, Debug)]
-pub struct Page {
-    pub file: usize,
-    pub number: u32,
-    pub bates: Option<String>,
-    /// Normalised text.
-    pub text: String,
+pub enum Doc {
+    Pages { path: String, pages: Vec<String> },
+    Unreadable { path: String, problem: String },
 }
 
+/// A source to read when the index is built: a file on disk (read then, and dropped after),
+/// or pages given in memory.
+#[derive(Clone, Debug)]
+pub enum DocSource {
+    File(PathBuf),
+    Memory(Doc),
+}
+
+impl DocSource {
+    pub fn load(&self) -> Doc {
+        match self {
+            DocSource::Memory(d) => d.clone(),
+            DocSource::File(p) => read_doc(p),
+        }
+    }
+}
+
+/// The evidence: the sources in order, and the Bates prefixes declared for them.
 #[derive(Clone, Debug, Default)]
 pub struct Evidence {
-    pub files: Vec<SourceFile>,
-    pub pages: Vec<Page>,
-    /// Bates prefixes declared by the caller; when empty, those stamped on pages are used.
+    pub sources: Vec<DocSource>,
+    /// Bates prefixes declared by the caller; those stamped on pages are added to them.
     pub declared_prefixes: Vec<String>,
 }
 
 /// A stamp at the foot of a page: a capitalised prefix and at least four digits, alone at the
 /// end of one of the last lines.
 static STAMP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:^|\s)(?P<p>[A-Z][A-Z0-9_]{1,15}?)[ _-]?(?P<n>\d{4,10})\s*$")
+    re(r"(?:^|(?-u:\s))(?P<p>[A-Z][A-Z0-9_]{1,15}?)[ _-]?(?P<n>[0-9]{4,10})(?-u:\s)*$")
         .expect("stamp pattern compiles")
 });
 
@@ -55,96 +70,71 @@ impl Evidence {
         }
     }
 
-    /// Adds a file, or every text, Markdown and PDF file under a folder (sorted by path).
-    /// Files of other kinds inside a folder are listed as unreadable, never silently skipped.
+    /// Adds a file, or every file under a folder (sorted by path). Files lexrun cannot read
+    /// as text are reported as unreadable when the index is built, never silently skipped.
     pub fn add_path(&mut self, path: &Path) -> std::io::Result<()> {
         let meta = std::fs::metadata(path)?;
-        if meta.is_dir() {
-            let mut files = Vec::new();
-            let mut stack = vec![path.to_path_buf()];
-            while let Some(dir) = stack.pop() {
-                for e in std::fs::read_dir(&dir)? {
-                    let p = e?.path();
-                    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                    if name.starts_with('.') {
-                        continue;
-                    }
-                    if p.is_dir() {
-                        stack.push(p);
-                    } else {
-                        files.push(p);
-                    }
+        if !meta.is_dir() {
+            self.sources.push(DocSource::File(path.to_path_buf()));
+            return Ok(());
+        }
+        let mut files = Vec::new();
+        let mut stack = vec![path.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir)? {
+                let p = e?.path();
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if name.starts_with('.') {
+                    continue;
+                }
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    files.push(p);
                 }
             }
-            files.sort();
-            for f in files {
-                self.add_file(&f);
-            }
-        } else {
-            self.add_file(path);
         }
+        files.sort();
+        self.sources.extend(files.into_iter().map(DocSource::File));
         Ok(())
-    }
-
-    pub fn add_file(&mut self, path: &Path) {
-        let display = path.display().to_string();
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .unwrap_or_default();
-        let result = match ext.as_str() {
-            "pdf" => read_pdf(path),
-            "txt" | "md" | "markdown" | "text" | "" => read_text(path),
-            "png" | "jpg" | "jpeg" | "tif" | "tiff" | "gif" | "bmp" => Err(
-                "an image: its text needs OCR, which `lexrun verify` does not run; extract it with the exhibits `ocr` tool first".to_string(),
-            ),
-            other => Err(format!("a .{other} file: lexrun reads text, Markdown and PDF sources")),
-        };
-        match result {
-            Ok(pages) => self.add_pages(display, pages),
-            Err(problem) => self.files.push(SourceFile {
-                path: display,
-                pages: 0,
-                problem: Some(problem),
-                empty_pages: Vec::new(),
-            }),
-        }
     }
 
     /// Adds a document given as the raw text of its pages.
     pub fn add_pages(&mut self, path: String, pages: Vec<String>) {
-        let file = self.files.len();
-        let mut empty = Vec::new();
-        for (i, raw) in pages.iter().enumerate() {
-            let number = i as u32 + 1;
-            if raw.trim().is_empty() {
-                empty.push(number);
-            }
-            let bates = stamp_of(raw);
-            self.pages.push(Page {
-                file,
-                number,
-                bates,
-                text: normalize(raw),
-            });
-        }
-        self.files.push(SourceFile {
-            path,
-            pages: pages.len() as u32,
-            problem: None,
-            empty_pages: empty,
-        });
+        self.sources
+            .push(DocSource::Memory(Doc::Pages { path, pages }));
     }
+}
 
-    /// Total bytes of text held.
-    pub fn text_len(&self) -> usize {
-        self.pages.iter().map(|p| p.text.len()).sum()
+fn read_doc(path: &Path) -> Doc {
+    let display = path.display().to_string();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    let result = match ext.as_str() {
+        "pdf" => read_pdf(path),
+        "txt" | "md" | "markdown" | "text" | "" => read_text(path),
+        "png" | "jpg" | "jpeg" | "tif" | "tiff" | "gif" | "bmp" => Err(
+            "an image: its text needs OCR, which `lexrun verify` does not run; extract it with the exhibits `ocr` tool first".to_string(),
+        ),
+        other => Err(format!("a .{other} file: lexrun reads text, Markdown and PDF sources")),
+    };
+    match result {
+        Ok(pages) => Doc::Pages {
+            path: display,
+            pages,
+        },
+        Err(problem) => Doc::Unreadable {
+            path: display,
+            problem,
+        },
     }
 }
 
 /// The Bates number stamped at the foot of a page, if any.
-fn stamp_of(raw: &str) -> Option<String> {
+pub(crate) fn stamp_of(raw: &str) -> Option<String> {
     raw.lines()
         .rev()
         .filter(|l| !l.trim().is_empty())
@@ -200,19 +190,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pages_split_at_form_feeds_and_stamps_are_read() {
-        let mut ev = Evidence::new(vec![]);
-        ev.add_pages(
-            "a.txt".into(),
-            "Lease text\n\nSMITH000002\n\u{000C}More\nSMITH 000003\n\u{000C}\n"
-                .split('\u{000C}')
-                .map(str::to_string)
-                .collect(),
+    fn stamps_are_read_from_the_foot_of_a_page() {
+        assert_eq!(
+            stamp_of("Lease text\n\nSMITH000002\n").as_deref(),
+            Some("SMITH000002")
         );
-        assert_eq!(ev.pages.len(), 3);
-        assert_eq!(ev.pages[0].bates.as_deref(), Some("SMITH000002"));
-        assert_eq!(ev.pages[1].bates.as_deref(), Some("SMITH000003"));
-        assert_eq!(ev.files[0].empty_pages, vec![3]);
+        assert_eq!(
+            stamp_of("More\nSMITH 000003\n").as_deref(),
+            Some("SMITH000003")
+        );
     }
 
     #[test]

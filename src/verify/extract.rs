@@ -4,7 +4,14 @@
 
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
+
+/// Builds a pattern with a small lazy-DFA cache: the verifier runs several patterns over the
+/// whole evidence on two threads, and the default cache (2 MiB per pattern and thread) would
+/// cost more memory than the evidence itself.
+pub(crate) fn re(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern).dfa_size_limit(256 << 10).build()
+}
 
 use super::{Claim, Key, Kind};
 
@@ -111,7 +118,7 @@ fn reporter_pattern() -> String {
                     }
                 })
                 .collect();
-            toks.join(r"\s*")
+            toks.join(r"(?-u:\s)*")
         })
         .collect();
     format!("(?:{})", alts.join("|"))
@@ -156,45 +163,46 @@ pub fn canonical_reporter(s: &str) -> String {
         .collect()
 }
 
-const PIN: &str = r"\d{1,5}(?:\s*[-–—]\s*\d{1,5})?";
+const PIN: &str = r"[0-9]{1,5}(?:(?-u:\s)*[-–—](?-u:\s)*[0-9]{1,5})?";
 
 static FULL_CITE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r"(?P<vol>\d{{1,4}})\s+(?P<rep>{})\s+(?P<page>\d{{1,5}})(?:,\s*(?P<pin>{PIN}))?(?:\s*\((?P<paren>[^()]{{0,80}}?)(?P<year>1[6-9]\d\d|20\d\d)\))?",
+    re(&format!(
+        r"(?P<vol>[0-9]{{1,4}})(?-u:\s)+(?P<rep>{})(?-u:\s)+(?P<page>[0-9]{{1,5}})(?:,(?-u:\s)*(?P<pin>{PIN}))?(?:(?-u:\s)*\((?P<paren>[^()]{{0,80}}?)(?P<year>1[6-9][0-9][0-9]|20[0-9][0-9])\))?",
         reporter_pattern()
     ))
     .expect("citation pattern compiles")
 });
 
 static SHORT_CITE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r"(?P<vol>\d{{1,4}})\s+(?P<rep>{})\s+at\s+(?P<pin>{PIN})",
+    re(&format!(
+        r"(?P<vol>[0-9]{{1,4}})(?-u:\s)+(?P<rep>{})(?-u:\s)+at(?-u:\s)+(?P<pin>{PIN})",
         reporter_pattern()
     ))
     .expect("short citation pattern compiles")
 });
 
 static ID_CITE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r"(?:^|[\s(;,])(?P<id>[Ii]d\.)(?:\s+at\s+(?P<pin>{PIN}))?"
+    re(&format!(
+        r"(?:^|[\t\n\x0B\x0C\r (;,])(?P<id>[Ii]d\.)(?:(?-u:\s)+at(?-u:\s)+(?P<pin>{PIN}))?"
     ))
     .expect("Id. pattern compiles")
 });
 
 static SUPRA: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r"(?P<name>[A-Z][A-Za-z'’&.-]+),?\s+supra(?:,\s*at\s+(?P<pin>{PIN}))?"
+    re(&format!(
+        r"(?P<name>[A-Z][A-Za-z'’&.-]+),?(?-u:\s)+supra(?:,(?-u:\s)*at(?-u:\s)+(?P<pin>{PIN}))?"
     ))
     .expect("supra pattern compiles")
 });
 
 static STATUTE: LazyLock<Regex> = LazyLock::new(|| {
-    let num = r"\d+[A-Za-z0-9.:-]*(?:\([A-Za-z0-9]+\))*(?:\s*[-–]\s*\d+[A-Za-z0-9.]*)?";
-    Regex::new(&format!(
+    let num =
+        r"[0-9]+[A-Za-z0-9.:-]*(?:\([A-Za-z0-9]+\))*(?:(?-u:\s)*[-–](?-u:\s)*[0-9]+[A-Za-z0-9.]*)?";
+    re(&format!(
         concat!(
-            r"(?P<title>\d{{1,3}})\s+(?P<code>U\.\s?S\.\s?C\.(?:\s?A\.)?|USC|C\.\s?F\.\s?R\.|CFR)\s*(?:§§?|[Ss]ec(?:tion)?s?\.?|[Pp]arts?)\s*(?P<num>{num})",
-            r"|(?P<state>(?:Cal|Tex|Fla|Ill|Mass|Mich|Minn|Ohio|Or|Pa|Wash|Wis|Ga|N\.\s?Y|N\.\s?J|Ariz|Colo|Conn|Del|Haw|Ind|Iowa|Kan|Ky|La|Md|Mo|Nev|N\.\s?C|Okla|R\.\s?I|S\.\s?C|Tenn|Utah|Va|Vt)\.?)\s+(?P<cname>(?:[A-Z][a-z]*\.?\s+){{0,3}}?(?:Code|Law|Laws|Stat\.|Stats\.)(?:\s+Ann\.)?)\s*§§?\s*(?P<snum>{num})",
-            r"|(?P<rule>Fed\.\s?R\.\s?(?:Civ|Crim|App|Evid|Bankr)\.(?:\s?P\.)?)\s*(?P<rnum>\d+(?:\.\d+)?(?:\([A-Za-z0-9]+\))*)"
+            r"(?P<title>[0-9]{{1,3}})(?-u:\s)+(?P<code>U\.(?-u:\s)?S\.(?-u:\s)?C\.(?:(?-u:\s)?A\.)?|USC|C\.(?-u:\s)?F\.(?-u:\s)?R\.|CFR)(?-u:\s)*(?:§§?|[Ss]ec(?:tion)?s?\.?|[Pp]arts?)(?-u:\s)*(?P<num>{num})",
+            r"|(?P<state>(?:Cal|Tex|Fla|Ill|Mass|Mich|Minn|Ohio|Or|Pa|Wash|Wis|Ga|N\.(?-u:\s)?Y|N\.(?-u:\s)?J|Ariz|Colo|Conn|Del|Haw|Ind|Iowa|Kan|Ky|La|Md|Mo|Nev|N\.(?-u:\s)?C|Okla|R\.(?-u:\s)?I|S\.(?-u:\s)?C|Tenn|Utah|Va|Vt)\.?)(?-u:\s)+(?P<cname>(?:[A-Z][a-z]*\.?(?-u:\s)+){{0,3}}?(?:Code|Law|Laws|Stat\.|Stats\.)(?:(?-u:\s)+Ann\.)?)(?-u:\s)*§§?(?-u:\s)*(?P<snum>{num})",
+            r"|(?P<rule>Fed\.(?-u:\s)?R\.(?-u:\s)?(?:Civ|Crim|App|Evid|Bankr)\.(?:(?-u:\s)?P\.)?)(?-u:\s)*(?P<rnum>[0-9]+(?:\.[0-9]+)?(?:\([A-Za-z0-9]+\))*)"
         ),
         num = num
     ))
@@ -204,13 +212,13 @@ static STATUTE: LazyLock<Regex> = LazyLock::new(|| {
 const MONTHS: &str = "January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec";
 
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
+    re(&format!(
         concat!(
-            r"(?P<t>this\s+(?P<td>\d{{1,2}})(?:st|nd|rd|th)?\s+day\s+of\s+(?P<tm>{m}),?\s+(?P<ty>\d{{4}}))",
-            r"|(?P<a>(?P<am>{m})\.?\s+(?P<ad>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<ay>\d{{4}}))",
-            r"|(?P<b>(?P<bd>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<bm>{m})\.?,?\s+(?P<by>\d{{4}}))",
-            r"|(?P<c>(?P<cm>\d{{1,2}})/(?P<cd>\d{{1,2}})/(?P<cy>\d{{4}}|\d{{2}}))",
-            r"|(?P<i>(?P<iy>\d{{4}})-(?P<im>\d{{2}})-(?P<id>\d{{2}}))"
+            r"(?P<t>this(?-u:\s)+(?P<td>[0-9]{{1,2}})(?:st|nd|rd|th)?(?-u:\s)+day(?-u:\s)+of(?-u:\s)+(?P<tm>{m}),?(?-u:\s)+(?P<ty>[0-9]{{4}}))",
+            r"|(?P<a>(?P<am>{m})\.?(?-u:\s)+(?P<ad>[0-9]{{1,2}})(?:st|nd|rd|th)?,?(?-u:\s)+(?P<ay>[0-9]{{4}}))",
+            r"|(?P<b>(?P<bd>[0-9]{{1,2}})(?:st|nd|rd|th)?(?-u:\s)+(?P<bm>{m})\.?,?(?-u:\s)+(?P<by>[0-9]{{4}}))",
+            r"|(?P<c>(?P<cm>[0-9]{{1,2}})/(?P<cd>[0-9]{{1,2}})/(?P<cy>[0-9]{{4}}|[0-9]{{2}}))",
+            r"|(?P<i>(?P<iy>[0-9]{{4}})-(?P<im>[0-9]{{2}})-(?P<id>[0-9]{{2}}))"
         ),
         m = MONTHS
     ))
@@ -218,20 +226,20 @@ static DATE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 static AMOUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?:\$|USD|US\$)\s?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?)(?:\s(?P<scale>million|billion|thousand))?",
-        r"|(?P<pct>\d+(?:\.\d+)?)\s?(?:%|percent\b)"
+    re(concat!(
+        r"(?:\$|USD|US\$)(?-u:\s)?(?P<num>[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]{1,2})?|[0-9]+(?:\.[0-9]{1,2})?)(?:(?-u:\s)(?P<scale>million|billion|thousand))?",
+        r"|(?P<pct>[0-9]+(?:\.[0-9]+)?)(?-u:\s)?(?:%|percent(?-u:\b))"
     ))
     .expect("amount pattern compiles")
 });
 
 /// Anything shaped like a Bates number: a capitalised prefix and at least three digits.
 static BATES_LIKE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?P<p>[A-Z][A-Z0-9]{1,11}?)[ _-]?(?P<n>\d{3,10})").expect("Bates pattern compiles")
+    re(r"(?P<p>[A-Z][A-Z0-9]{1,11}?)[ _-]?(?P<n>[0-9]{3,10})").expect("Bates pattern compiles")
 });
 
 static BATES_RANGE_SEP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:[-–—]|to|through|thru)\s*").expect("range pattern compiles")
+    re(r"^(?-u:\s)*(?:[-–—]|to|through|thru)(?-u:\s)*").expect("range pattern compiles")
 });
 
 const US_STATES: &[&str] = &[
@@ -632,9 +640,9 @@ fn looks_incidental(prefix: &str, digits: &str, after: &str) -> bool {
 }
 
 static CURLY_QUOTE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"“(?P<q>[^“”]{1,4000}?)”"#).expect("quote pattern compiles"));
+    LazyLock::new(|| re(r#"“(?P<q>[^“”]{1,4000}?)”"#).expect("quote pattern compiles"));
 static STRAIGHT_QUOTE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#""(?P<q>[^"]{1,4000}?)""#).expect("quote pattern compiles"));
+    LazyLock::new(|| re(r#""(?P<q>[^"]{1,4000}?)""#).expect("quote pattern compiles"));
 
 /// Quotations of two words or more: straight and curly quotes, and Markdown block quotes.
 pub fn quotes(text: &str) -> Vec<Claim> {

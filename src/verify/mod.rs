@@ -15,8 +15,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-pub use evidence::{Evidence, Page, SourceFile};
-pub use index::Index;
+pub use evidence::{Doc, DocSource, Evidence, SourceFile};
+pub use index::{Index, Wanted};
 pub use normalize::normalize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -224,11 +224,22 @@ pub fn claims(draft: &str, prefixes: &[String]) -> Vec<Claim> {
     all
 }
 
-/// Checks every claim of a draft against an evidence index.
-pub fn verify(draft: &str, index: &Index) -> Vec<Outcome> {
-    let prefixes = index.bates_prefixes();
-    claims(draft, &prefixes)
-        .into_iter()
-        .map(|claim| index.check(claim))
-        .collect()
+/// The outcome of checking a draft: one outcome per claim, in draft order, and the sources
+/// read (with any that could not be).
+pub struct Verification {
+    pub outcomes: Vec<Outcome>,
+    pub files: Vec<SourceFile>,
+}
+
+/// Checks every claim of a draft against the evidence. The evidence is read once, streaming,
+/// recording only what the draft's claims need; Bates numbers are then classified with the
+/// prefixes declared and those found stamped on the pages.
+pub fn verify(draft: &str, evidence: &Evidence) -> Verification {
+    let wanted = Wanted::of(&claims(draft, &evidence.declared_prefixes));
+    let index = Index::build(&wanted, evidence);
+    let outcomes = index.check_all(claims(draft, &index.bates_prefixes()));
+    Verification {
+        outcomes,
+        files: index.files().to_vec(),
+    }
 }

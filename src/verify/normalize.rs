@@ -6,9 +6,44 @@
 /// with a hyphen at the end of a line is joined again.
 pub fn normalize(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
     let mut pending_space = false;
-    while let Some(c) = chars.next() {
+    let mut rest = s;
+    // Most evidence is plain ASCII words: copy each run of ordinary characters at once and
+    // look closely only at white space, hyphens and non-ASCII characters.
+    loop {
+        let plain = rest
+            .bytes()
+            .position(|b| !(b.is_ascii_graphic() && b != b'-'))
+            .unwrap_or(rest.len());
+        if plain > 0 {
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.push_str(&rest[..plain]);
+            rest = &rest[plain..];
+        }
+        if rest.is_empty() {
+            break;
+        }
+        let special = rest
+            .char_indices()
+            .find(|&(i, c)| i > 0 && c.is_ascii_graphic() && c != '-')
+            .map_or(rest.len(), |(i, _)| i);
+        let used = normalize_into(rest, special, &mut out, &mut pending_space);
+        rest = &rest[used..];
+    }
+    out
+}
+
+/// The careful path for a run of white space, hyphens and non-ASCII characters: handles
+/// `s[..upto]` (looking further ahead for a hyphenated word) and returns how much it used.
+fn normalize_into(s: &str, upto: usize, out: &mut String, pending_space: &mut bool) -> usize {
+    let mut chars = s.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if at >= upto {
+            return at;
+        }
         let c = match c {
             '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => '\'',
             '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => '"',
@@ -17,37 +52,37 @@ pub fn normalize(s: &str) -> String {
             '\u{00A0}' | '\u{2007}' | '\u{2009}' | '\u{200A}' | '\u{202F}' | '\u{3000}' => ' ',
             '\u{00AD}' | '\u{200B}' | '\u{FEFF}' => continue,
             '\u{FB00}' => {
-                push(&mut out, &mut pending_space, "ff");
+                push(out, pending_space, "ff");
                 continue;
             }
             '\u{FB01}' => {
-                push(&mut out, &mut pending_space, "fi");
+                push(out, pending_space, "fi");
                 continue;
             }
             '\u{FB02}' => {
-                push(&mut out, &mut pending_space, "fl");
+                push(out, pending_space, "fl");
                 continue;
             }
             '\u{FB03}' => {
-                push(&mut out, &mut pending_space, "ffi");
+                push(out, pending_space, "ffi");
                 continue;
             }
             '\u{FB04}' => {
-                push(&mut out, &mut pending_space, "ffl");
+                push(out, pending_space, "ffl");
                 continue;
             }
             '\u{2026}' => {
-                push(&mut out, &mut pending_space, "...");
+                push(out, pending_space, "...");
                 continue;
             }
             c => c,
         };
         // "evi-\n  dence" → "evidence": a hyphen after a letter, then a line break, then a
         // lower-case letter.
-        if c == '-' && out.chars().last().is_some_and(char::is_alphabetic) && !pending_space {
+        if c == '-' && out.chars().last().is_some_and(char::is_alphabetic) && !*pending_space {
             let mut look = chars.clone();
             let mut saw_newline = false;
-            while let Some(&n) = look.peek() {
+            while let Some(&(_, n)) = look.peek() {
                 if n == '\n' || n == '\r' {
                     saw_newline = true;
                 } else if !n.is_whitespace() {
@@ -55,22 +90,22 @@ pub fn normalize(s: &str) -> String {
                 }
                 look.next();
             }
-            if saw_newline && look.peek().is_some_and(|n| n.is_lowercase()) {
+            if saw_newline && look.peek().is_some_and(|(_, n)| n.is_lowercase()) {
                 chars = look;
                 continue;
             }
         }
         if c.is_whitespace() || c.is_control() {
-            pending_space = !out.is_empty();
+            *pending_space = !out.is_empty();
             continue;
         }
-        if pending_space {
+        if *pending_space {
             out.push(' ');
-            pending_space = false;
+            *pending_space = false;
         }
         out.push(c);
     }
-    out
+    s.len()
 }
 
 fn push(out: &mut String, pending_space: &mut bool, s: &str) {
