@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
 use regex::Regex;
 
 use super::evidence::{Doc, Evidence, SourceFile};
@@ -122,8 +122,11 @@ impl Index {
                 }
             }
         }
+        // Leftmost-longest: where a quotation's whole anchor matches it wins over its own
+        // opening words, which then match only where the rest differs.
         let ac = AhoCorasick::builder()
             .kind(Some(AhoCorasickKind::DFA))
+            .match_kind(MatchKind::LeftmostLongest)
             .build(&patterns)
             .ok();
         let scanner = Scanner {
@@ -485,7 +488,11 @@ impl Scanner<'_> {
         // parts of a quotation may be on later pages of the same file.
         if let Some(ac) = self.ac {
             for (pi, (number, bates, text)) in pages.iter().enumerate() {
-                for hit in ac.find_overlapping_iter(text.as_str()) {
+                // Every start position is tried (the search resumes one byte after each hit),
+                // so two quotations of overlapping passages are both found.
+                let mut from = 0;
+                while let Some(hit) = ac.find(Input::new(text.as_str()).range(from..)) {
+                    from = hit.start() + 1;
                     let (qi, opening_only) = self.owners[hit.pattern().as_usize()];
                     let qtext = &self.wanted.quotes[qi];
                     if opening_only {

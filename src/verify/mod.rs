@@ -243,3 +243,27 @@ pub fn verify(draft: &str, evidence: &Evidence) -> Verification {
         files: index.files().to_vec(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_date_inside_a_citation_belongs_to_the_citation() {
+        let c = claims(
+            "Doe v. Roe, 123 F.3d 456 (9th Cir. Jan. 5, 1999), decided later.",
+            &[],
+        );
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(c[0].kind, Kind::Citation);
+        assert_eq!(c[0].key.to_string(), "123 f3d 456 (1999)");
+    }
+
+    #[test]
+    fn offsets_are_byte_offsets_into_the_draft() {
+        let draft = "Café — paid $5.00 on 1/2/2024 (SMITH000001).";
+        for c in claims(draft, &["SMITH".to_string()]) {
+            assert_eq!(&draft[c.start..c.end], c.text);
+        }
+    }
+}
