@@ -3,11 +3,13 @@
 //! The modules follow the pipeline, and data flows one way: `syntax` (text → AST) →
 //! `check` (names, types, stage graph, hardware) → `plan` (the serialisable contract for the
 //! runtime) → `cli`. `diagnostic`, `suggest` and `gguf` are leaves every layer may use;
-//! `verify` (claims checked against evidence) needs only text and stands beside them.
+//! `verify` (claims checked against evidence) needs only text and `exhibits` (PDF work on
+//! CPU) only files; both stand beside them.
 
 pub mod check;
 pub mod cli;
 pub mod diagnostic;
+pub mod exhibits;
 pub mod gguf;
 pub mod plan;
 pub mod suggest;

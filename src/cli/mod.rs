@@ -57,6 +57,34 @@ enum Command {
     },
     /// Explain a diagnostic code, e.g. `lexrun explain E051`.
     Explain { code: String },
+    /// Stamp Bates numbers on PDFs, numbering continuously across the files in order. Inputs
+    /// are never modified; stamped copies and a page map (bates-map.json) go to OUT_DIR.
+    Bates {
+        /// The Bates prefix, e.g. SMITH.
+        #[arg(long)]
+        prefix: String,
+        /// The first number.
+        #[arg(long, default_value_t = 1)]
+        start: u64,
+        /// Digits in each number, zero-padded.
+        #[arg(long, default_value_t = 6)]
+        width: u32,
+        /// Text after the number, e.g. -CONFIDENTIAL.
+        #[arg(long, default_value = "", allow_hyphen_values = true)]
+        suffix: String,
+        /// bottom-right, bottom-center, bottom-left, top-right, top-center or top-left.
+        #[arg(long, default_value = "bottom-right")]
+        position: String,
+        /// Font size in points.
+        #[arg(long = "font-size", default_value_t = 9.0)]
+        font_size: f64,
+        /// The folder for the stamped copies.
+        #[arg(short = 'o', long = "out", value_name = "OUT_DIR")]
+        out: std::path::PathBuf,
+        /// The PDFs, in the order they are numbered.
+        #[arg(required = true, value_name = "IN.pdf")]
+        inputs: Vec<std::path::PathBuf>,
+    },
     /// Check every citation, date, Bates number, quotation and amount in a draft against the
     /// sources; exit 1 if anything is unsupported.
     Verify {
@@ -96,6 +124,18 @@ pub fn main() -> ExitCode {
         Command::Check { files } => cmd_check(&files, color),
         Command::Plan { file, format } => cmd_plan(&file, format, color),
         Command::Explain { code } => cmd_explain(&code),
+        Command::Bates {
+            prefix,
+            start,
+            width,
+            suffix,
+            position,
+            font_size,
+            out,
+            inputs,
+        } => cmd_bates(
+            prefix, start, width, suffix, &position, font_size, &out, &inputs,
+        ),
         Command::Verify {
             sources,
             bates_prefix,
@@ -266,6 +306,61 @@ fn cmd_verify(
         exit::OK
     } else {
         exit::ERRORS
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_bates(
+    prefix: String,
+    start: u64,
+    width: u32,
+    suffix: String,
+    position: &str,
+    font_size: f64,
+    out: &std::path::Path,
+    inputs: &[std::path::PathBuf],
+) -> u8 {
+    use crate::exhibits::bates;
+    let Some(position) = bates::Position::parse(position) else {
+        eprintln!("error: `{position}` is not a position; use bottom-right, bottom-center, bottom-left, top-right, top-center or top-left");
+        return exit::USAGE;
+    };
+    if prefix.is_empty()
+        || !prefix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        eprintln!("error: `{prefix}` is not a usable Bates prefix; use letters, digits, `_` or `-`, e.g. SMITH");
+        return exit::USAGE;
+    }
+    if !(1..=12).contains(&width) || !(4.0..=36.0).contains(&font_size) {
+        eprintln!("error: --width takes 1 to 12 digits and --font-size 4 to 36 points");
+        return exit::USAGE;
+    }
+    let opts = bates::Options {
+        prefix,
+        start,
+        width,
+        suffix,
+        position,
+        font_size,
+    };
+    match bates::stamp_files(inputs, out, &opts) {
+        Ok(map) => {
+            let first = map.first().map_or("", |s| s.bates.as_str());
+            let last = map.last().map_or("", |s| s.bates.as_str());
+            eprintln!(
+                "stamped {} pages in {} files: {first}–{last}; page map: {}",
+                map.len(),
+                inputs.len(),
+                out.join("bates-map.json").display()
+            );
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::USAGE
+        }
     }
 }
 

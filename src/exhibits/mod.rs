@@ -1,0 +1,3 @@
+//! Exhibits on CPU: Bates stamping (`bates`). Needs no model and no GPU.
+
+pub mod bates;

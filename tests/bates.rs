@@ -1,0 +1,433 @@
+//! Bates stamping, checked with an independent reader: poppler's `pdftotext` must extract each
+//! stamp, on the right page, in the right corner of the page as displayed — including rotated
+//! pages, pages with a crop box, and pages whose content leaves its graphics state changed.
+//! The test setup (scripts/test) installs poppler-utils and qpdf.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use lopdf::content::{Content, Operation};
+use lopdf::{dictionary, Document, Object, Stream};
+
+struct PageSpec<'a> {
+    text: &'a str,
+    rotate: i64,
+    crop: Option<[i64; 4]>,
+    /// Raw operators before the text, e.g. an unbalanced `cm`.
+    prelude: &'a str,
+}
+
+fn page(text: &str) -> PageSpec<'_> {
+    PageSpec {
+        text,
+        rotate: 0,
+        crop: None,
+        prelude: "",
+    }
+}
+
+fn pdf(pages: &[PageSpec]) -> Vec<u8> {
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font = doc.add_object(
+        dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Times-Roman" },
+    );
+    let resources = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font } });
+    let mut kids = Vec::new();
+    for p in pages {
+        let mut ops = Vec::new();
+        for (i, line) in p.text.lines().enumerate() {
+            ops.push(Operation::new("BT", vec![]));
+            ops.push(Operation::new("Tf", vec!["F1".into(), 12.into()]));
+            ops.push(Operation::new(
+                "Td",
+                vec![72.into(), (700 - 16 * i as i64).into()],
+            ));
+            ops.push(Operation::new("Tj", vec![Object::string_literal(line)]));
+            ops.push(Operation::new("ET", vec![]));
+        }
+        let mut bytes = p.prelude.as_bytes().to_vec();
+        bytes.extend(Content { operations: ops }.encode().unwrap());
+        let content = doc.add_object(Stream::new(dictionary! {}, bytes));
+        let mut d = dictionary! {
+            "Type" => "Page", "Parent" => pages_id, "Contents" => content, "Resources" => resources,
+            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        };
+        if p.rotate != 0 {
+            d.set("Rotate", p.rotate);
+        }
+        if let Some(c) = p.crop {
+            d.set(
+                "CropBox",
+                c.iter().map(|v| Object::Integer(*v)).collect::<Vec<_>>(),
+            );
+        }
+        kids.push(Object::from(doc.add_object(d)));
+    }
+    let count = kids.len() as i64;
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}
+
+fn lexrun(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args(args)
+        .output()
+        .expect("lexrun runs")
+}
+
+fn tool(name: &str) -> Command {
+    let found = Command::new(name).arg("-v").output().is_ok();
+    assert!(found, "`{name}` is missing: install it with `apt-get install poppler-utils qpdf` (scripts/test does)");
+    Command::new(name)
+}
+
+/// A word and its box (xMin, yMin, xMax, yMax; origin top-left).
+type Word = (String, f64, f64, f64, f64);
+
+/// Words on each page as pdftotext sees the page displayed: (page width, height, words).
+fn words(pdf: &Path) -> Vec<(f64, f64, Vec<Word>)> {
+    let out = tool("pdftotext")
+        .arg("-bbox")
+        .arg(pdf)
+        .arg("-")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pdftotext failed on {}",
+        pdf.display()
+    );
+    let html = String::from_utf8_lossy(&out.stdout);
+    let attr = |s: &str, name: &str| -> f64 {
+        let k = format!("{name}=\"");
+        let i = s.find(&k).unwrap() + k.len();
+        s[i..s[i..].find('"').unwrap() + i].parse().unwrap()
+    };
+    let mut pages = Vec::new();
+    for chunk in html.split("<page ").skip(1) {
+        let (w, h) = (attr(chunk, "width"), attr(chunk, "height"));
+        let mut ws = Vec::new();
+        for wchunk in chunk.split("<word ").skip(1) {
+            let text =
+                wchunk[wchunk.find('>').unwrap() + 1..wchunk.find("</word>").unwrap()].to_string();
+            ws.push((
+                text,
+                attr(wchunk, "xMin"),
+                attr(wchunk, "yMin"),
+                attr(wchunk, "xMax"),
+                attr(wchunk, "yMax"),
+            ));
+        }
+        pages.push((w, h, ws));
+    }
+    pages
+}
+
+fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a-lease.pdf");
+    let b = dir.path().join("b-letters.pdf");
+    fs::write(
+        &a,
+        pdf(&[
+            page("LEASE page one\nPage 1 of 2 - Acme footer"),
+            page("LEASE page two"),
+        ]),
+    )
+    .unwrap();
+    fs::write(
+        &b,
+        pdf(&[
+            PageSpec {
+                text: "LETTER rotated",
+                rotate: 90,
+                crop: None,
+                prelude: "",
+            },
+            PageSpec {
+                text: "LETTER cropped",
+                rotate: 0,
+                crop: Some([36, 36, 576, 756]),
+                prelude: "",
+            },
+            PageSpec {
+                text: "LETTER scaled",
+                rotate: 0,
+                crop: None,
+                prelude: "0.5 0 0 0.5 0 0 cm\n",
+            },
+            PageSpec {
+                text: "LETTER upside",
+                rotate: 180,
+                crop: None,
+                prelude: "",
+            },
+            PageSpec {
+                text: "LETTER turned",
+                rotate: 270,
+                crop: None,
+                prelude: "",
+            },
+        ]),
+    )
+    .unwrap();
+    (dir, a, b)
+}
+
+#[test]
+fn stamps_run_across_files_and_are_real_text_in_the_corner() {
+    let (dir, a, b) = setup();
+    let out = dir.path().join("stamped");
+    let before_a = fs::read(&a).unwrap();
+    let o = lexrun(&[
+        "bates",
+        "--prefix",
+        "SMITH",
+        "--start",
+        "101",
+        "-o",
+        out.to_str().unwrap(),
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(fs::read(&a).unwrap(), before_a, "the input is untouched");
+
+    // pdftotext gives a page's size unrotated but its words as displayed.
+    let expected = [
+        (
+            "a-lease.pdf",
+            vec![("SMITH000101", false), ("SMITH000102", false)],
+        ),
+        (
+            "b-letters.pdf",
+            vec![
+                ("SMITH000103", true),
+                ("SMITH000104", false),
+                ("SMITH000105", false),
+                ("SMITH000106", false),
+                ("SMITH000107", true),
+            ],
+        ),
+    ];
+    for (name, numbers) in expected {
+        let pages = words(&out.join(name));
+        assert_eq!(pages.len(), numbers.len(), "{name}");
+        for (i, ((w, h, ws), (number, turned))) in pages.iter().zip(&numbers).enumerate() {
+            let (w, h) = if *turned { (h, w) } else { (w, h) };
+            let stamp = ws
+                .iter()
+                .find(|x| x.0 == *number)
+                .unwrap_or_else(|| panic!("{name} page {}: no `{number}` in {ws:?}", i + 1));
+            // Bottom-right of the page as displayed, upright (wider than tall).
+            let (x0, y0, x1, y1) = (stamp.1, stamp.2, stamp.3, stamp.4);
+            assert!(
+                x1 <= w + 0.5 && y1 <= h + 0.5 && x0 >= -0.5 && y0 >= -0.5,
+                "{name} p{}: stamp off the page: {stamp:?} on {w}x{h}",
+                i + 1
+            );
+            assert!(
+                x0 > w * 0.6 && y0 > h * 0.9,
+                "{name} p{}: stamp not bottom-right: {stamp:?} on {w}x{h}",
+                i + 1
+            );
+            assert!(
+                x1 - x0 > y1 - y0,
+                "{name} p{}: stamp not upright: {stamp:?}",
+                i + 1
+            );
+            // The page's own text is still there.
+            assert!(
+                ws.iter().any(|x| x.0 == "LEASE" || x.0 == "LETTER"),
+                "{name} p{}",
+                i + 1
+            );
+        }
+    }
+    let map: serde_json::Value =
+        serde_json::from_slice(&fs::read(out.join("bates-map.json")).unwrap()).unwrap();
+    assert_eq!(map.as_array().unwrap().len(), 7);
+    assert_eq!(map[2]["bates"], "SMITH000103");
+    assert_eq!(map[2]["page"], 1);
+    assert!(map[2]["file"].as_str().unwrap().ends_with("b-letters.pdf"));
+}
+
+#[test]
+fn positions_and_suffix() {
+    let (dir, a, _) = setup();
+    let out = dir.path().join("top");
+    let o = lexrun(&[
+        "bates",
+        "--prefix",
+        "JONES",
+        "--width",
+        "4",
+        "--suffix",
+        "-C",
+        "--position",
+        "top-left",
+        "-o",
+        out.to_str().unwrap(),
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let pages = words(&out.join("a-lease.pdf"));
+    let (w, h, ws) = &pages[0];
+    let s = ws
+        .iter()
+        .find(|x| x.0 == "JONES0001-C")
+        .unwrap_or_else(|| panic!("{ws:?}"));
+    assert!(s.1 < w * 0.3 && s.4 < h * 0.1, "{s:?}");
+}
+
+#[test]
+fn bad_inputs_give_clear_errors_and_no_partial_output() {
+    let (dir, a, _) = setup();
+    let truncated = dir.path().join("truncated.pdf");
+    let bytes = fs::read(&a).unwrap();
+    fs::write(&truncated, &bytes[..bytes.len() / 3]).unwrap();
+    let out = dir.path().join("out");
+    let o = lexrun(&[
+        "bates",
+        "--prefix",
+        "SMITH",
+        "-o",
+        out.to_str().unwrap(),
+        a.to_str().unwrap(),
+        truncated.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("truncated.pdf") && err.contains("not a readable PDF"),
+        "{err}"
+    );
+    assert!(
+        !out.join("a-lease.pdf").exists(),
+        "nothing is written when any input fails"
+    );
+
+    let encrypted = dir.path().join("locked.pdf");
+    let q = tool("qpdf")
+        .args(["--encrypt", "user", "owner", "256", "--"])
+        .arg(&a)
+        .arg(&encrypted)
+        .output()
+        .unwrap();
+    assert!(q.status.success(), "{}", String::from_utf8_lossy(&q.stderr));
+    let o = lexrun(&[
+        "bates",
+        "--prefix",
+        "SMITH",
+        "-o",
+        out.to_str().unwrap(),
+        encrypted.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("locked.pdf") && err.contains("encrypted"),
+        "{err}"
+    );
+
+    let o = lexrun(&[
+        "bates",
+        "--prefix",
+        "SMITH",
+        "-o",
+        dir.path().to_str().unwrap(),
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "writing over the input is refused"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("overwrite"));
+    let o = lexrun(&[
+        "bates",
+        "--prefix",
+        "SM ITH",
+        "-o",
+        out.to_str().unwrap(),
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = lexrun(&[
+        "bates",
+        "--prefix",
+        "SMITH",
+        "--width",
+        "2",
+        "--start",
+        "99",
+        "-o",
+        out.to_str().unwrap(),
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "SMITH100 would not fit in 2 digits"
+    );
+}
+
+#[test]
+fn stamped_pages_feed_the_verifier() {
+    let (dir, a, b) = setup();
+    let out = dir.path().join("stamped");
+    assert_eq!(
+        lexrun(&[
+            "bates",
+            "--prefix",
+            "SMITH",
+            "-o",
+            out.to_str().unwrap(),
+            a.to_str().unwrap(),
+            b.to_str().unwrap()
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    let draft = dir.path().join("draft.md");
+    fs::write(&draft, "The lease (SMITH000001–SMITH000002) and the letters (SMITH000003) are attached; SMITH000099 is not.\n").unwrap();
+    let o = lexrun(&[
+        "verify",
+        "--json",
+        "--sources",
+        out.to_str().unwrap(),
+        draft.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let statuses: Vec<&str> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        vec!["supported", "supported", "unsupported"],
+        "{v}"
+    );
+}
