@@ -323,3 +323,70 @@ fn an_unreadable_source_never_lets_the_draft_pass() {
         "{md}"
     );
 }
+
+mod never_panics {
+    use lexrun::verify::{self, Evidence};
+    use proptest::prelude::*;
+
+    const PIECES: &[&str] = &[
+        "531 U.S. 98",
+        ", 99-100",
+        " (2000)",
+        "Id.",
+        " at 5",
+        "supra",
+        "§",
+        "28 U.S.C. § 1332(a)",
+        "Fed. R. Civ. P. 12(b)(6)",
+        "January 5, 2024",
+        "5th day of",
+        "01/05/2024",
+        "$12,500.00",
+        "12.5%",
+        "percent",
+        "SMITH000123",
+        "–",
+        "RTX 3060",
+        "\"",
+        "“",
+        "”",
+        "...",
+        "[T]he",
+        "> ",
+        "\n",
+        "\u{000C}",
+        " ",
+        "é",
+        "日本",
+        "\u{0}",
+        "ﬁ",
+        "-\n",
+        "v.",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        #[test]
+        fn arbitrary_drafts_and_evidence(draft in "\\PC{0,300}", page in "\\PC{0,300}") {
+            let mut ev = Evidence::new(vec!["SMITH".into()]);
+            ev.add_pages("e.txt".into(), vec![page]);
+            let v = verify::verify(&draft, &ev);
+            for o in v.outcomes {
+                prop_assert_eq!(&draft[o.claim.start..o.claim.end], o.claim.text.as_str());
+            }
+        }
+
+        #[test]
+        fn legal_token_soup(d in proptest::collection::vec(0..PIECES.len(), 0..80), e in proptest::collection::vec(0..PIECES.len(), 0..80)) {
+            let draft: String = d.iter().map(|i| PIECES[*i]).collect();
+            let page: String = e.iter().map(|i| PIECES[*i]).collect();
+            let mut ev = Evidence::new(vec![]);
+            ev.add_pages("e.txt".into(), page.split('\u{000C}').map(str::to_string).collect());
+            let v = verify::verify(&draft, &ev);
+            for o in v.outcomes {
+                prop_assert_eq!(&draft[o.claim.start..o.claim.end], o.claim.text.as_str());
+            }
+        }
+    }
+}

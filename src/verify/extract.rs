@@ -324,7 +324,11 @@ pub fn citations(text: &str) -> Vec<Claim> {
             pin: pin_of(c.name("pin")),
             year: c.name("year").and_then(|y| y.as_str().parse().ok()),
         };
-        let before = &text[m.start().saturating_sub(120)..m.start()];
+        let mut from = m.start().saturating_sub(120);
+        while !text.is_char_boundary(from) {
+            from += 1;
+        }
+        let before = &text[from..m.start()];
         let name = case_name(before);
         fulls.push(Full {
             start: m.start(),
