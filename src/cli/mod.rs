@@ -57,6 +57,28 @@ enum Command {
     },
     /// Explain a diagnostic code, e.g. `lexrun explain E051`.
     Explain { code: String },
+    /// Bind exhibits into one PDF in order, with a bookmark per exhibit, optional slip sheets
+    /// and index page; writes the exhibit index as Markdown beside the binder.
+    Merge {
+        /// The binder to write.
+        #[arg(short = 'o', long = "out", value_name = "BINDER.pdf")]
+        out: std::path::PathBuf,
+        /// A page reading "Exhibit A" (B, C, …) before each exhibit.
+        #[arg(long)]
+        slip_sheets: bool,
+        /// Leave out the bookmarks.
+        #[arg(long)]
+        no_bookmarks: bool,
+        /// Put the exhibit index as the binder's first page.
+        #[arg(long)]
+        index: bool,
+        /// The index's title.
+        #[arg(long, default_value = "Exhibit index")]
+        title: String,
+        /// The exhibits, in order (A, B, C, …).
+        #[arg(required = true, value_name = "EXHIBIT.pdf")]
+        exhibits: Vec<std::path::PathBuf>,
+    },
     /// Stamp Bates numbers on PDFs, numbering continuously across the files in order. Inputs
     /// are never modified; stamped copies and a page map (bates-map.json) go to OUT_DIR.
     Bates {
@@ -124,6 +146,42 @@ pub fn main() -> ExitCode {
         Command::Check { files } => cmd_check(&files, color),
         Command::Plan { file, format } => cmd_plan(&file, format, color),
         Command::Explain { code } => cmd_explain(&code),
+        Command::Merge {
+            out,
+            slip_sheets,
+            no_bookmarks,
+            index,
+            title,
+            exhibits,
+        } => {
+            let opts = crate::exhibits::merge::Options {
+                slip_sheets,
+                bookmarks: !no_bookmarks,
+                index_page: index,
+                title,
+            };
+            match crate::exhibits::merge::merge(&exhibits, &out, &opts) {
+                Ok(entries) => {
+                    eprintln!(
+                        "bound {} exhibits into {}; index: {}",
+                        entries.len(),
+                        out.display(),
+                        out.with_file_name(format!(
+                            "{}-index.md",
+                            out.file_stem()
+                                .map(|s| s.to_string_lossy())
+                                .unwrap_or_default()
+                        ))
+                        .display()
+                    );
+                    exit::OK
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    exit::USAGE
+                }
+            }
+        }
         Command::Bates {
             prefix,
             start,

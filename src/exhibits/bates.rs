@@ -194,7 +194,7 @@ pub fn stamp_files(
     Ok(map)
 }
 
-fn write_atomically(
+pub(crate) fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut std::fs::File) -> Result<(), String>,
 ) -> Result<(), BatesError> {
@@ -212,7 +212,7 @@ fn write_atomically(
     })
 }
 
-fn load(path: &Path) -> Result<Document, BatesError> {
+pub(crate) fn load(path: &Path) -> Result<Document, BatesError> {
     let shown = path.display().to_string();
     let doc = Document::load(path).map_err(|e| {
         let msg = e.to_string();
@@ -231,7 +231,7 @@ fn load(path: &Path) -> Result<Document, BatesError> {
 }
 
 /// A page attribute, looked up through the page tree as PDF inheritance requires.
-fn inherited(doc: &Document, page: ObjectId, key: &[u8]) -> Option<Object> {
+pub(crate) fn inherited(doc: &Document, page: ObjectId, key: &[u8]) -> Option<Object> {
     let mut id = page;
     for _ in 0..64 {
         let dict = doc.get_dictionary(id).ok()?;

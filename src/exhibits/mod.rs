@@ -1,3 +1,5 @@
-//! Exhibits on CPU: Bates stamping (`bates`). Needs no model and no GPU.
+//! Exhibits on CPU: Bates stamping (`bates`) and binding with an exhibit index (`merge`).
+//! Needs no model and no GPU.
 
 pub mod bates;
+pub mod merge;

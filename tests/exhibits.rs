@@ -1,7 +1,8 @@
-//! Bates stamping, checked with an independent reader: poppler's `pdftotext` must extract each
-//! stamp, on the right page, in the right corner of the page as displayed — including rotated
-//! pages, pages with a crop box, and pages whose content leaves its graphics state changed.
-//! The test setup (scripts/test) installs poppler-utils and qpdf.
+//! Exhibits, checked with independent readers. Bates stamping: poppler's `pdftotext` must
+//! extract each stamp, on the right page, in the right corner of the page as displayed —
+//! including rotated pages, pages with a crop box, and pages whose content leaves its graphics
+//! state changed. Binding: page order, slip sheets, bookmarks (read back with `qpdf --json`)
+//! and the exhibit index. The test setup (scripts/test) installs poppler-utils and qpdf.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -430,4 +431,124 @@ fn stamped_pages_feed_the_verifier() {
         vec!["supported", "supported", "unsupported"],
         "{v}"
     );
+}
+
+fn pdftext(pdf: &Path) -> Vec<String> {
+    let out = tool("pdftotext")
+        .arg("-layout")
+        .arg(pdf)
+        .arg("-")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split('\u{000C}')
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn binder_keeps_order_with_slip_sheets_bookmarks_and_an_index() {
+    let (dir, a, b) = setup();
+    let stamped = dir.path().join("stamped");
+    assert_eq!(
+        lexrun(&[
+            "bates",
+            "--prefix",
+            "SMITH",
+            "-o",
+            stamped.to_str().unwrap(),
+            a.to_str().unwrap(),
+            b.to_str().unwrap()
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    let binder = dir.path().join("binder/exhibits.pdf");
+    let o = lexrun(&[
+        "merge",
+        "--slip-sheets",
+        "--index",
+        "--title",
+        "Exhibits to the Declaration of Jane Smith",
+        "-o",
+        binder.to_str().unwrap(),
+        stamped.join("a-lease.pdf").to_str().unwrap(),
+        stamped.join("b-letters.pdf").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let pages = pdftext(&binder);
+    // Index, slip A, 2 lease pages, slip B, 5 letter pages.
+    let text: Vec<&str> = pages
+        .iter()
+        .map(|p| p.as_str())
+        .filter(|p| !p.trim().is_empty())
+        .collect();
+    assert_eq!(text.len(), 10, "{text:#?}");
+    assert!(
+        text[0].contains("Exhibits to the Declaration of Jane Smith")
+            && text[0].contains("SMITH000001 - SMITH000002"),
+        "{}",
+        text[0]
+    );
+    assert!(text[0].contains("SMITH000003 - SMITH000007"), "{}", text[0]);
+    assert!(text[1].contains("Exhibit A"));
+    assert!(text[2].contains("LEASE page one") && text[2].contains("SMITH000001"));
+    assert!(text[4].contains("Exhibit B"));
+    assert!(text[9].contains("LETTER turned") && text[9].contains("SMITH000007"));
+    // The rotated and cropped pages keep their geometry in the binder.
+    let w = words(&binder);
+    // Binder page 6 is exhibit B's first page (after the index, slip A, two lease pages, slip B).
+    let stamp = w[5]
+        .2
+        .iter()
+        .find(|x| x.0 == "SMITH000003")
+        .unwrap_or_else(|| panic!("{:?}", w[5]));
+    assert!(
+        stamp.1 > 612.0,
+        "page 1 of exhibit B is still landscape: {stamp:?}"
+    );
+
+    let q = tool("qpdf").arg("--json").arg(&binder).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&q.stdout).unwrap();
+    let titles: Vec<&str> = json["outlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, vec!["Exhibit A: a lease", "Exhibit B: b letters"]);
+
+    let md = fs::read_to_string(dir.path().join("binder/exhibits-index.md")).unwrap();
+    assert!(
+        md.contains("| A | a lease | SMITH000001–SMITH000002 | 2 | 2 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| B | b letters | SMITH000003–SMITH000007 | 5 | 5 |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_bad_exhibit_leaves_no_binder() {
+    let (dir, a, _) = setup();
+    let broken = dir.path().join("broken.pdf");
+    fs::write(&broken, b"%PDF-1.4 not really").unwrap();
+    let binder = dir.path().join("binder.pdf");
+    let o = lexrun(&[
+        "merge",
+        "-o",
+        binder.to_str().unwrap(),
+        a.to_str().unwrap(),
+        broken.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("broken.pdf"));
+    assert!(!binder.exists());
 }
