@@ -552,3 +552,134 @@ fn a_bad_exhibit_leaves_no_binder() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("broken.pdf"));
     assert!(!binder.exists());
 }
+
+/// A PDF whose only page is a scanned image of `text` (no text layer): rendered with pdftoppm
+/// to JPEG, then placed as an image.
+fn scanned_pdf(dir: &Path, text: &str) -> PathBuf {
+    let src = dir.join("to-scan.pdf");
+    fs::write(&src, pdf(&[page(text)])).unwrap();
+    let o = tool("pdftoppm")
+        .args(["-r", "150", "-jpeg", "-singlefile"])
+        .arg(&src)
+        .arg(dir.join("scan"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let jpg = fs::read(dir.join("scan.jpg")).unwrap();
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let image = doc.add_object(Stream::new(
+        dictionary! {
+            "Type" => "XObject", "Subtype" => "Image", "Width" => 1275, "Height" => 1650,
+            "ColorSpace" => "DeviceRGB", "BitsPerComponent" => 8, "Filter" => "DCTDecode",
+        },
+        jpg,
+    ));
+    let content = doc.add_object(Stream::new(
+        dictionary! {},
+        b"q 612 0 0 792 0 0 cm /Im1 Do Q".to_vec(),
+    ));
+    let page = doc.add_object(dictionary! {
+        "Type" => "Page", "Parent" => pages_id, "Contents" => content,
+        "Resources" => dictionary! { "XObject" => dictionary! { "Im1" => image } },
+        "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+    });
+    doc.objects.insert(pages_id, Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![Object::Reference(page)], "Count" => 1 }));
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let out = dir.join("scanned-notice.pdf");
+    doc.save(&out).unwrap();
+    fs::remove_file(&src).unwrap();
+    out
+}
+
+#[test]
+fn pages_without_a_text_layer_are_read_by_ocr_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let scan = scanned_pdf(
+        dir.path(),
+        "The tenant gave written notice on March 4, 2024.\nSMITH000201",
+    );
+    assert!(
+        pdftext(&scan).concat().trim().is_empty(),
+        "the scan has no text layer"
+    );
+    let cache = dir.path().join("cache");
+    let run = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
+        c.env("LEXRUN_CACHE", &cache)
+            .arg("text")
+            .arg("--json")
+            .args(extra)
+            .arg(&scan);
+        c.output().unwrap()
+    };
+    let o = run(&[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["from"], "ocr");
+    let text = v[0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("written notice") && text.contains("March 4, 2024"),
+        "{text}"
+    );
+    assert_eq!(v[0]["bates"], "SMITH000201");
+    let cached: Vec<_> = fs::read_dir(cache.join("text")).unwrap().collect();
+    assert_eq!(cached.len(), 1, "the text is cached by the file's hash");
+    // Served from the cache: tesseract is not run again (a missing one would fail).
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
+    let o = c
+        .env("LEXRUN_CACHE", &cache)
+        .env("LEXRUN_TESSERACT", "/nonexistent/tesseract")
+        .args(["text", "--json"])
+        .arg(&scan)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    // The verifier reads the scan through OCR too.
+    let draft = dir.path().join("d.md");
+    fs::write(&draft, "Notice was given on March 4, 2024 (SMITH000201).\n").unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
+    let o = c
+        .env("LEXRUN_CACHE", &cache)
+        .args(["verify", "--sources"])
+        .arg(&scan)
+        .arg(&draft)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn missing_ocr_tools_give_the_install_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let scan = scanned_pdf(dir.path(), "A scanned page");
+    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .env("LEXRUN_TESSERACT", "/nonexistent/tesseract")
+        .args(["text", "--no-cache"])
+        .arg(&scan)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("apt-get install tesseract-ocr") && err.contains("scanned-notice.pdf"),
+        "{err}"
+    );
+}

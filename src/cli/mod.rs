@@ -57,6 +57,24 @@ enum Command {
     },
     /// Explain a diagnostic code, e.g. `lexrun explain E051`.
     Explain { code: String },
+    /// Print the text of each page of PDFs and images, with its Bates stamp: the text layer,
+    /// and OCR (pdftoppm + tesseract) where a page has none. Cached by the file's hash.
+    Text {
+        /// One JSON array of pages instead of plain text.
+        #[arg(long)]
+        json: bool,
+        /// Tesseract's language.
+        #[arg(long, default_value = "eng")]
+        lang: String,
+        /// Resolution for OCR rendering.
+        #[arg(long, default_value_t = 300)]
+        dpi: u32,
+        /// Neither read nor write the text cache.
+        #[arg(long)]
+        no_cache: bool,
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<std::path::PathBuf>,
+    },
     /// Bind exhibits into one PDF in order, with a bookmark per exhibit, optional slip sheets
     /// and index page; writes the exhibit index as Markdown beside the binder.
     Merge {
@@ -146,6 +164,13 @@ pub fn main() -> ExitCode {
         Command::Check { files } => cmd_check(&files, color),
         Command::Plan { file, format } => cmd_plan(&file, format, color),
         Command::Explain { code } => cmd_explain(&code),
+        Command::Text {
+            json,
+            lang,
+            dpi,
+            no_cache,
+            files,
+        } => cmd_text(&files, json, lang, dpi, no_cache),
         Command::Merge {
             out,
             slip_sheets,
@@ -420,6 +445,80 @@ fn cmd_bates(
             exit::USAGE
         }
     }
+}
+
+fn cmd_text(
+    files: &[std::path::PathBuf],
+    json: bool,
+    lang: String,
+    dpi: u32,
+    no_cache: bool,
+) -> u8 {
+    use crate::exhibits::text;
+    let opts = text::Options {
+        lang,
+        dpi,
+        cache: if no_cache {
+            None
+        } else {
+            text::default_cache()
+        },
+        ocr_optional: false,
+    };
+    #[derive(serde::Serialize)]
+    struct Page<'a> {
+        file: String,
+        page: u32,
+        bates: Option<String>,
+        from: &'a str,
+        text: &'a str,
+    }
+    let mut all = Vec::new();
+    for f in files {
+        match text::pages(f, &opts) {
+            Ok(pages) => all.push((f.display().to_string(), pages)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::USAGE;
+            }
+        }
+    }
+    let mut out = String::new();
+    let mut rows = Vec::new();
+    for (file, pages) in &all {
+        for p in pages {
+            let bates = verify::evidence::stamp_of(&p.text);
+            if json {
+                rows.push(Page {
+                    file: file.clone(),
+                    page: p.page,
+                    bates,
+                    from: &p.from,
+                    text: &p.text,
+                });
+            } else {
+                out.push_str(&format!(
+                    "== {file} page {}{} ({})\n{}\n",
+                    p.page,
+                    bates.map_or(String::new(), |b| format!(", {b}")),
+                    p.from,
+                    p.text.trim_end()
+                ));
+            }
+        }
+    }
+    if json {
+        out = serde_json::to_string(&rows).unwrap_or_default() + "\n";
+    }
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(out.as_bytes())
+        .and_then(|_| stdout.flush())
+        .is_err()
+    {
+        return exit::USAGE;
+    }
+    exit::OK
 }
 
 fn cmd_explain(code: &str) -> u8 {

@@ -114,12 +114,20 @@ fn read_doc(path: &Path) -> Doc {
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
     let result = match ext.as_str() {
-        "pdf" => read_pdf(path),
+        // PDFs and images: the text layer, and OCR where there is none (when tesseract is
+        // installed; otherwise such pages are reported as having no text).
+        "pdf" | "png" | "jpg" | "jpeg" | "tif" | "tiff" => {
+            crate::exhibits::text::pages(path, &crate::exhibits::text::Options::default())
+                .map(|pages| pages.into_iter().map(|p| p.text).collect())
+                .map_err(|e| e.to_string())
+        }
         "txt" | "md" | "markdown" | "text" | "" => read_text(path),
-        "png" | "jpg" | "jpeg" | "tif" | "tiff" | "gif" | "bmp" => Err(
-            "an image: its text needs OCR, which `lexrun verify` does not run; extract it with the exhibits `ocr` tool first".to_string(),
-        ),
-        other => Err(format!("a .{other} file: lexrun reads text, Markdown and PDF sources")),
+        "gif" | "bmp" => {
+            Err("a GIF or BMP image: convert it to PNG or PDF so it can be OCR'd".to_string())
+        }
+        other => Err(format!(
+            "a .{other} file: lexrun reads text, Markdown and PDF sources"
+        )),
     };
     match result {
         Ok(pages) => Doc::Pages {
@@ -158,21 +166,6 @@ fn read_text(path: &Path) -> Result<Vec<String>, String> {
         )
     })?;
     Ok(text.split('\u{000C}').map(str::to_string).collect())
-}
-
-fn read_pdf(path: &Path) -> Result<Vec<String>, String> {
-    let doc = lopdf::Document::load(path).map_err(|e| format!("not a readable PDF: {e}"))?;
-    if doc.is_encrypted() {
-        return Err(
-            "an encrypted PDF: decrypt it (e.g. `qpdf --decrypt`) before using it as evidence"
-                .into(),
-        );
-    }
-    let pages = doc.get_pages();
-    Ok(pages
-        .keys()
-        .map(|n| doc.extract_text(&[*n]).unwrap_or_default())
-        .collect())
 }
 
 /// Collects source paths for the command line, keeping their order.

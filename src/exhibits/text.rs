@@ -1,0 +1,250 @@
+//! Text per page: a PDF's text layer, and OCR where a page has none (and for images), with
+//! each page's Bates stamp. Extracted text is cached by the file's blake3, so no page is ever
+//! OCR'd twice.
+//!
+//! OCR renders the page with `pdftoppm` (Debian `poppler-utils`) and reads it with
+//! `tesseract` (Debian `tesseract-ocr`), found on PATH or through `LEXRUN_PDFTOPPM` and
+//! `LEXRUN_TESSERACT`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped when the cached form changes.
+const CACHE_FORMAT: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PageText {
+    pub page: u32,
+    pub text: String,
+    /// `text layer`, `ocr`, or `none` (no text layer and no OCR available).
+    pub from: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub lang: String,
+    pub dpi: u32,
+    /// Where extracted text is cached; `None` disables the cache.
+    pub cache: Option<PathBuf>,
+    /// OCR pages without a text layer when the tools are installed; when they are not, such
+    /// pages come back empty (`from: none`) instead of failing.
+    pub ocr_optional: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            lang: "eng".into(),
+            dpi: 300,
+            cache: default_cache(),
+            ocr_optional: true,
+        }
+    }
+}
+
+/// `$LEXRUN_CACHE/text`, else `$XDG_CACHE_HOME/lexrun/text`, else `~/.cache/lexrun/text`.
+pub fn default_cache() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("LEXRUN_CACHE") {
+        return Some(PathBuf::from(d).join("text"));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("lexrun").join("text"))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TextError {
+    #[error("cannot read `{0}`: {1}")]
+    Read(String, String),
+    #[error("`{0}` is encrypted; decrypt a copy first (e.g. `qpdf --decrypt IN OUT`)")]
+    Encrypted(String),
+    #[error("`{0}` is not a readable PDF: {1}")]
+    Damaged(String, String),
+    #[error("`{tool}` is needed to read `{file}` and is not installed: `apt-get install {package}` (or set {var})")]
+    MissingTool {
+        tool: &'static str,
+        package: &'static str,
+        var: &'static str,
+        file: String,
+    },
+    #[error("OCR of `{0}` failed: {1}")]
+    Ocr(String, String),
+}
+
+fn tool(name: &'static str, var: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(var) {
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn is_image(path: &Path) -> bool {
+    matches!(
+        path.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some("png" | "jpg" | "jpeg" | "tif" | "tiff")
+    )
+}
+
+/// The text of every page of a PDF or an image.
+pub fn pages(path: &Path, opts: &Options) -> Result<Vec<PageText>, TextError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| TextError::Read(shown.clone(), e.to_string()))?;
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    let cache_file = opts.cache.as_ref().map(|d| {
+        d.join(format!(
+            "{hash}-{}-{}-v{CACHE_FORMAT}.json",
+            opts.lang, opts.dpi
+        ))
+    });
+    if let Some(cf) = &cache_file {
+        // A damaged cache entry is a miss, never a wrong answer.
+        if let Some(cached) = std::fs::read(cf)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Vec<PageText>>(&b).ok())
+        {
+            return Ok(cached);
+        }
+    }
+    let pages = if is_image(path) {
+        let text = ocr_image(path, opts, &shown)?;
+        text.split('\u{000C}')
+            .filter(|t| !t.trim().is_empty())
+            .enumerate()
+            .map(|(i, t)| PageText {
+                page: i as u32 + 1,
+                text: t.to_string(),
+                from: "ocr".into(),
+            })
+            .collect()
+    } else {
+        pdf_pages(path, &bytes, opts, &shown)?
+    };
+    let complete = pages.iter().all(|p| p.from != "none");
+    if let (Some(cf), true) = (&cache_file, complete) {
+        if let Some(dir) = cf.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let tmp = cf.with_extension("tmp");
+        if std::fs::write(&tmp, serde_json::to_vec(&pages).unwrap_or_default()).is_ok() {
+            let _ = std::fs::rename(&tmp, cf);
+        }
+    }
+    Ok(pages)
+}
+
+fn pdf_pages(
+    path: &Path,
+    bytes: &[u8],
+    opts: &Options,
+    shown: &str,
+) -> Result<Vec<PageText>, TextError> {
+    let doc = lopdf::Document::load_mem(bytes).map_err(|e| {
+        let m = e.to_string();
+        if m.to_ascii_lowercase().contains("crypt") {
+            TextError::Encrypted(shown.to_string())
+        } else {
+            TextError::Damaged(shown.to_string(), m)
+        }
+    })?;
+    if doc.is_encrypted() || doc.was_encrypted() {
+        return Err(TextError::Encrypted(shown.to_string()));
+    }
+    let mut out = Vec::new();
+    for n in doc.get_pages().into_keys() {
+        let text = doc.extract_text(&[n]).unwrap_or_default();
+        if !text.trim().is_empty() {
+            out.push(PageText {
+                page: n,
+                text,
+                from: "text layer".into(),
+            });
+            continue;
+        }
+        match ocr_pdf_page(path, n, opts, shown) {
+            Ok(t) => out.push(PageText {
+                page: n,
+                text: t,
+                from: "ocr".into(),
+            }),
+            Err(TextError::MissingTool { .. }) if opts.ocr_optional => out.push(PageText {
+                page: n,
+                text: String::new(),
+                from: "none".into(),
+            }),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+fn ocr_pdf_page(path: &Path, page: u32, opts: &Options, shown: &str) -> Result<String, TextError> {
+    let missing = |tool, package, var| TextError::MissingTool {
+        tool,
+        package,
+        var,
+        file: shown.to_string(),
+    };
+    let pdftoppm = tool("pdftoppm", "LEXRUN_PDFTOPPM")
+        .ok_or_else(|| missing("pdftoppm", "poppler-utils", "LEXRUN_PDFTOPPM"))?;
+    tool("tesseract", "LEXRUN_TESSERACT")
+        .ok_or_else(|| missing("tesseract", "tesseract-ocr", "LEXRUN_TESSERACT"))?;
+    let dir = tempfile::tempdir().map_err(|e| TextError::Ocr(shown.to_string(), e.to_string()))?;
+    let base = dir.path().join("page");
+    let n = page.to_string();
+    let out = Command::new(pdftoppm)
+        .args([
+            "-r",
+            &opts.dpi.to_string(),
+            "-f",
+            &n,
+            "-l",
+            &n,
+            "-png",
+            "-singlefile",
+            "-gray",
+        ])
+        .arg(path)
+        .arg(&base)
+        .output()
+        .map_err(|e| TextError::Ocr(shown.to_string(), format!("pdftoppm: {e}")))?;
+    if !out.status.success() {
+        return Err(TextError::Ocr(
+            shown.to_string(),
+            format!("pdftoppm: {}", String::from_utf8_lossy(&out.stderr).trim()),
+        ));
+    }
+    ocr_image(&base.with_extension("png"), opts, shown)
+}
+
+fn ocr_image(image: &Path, opts: &Options, shown: &str) -> Result<String, TextError> {
+    let tesseract =
+        tool("tesseract", "LEXRUN_TESSERACT").ok_or_else(|| TextError::MissingTool {
+            tool: "tesseract",
+            package: "tesseract-ocr",
+            var: "LEXRUN_TESSERACT",
+            file: shown.to_string(),
+        })?;
+    let out = Command::new(tesseract)
+        .arg(image)
+        .arg("stdout")
+        .args(["-l", &opts.lang])
+        .env("OMP_THREAD_LIMIT", "1")
+        .output()
+        .map_err(|e| TextError::Ocr(shown.to_string(), format!("tesseract: {e}")))?;
+    if !out.status.success() {
+        return Err(TextError::Ocr(
+            shown.to_string(),
+            format!("tesseract: {}", String::from_utf8_lossy(&out.stderr).trim()),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
