@@ -647,6 +647,54 @@ fn pages_without_a_text_layer_are_read_by_ocr_once() {
         String::from_utf8_lossy(&o.stderr)
     );
 
+    // Once stamped, the scan's text layer holds only the stamp: it is still read by OCR, and the
+    // stamp stays its Bates number.
+    let stamped = dir.path().join("stamped");
+    assert_eq!(
+        lexrun(&[
+            "bates",
+            "--prefix",
+            "JONES",
+            "-o",
+            stamped.to_str().unwrap(),
+            scan.to_str().unwrap()
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
+    let o = c
+        .env("LEXRUN_CACHE", &cache)
+        .args(["text", "--json"])
+        .arg(stamped.join("scanned-notice.pdf"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["from"], "ocr");
+    assert!(v[0]["text"].as_str().unwrap().contains("written notice"));
+    assert_eq!(v[0]["bates"], "JONES000001");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
+    let draft2 = dir.path().join("d2.md");
+    fs::write(
+        &draft2,
+        "Notice was given on March 4, 2024 (JONES000001).\n",
+    )
+    .unwrap();
+    let o = c
+        .env("LEXRUN_CACHE", &cache)
+        .args(["verify", "--sources"])
+        .arg(&stamped)
+        .arg(&draft2)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "the page map beside the stamped copies is not a source: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+
     // The verifier reads the scan through OCR too.
     let draft = dir.path().join("d.md");
     fs::write(&draft, "Notice was given on March 4, 2024 (SMITH000201).\n").unwrap();

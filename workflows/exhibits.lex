@@ -8,8 +8,8 @@ matter "matters/smith-v-acme"
 
 sources exhibits {
   files "exhibits/**/*.pdf", "exhibits/**/*.png", "exhibits/**/*.jpg", "exhibits/**/*.tif"
-  bates "SMITH" start 101 width 6
-  description "Exhibits to the declaration of Jane Smith"
+  bates "SMITH" start 1 width 6
+  description "Exhibits to the declaration of Jane Smith (the client letter is a scan)"
 }
 
 tool stamped runs bates {

@@ -11,8 +11,8 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
-/// Bumped when the cached form changes.
-const CACHE_FORMAT: u32 = 1;
+/// Bumped whenever the cached form or what is extracted changes, so old entries miss.
+const CACHE_FORMAT: u32 = 2;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct PageText {
@@ -161,7 +161,7 @@ fn pdf_pages(
     let mut out = Vec::new();
     for n in doc.get_pages().into_keys() {
         let text = doc.extract_text(&[n]).unwrap_or_default();
-        if !text.trim().is_empty() {
+        if !only_a_stamp(&text) {
             out.push(PageText {
                 page: n,
                 text,
@@ -169,12 +169,21 @@ fn pdf_pages(
             });
             continue;
         }
+        // A scan: no text layer, or only the Bates stamp lexrun (or another tool) put on it.
+        // The page is read by OCR and the stamp kept at its foot.
         match ocr_pdf_page(path, n, opts, shown) {
-            Ok(t) => out.push(PageText {
-                page: n,
-                text: t,
-                from: "ocr".into(),
-            }),
+            Ok(t) => {
+                let t = if text.trim().is_empty() {
+                    t
+                } else {
+                    format!("{}\n{}\n", t.trim_end(), text.trim())
+                };
+                out.push(PageText {
+                    page: n,
+                    text: t,
+                    from: "ocr".into(),
+                })
+            }
             Err(TextError::MissingTool { .. }) if opts.ocr_optional => out.push(PageText {
                 page: n,
                 text: String::new(),
@@ -184,6 +193,23 @@ fn pdf_pages(
         }
     }
     Ok(out)
+}
+
+/// True for a page whose text layer is empty or holds nothing but a Bates-style stamp.
+fn only_a_stamp(text: &str) -> bool {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    match words.as_slice() {
+        [] => true,
+        [w] => {
+            w.chars().any(|c| c.is_ascii_digit())
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
+        }
+        [p, n] => {
+            p.chars().all(|c| c.is_ascii_uppercase()) && n.chars().all(|c| c.is_ascii_digit())
+        }
+        _ => false,
+    }
 }
 
 fn ocr_pdf_page(path: &Path, page: u32, opts: &Options, shown: &str) -> Result<String, TextError> {

@@ -84,7 +84,11 @@ impl Evidence {
             for e in std::fs::read_dir(&dir)? {
                 let p = e?.path();
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                if name.starts_with('.') {
+                // Hidden files, and the page map `lexrun bates` writes beside stamped copies.
+                if name.starts_with('.')
+                    || name == "bates-map.json"
+                    || name.ends_with(".lexrun-tmp")
+                {
                     continue;
                 }
                 if p.is_dir() {
