@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use lopdf::{dictionary, Document, Object, ObjectId, Stream};
 use serde::Serialize;
 
-use super::bates::{inherited, load, write_atomically, BatesError};
+use super::bates::{inherited, load, text_width, write_atomically, BatesError};
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -123,11 +123,9 @@ pub fn merge(
         }
         let letter = letter(i);
         if opts.slip_sheets {
-            let slip = text_page(
-                &mut binder,
-                font,
-                &[(40.0, 220.0, 420.0, format!("Exhibit {letter}"))],
-            );
+            let label = format!("Exhibit {letter}");
+            let x = (612.0 - text_width(&label, 40.0)) / 2.0;
+            let slip = text_page(&mut binder, font, &[(40.0, x, 420.0, label)]);
             kids.push(slip);
         }
         let binder_page = kids.len() as u32 + 1;
@@ -156,27 +154,31 @@ pub fn merge(
         });
     }
     if opts.index_page {
-        let mut lines = vec![
-            (16.0, 72.0, 720.0, opts.title.clone()),
-            (
-                11.0,
-                72.0,
-                690.0,
-                "Exhibit   Bates range   Pages   Description".to_string(),
-            ),
-        ];
+        // One column per field, at fixed positions.
+        let columns = [72.0, 130.0, 330.0, 380.0];
+        let mut lines = vec![(16.0, 72.0, 720.0, opts.title.clone())];
+        for (x, head) in columns
+            .iter()
+            .zip(["Exhibit", "Bates range", "Pages", "Description"])
+        {
+            lines.push((11.0, *x, 690.0, head.to_string()));
+        }
         for (i, e) in entries.iter().enumerate() {
             let range = match (&e.first_bates, &e.last_bates) {
                 (Some(a), Some(b)) if a != b => format!("{a} - {b}"),
                 (Some(a), _) => a.clone(),
                 _ => "not stamped".into(),
             };
-            lines.push((
-                10.0,
-                72.0,
-                670.0 - 16.0 * i as f64,
-                format!("{}   {range}   {}   {}", e.letter, e.pages, e.description),
-            ));
+            let y = 670.0 - 16.0 * i as f64;
+            let cells = [
+                e.letter.clone(),
+                range,
+                e.pages.to_string(),
+                e.description.clone(),
+            ];
+            for (x, cell) in columns.iter().zip(cells) {
+                lines.push((10.0, *x, y, cell));
+            }
         }
         let page = text_page(&mut binder, font, &lines);
         kids[0] = page;
