@@ -6,49 +6,23 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lopdf::content::{Content, Operation};
-use lopdf::{dictionary, Document, Object, Stream};
+#[path = "../tests/support/pdf.rs"]
+mod pdf;
 
 const PAGES: usize = 1_000;
 const RUNS: usize = 5;
 
 fn generate(path: &std::path::Path) {
-    let mut doc = Document::with_version("1.5");
-    let pages_id = doc.new_object_id();
-    let font = doc.add_object(
-        dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Times-Roman" },
-    );
-    let resources = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font } });
-    let mut kids = Vec::new();
-    for p in 0..PAGES {
-        let mut ops = Vec::new();
-        for line in 0..40 {
-            ops.push(Operation::new("BT", vec![]));
-            ops.push(Operation::new("Tf", vec!["F1".into(), 11.into()]));
-            ops.push(Operation::new(
-                "Td",
-                vec![72.into(), (740 - 16 * line).into()],
-            ));
-            ops.push(Operation::new("Tj", vec![Object::string_literal(format!("Exhibit page {p}, line {line}: the tenant gave written notice of the condition."))]));
-            ops.push(Operation::new("ET", vec![]));
-        }
-        let content = doc.add_object(Stream::new(
-            dictionary! {},
-            Content { operations: ops }.encode().unwrap(),
-        ));
-        kids.push(Object::from(doc.add_object(dictionary! {
-            "Type" => "Page", "Parent" => pages_id, "Contents" => content, "Resources" => resources,
-            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
-        })));
-    }
-    let count = kids.len() as i64;
-    doc.objects.insert(
-        pages_id,
-        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count }),
-    );
-    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-    doc.trailer.set("Root", catalog);
-    doc.save(path).unwrap();
+    let texts: Vec<String> = (0..PAGES)
+        .map(|p| {
+            (0..40)
+                .map(|line| format!("Exhibit page {p}, line {line}: the tenant gave written notice of the condition."))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+    let pages: Vec<pdf::PageSpec> = texts.iter().map(|t| pdf::page(t)).collect();
+    std::fs::write(path, pdf::pdf(&pages)).unwrap();
 }
 
 fn time(cmd: &mut Command) -> Duration {

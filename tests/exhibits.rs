@@ -8,75 +8,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use lopdf::content::{Content, Operation};
+mod support;
+
 use lopdf::{dictionary, Document, Object, Stream};
-
-struct PageSpec<'a> {
-    text: &'a str,
-    rotate: i64,
-    crop: Option<[i64; 4]>,
-    /// Raw operators before the text, e.g. an unbalanced `cm`.
-    prelude: &'a str,
-}
-
-fn page(text: &str) -> PageSpec<'_> {
-    PageSpec {
-        text,
-        rotate: 0,
-        crop: None,
-        prelude: "",
-    }
-}
-
-fn pdf(pages: &[PageSpec]) -> Vec<u8> {
-    let mut doc = Document::with_version("1.5");
-    let pages_id = doc.new_object_id();
-    let font = doc.add_object(
-        dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Times-Roman" },
-    );
-    let resources = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font } });
-    let mut kids = Vec::new();
-    for p in pages {
-        let mut ops = Vec::new();
-        for (i, line) in p.text.lines().enumerate() {
-            ops.push(Operation::new("BT", vec![]));
-            ops.push(Operation::new("Tf", vec!["F1".into(), 12.into()]));
-            ops.push(Operation::new(
-                "Td",
-                vec![72.into(), (700 - 16 * i as i64).into()],
-            ));
-            ops.push(Operation::new("Tj", vec![Object::string_literal(line)]));
-            ops.push(Operation::new("ET", vec![]));
-        }
-        let mut bytes = p.prelude.as_bytes().to_vec();
-        bytes.extend(Content { operations: ops }.encode().unwrap());
-        let content = doc.add_object(Stream::new(dictionary! {}, bytes));
-        let mut d = dictionary! {
-            "Type" => "Page", "Parent" => pages_id, "Contents" => content, "Resources" => resources,
-            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
-        };
-        if p.rotate != 0 {
-            d.set("Rotate", p.rotate);
-        }
-        if let Some(c) = p.crop {
-            d.set(
-                "CropBox",
-                c.iter().map(|v| Object::Integer(*v)).collect::<Vec<_>>(),
-            );
-        }
-        kids.push(Object::from(doc.add_object(d)));
-    }
-    let count = kids.len() as i64;
-    doc.objects.insert(
-        pages_id,
-        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count }),
-    );
-    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-    doc.trailer.set("Root", catalog);
-    let mut out = Vec::new();
-    doc.save_to(&mut out).unwrap();
-    out
-}
+use support::pdf::{page, pdf, PageSpec};
 
 fn lexrun(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lexrun"))

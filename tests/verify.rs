@@ -202,48 +202,10 @@ fn bad_drafts_are_usage_errors_never_passes() {
     );
 }
 
-/// A PDF with a text layer on page 1 and an empty page 2, written with lopdf.
+/// A PDF with one page per text, written with lopdf.
 fn pdf(pages: &[&str]) -> Vec<u8> {
-    use lopdf::content::{Content, Operation};
-    use lopdf::{dictionary, Document, Object, Stream};
-    let mut doc = Document::with_version("1.5");
-    let pages_id = doc.new_object_id();
-    let font = doc.add_object(
-        dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" },
-    );
-    let resources = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font } });
-    let mut kids = Vec::new();
-    for text in pages {
-        let mut ops = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            ops.push(Operation::new("BT", vec![]));
-            ops.push(Operation::new("Tf", vec!["F1".into(), 11.into()]));
-            ops.push(Operation::new(
-                "Td",
-                vec![72.into(), (720 - 14 * i as i64).into()],
-            ));
-            ops.push(Operation::new("Tj", vec![Object::string_literal(line)]));
-            ops.push(Operation::new("ET", vec![]));
-        }
-        let content = doc.add_object(Stream::new(
-            dictionary! {},
-            Content { operations: ops }.encode().unwrap(),
-        ));
-        kids.push(Object::from(doc.add_object(dictionary! {
-            "Type" => "Page", "Parent" => pages_id, "Contents" => content, "Resources" => resources,
-            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
-        })));
-    }
-    let count = kids.len() as i64;
-    doc.objects.insert(
-        pages_id,
-        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count }),
-    );
-    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-    doc.trailer.set("Root", catalog);
-    let mut out = Vec::new();
-    doc.save_to(&mut out).unwrap();
-    out
+    let specs: Vec<_> = pages.iter().map(|t| support::pdf::page(t)).collect();
+    support::pdf::pdf(&specs)
 }
 
 #[test]

@@ -1,2 +1,3 @@
 //! Helpers shared by integration tests and benchmarks.
 pub mod corpus;
+pub mod pdf;
