@@ -230,6 +230,18 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Writes a command's result to stdout; a closed or failing stdout is an I/O error (exit 2).
+fn print_out(out: &str) -> u8 {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(out.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        Ok(()) => exit::OK,
+        Err(_) => exit::USAGE,
+    }
+}
+
 /// Prints a check's diagnostics to stderr and returns the exit code it implies.
 fn report(checked: &Checked, color: bool) -> u8 {
     let text = diagnostic::render(&checked.diagnostics, &checked.sources, color);
@@ -284,15 +296,7 @@ fn cmd_plan(file: &Utf8PathBuf, format: Format, color: bool) -> u8 {
         Format::Json => plan.to_json() + "\n",
         Format::Dot => plan.to_dot(),
     };
-    let mut stdout = std::io::stdout().lock();
-    if stdout
-        .write_all(out.as_bytes())
-        .and_then(|_| stdout.flush())
-        .is_err()
-    {
-        return exit::USAGE;
-    }
-    exit::OK
+    print_out(&out)
 }
 
 /// The largest draft `verify` reads: far beyond any filing, small enough to hold in memory.
@@ -372,12 +376,7 @@ fn cmd_verify(
     } else {
         verify::report::markdown(&name, &draft, &v.outcomes, &v.files)
     };
-    let mut stdout = std::io::stdout().lock();
-    if stdout
-        .write_all(out.as_bytes())
-        .and_then(|_| stdout.flush())
-        .is_err()
-    {
+    if print_out(&out) != exit::OK {
         return exit::USAGE;
     }
     let all_read = v.files.iter().all(|f| f.problem.is_none());
@@ -510,15 +509,7 @@ fn cmd_text(
     if json {
         out = serde_json::to_string(&rows).unwrap_or_default() + "\n";
     }
-    let mut stdout = std::io::stdout().lock();
-    if stdout
-        .write_all(out.as_bytes())
-        .and_then(|_| stdout.flush())
-        .is_err()
-    {
-        return exit::USAGE;
-    }
-    exit::OK
+    print_out(&out)
 }
 
 fn cmd_explain(code: &str) -> u8 {
