@@ -2,7 +2,7 @@
 //!
 //! The modules follow the pipeline, and data flows one way: `syntax` (text → AST) →
 //! `check` (names, types, stage graph, hardware) → `plan` (the serialisable contract for the
-//! runtime) → `cli`. `diagnostic`, `suggest` and `gguf` are leaves every layer may use;
+//! runtime) → `run` → `cli`. `diagnostic`, `suggest` and `gguf` are leaves every layer may use;
 //! `verify` (claims checked against evidence) needs only text and `exhibits` (PDF work on
 //! CPU) only files; both stand beside them.
 
@@ -12,6 +12,7 @@ pub mod diagnostic;
 pub mod exhibits;
 pub mod gguf;
 pub mod plan;
+pub mod run;
 pub mod suggest;
 pub mod syntax;
 pub mod verify;

@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use camino::Utf8PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::check::{self, Checked};
@@ -57,6 +57,19 @@ enum Command {
     },
     /// Explain a diagnostic code, e.g. `lexrun explain E051`.
     Explain { code: String },
+    /// Run a workflow over a matter (also `lexrun FILE.lex`). This build runs tool stages:
+    /// bates, merge, index, ocr, verify-draft.
+    Run {
+        file: Utf8PathBuf,
+        /// The matter folder (default: the workflow's `matter`, else its own folder).
+        #[arg(long)]
+        matter: Option<std::path::PathBuf>,
+        /// Where runs and outputs go (default: `out` beside the workflow).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    #[command(external_subcommand)]
+    External(Vec<String>),
     /// Print the text of each page of PDFs and images, with its Bates stamp: the text layer,
     /// and OCR (pdftoppm + tesseract) where a page has none. Cached by the file's hash.
     Text {
@@ -164,6 +177,19 @@ pub fn main() -> ExitCode {
         Command::Check { files } => cmd_check(&files, color),
         Command::Plan { file, format } => cmd_plan(&file, format, color),
         Command::Explain { code } => cmd_explain(&code),
+        Command::Run { file, matter, out } => {
+            cmd_run(&file, matter.as_deref(), out.as_deref(), color)
+        }
+        Command::External(args) => match args.as_slice() {
+            [file] if file.ends_with(".lex") => cmd_run(Utf8Path::new(file), None, None, color),
+            _ => {
+                eprintln!(
+                    "error: unknown command `{}`; see `lexrun --help`",
+                    args.join(" ")
+                );
+                exit::USAGE
+            }
+        },
         Command::Text {
             json,
             lang,
@@ -510,6 +536,57 @@ fn cmd_text(
         out = serde_json::to_string(&rows).unwrap_or_default() + "\n";
     }
     print_out(&out)
+}
+
+fn cmd_run(
+    file: &Utf8Path,
+    matter: Option<&std::path::Path>,
+    out: Option<&std::path::Path>,
+    color: bool,
+) -> u8 {
+    let checked = check::check_path(file);
+    let code = report(&checked, color);
+    let Some(workflow) = checked.workflow.as_ref().filter(|_| code == exit::OK) else {
+        if code != exit::USAGE {
+            eprintln!("not run: {file} has errors ({})", summary(&checked));
+        }
+        return code;
+    };
+    let plan = plan::lower(workflow);
+    let dir = file
+        .parent()
+        .map(|d| d.as_std_path().to_path_buf())
+        .unwrap_or_default();
+    let out = out.map_or_else(|| dir.join("out"), std::path::Path::to_path_buf);
+    match crate::run::run(&plan, &dir, matter, &out) {
+        Ok(rec) => {
+            for s in &rec.steps {
+                eprintln!(
+                    "  {:<10} {:<13} {} ({} ms)",
+                    s.name, s.tool, s.summary, s.duration_ms
+                );
+            }
+            for o in &rec.outputs {
+                eprintln!("  wrote {o}");
+            }
+            eprintln!(
+                "run {} of {}: {} steps; record in {}",
+                rec.run_id,
+                rec.workflow,
+                rec.steps.len(),
+                out.join(&rec.run_id).join("run.json").display()
+            );
+            exit::OK
+        }
+        Err(e @ crate::run::RunError::Step { .. }) => {
+            eprintln!("error: {e}");
+            exit::ERRORS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::USAGE
+        }
+    }
 }
 
 fn cmd_explain(code: &str) -> u8 {

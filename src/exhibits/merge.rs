@@ -154,32 +154,7 @@ pub fn merge(
         });
     }
     if opts.index_page {
-        // One column per field, at fixed positions.
-        let columns = [72.0, 130.0, 330.0, 380.0];
-        let mut lines = vec![(16.0, 72.0, 720.0, opts.title.clone())];
-        for (x, head) in columns
-            .iter()
-            .zip(["Exhibit", "Bates range", "Pages", "Description"])
-        {
-            lines.push((11.0, *x, 690.0, head.to_string()));
-        }
-        for (i, e) in entries.iter().enumerate() {
-            let range = match (&e.first_bates, &e.last_bates) {
-                (Some(a), Some(b)) if a != b => format!("{a} - {b}"),
-                (Some(a), _) => a.clone(),
-                _ => "not stamped".into(),
-            };
-            let y = 670.0 - 16.0 * i as f64;
-            let cells = [
-                e.letter.clone(),
-                range,
-                e.pages.to_string(),
-                e.description.clone(),
-            ];
-            for (x, cell) in columns.iter().zip(cells) {
-                lines.push((10.0, *x, y, cell));
-            }
-        }
+        let lines = index_lines(&opts.title, &entries);
         let page = text_page(&mut binder, font, &lines);
         kids[0] = page;
     }
@@ -243,6 +218,56 @@ pub fn merge(
         std::io::Write::write_all(f, md.as_bytes()).map_err(|e| e.to_string())
     })?;
     Ok(entries)
+}
+
+/// The index page's lines: (font size, x, y, text), one column per field.
+fn index_lines(title: &str, entries: &[Entry]) -> Vec<(f64, f64, f64, String)> {
+    let columns = [72.0, 130.0, 330.0, 380.0];
+    let mut lines = vec![(16.0, 72.0, 720.0, title.to_string())];
+    for (x, head) in columns
+        .iter()
+        .zip(["Exhibit", "Bates range", "Pages", "Description"])
+    {
+        lines.push((11.0, *x, 690.0, head.to_string()));
+    }
+    for (i, e) in entries.iter().enumerate() {
+        let range = match (&e.first_bates, &e.last_bates) {
+            (Some(a), Some(b)) if a != b => format!("{a} - {b}"),
+            (Some(a), _) => a.clone(),
+            _ => "not stamped".into(),
+        };
+        let y = 670.0 - 16.0 * i as f64;
+        let cells = [
+            e.letter.clone(),
+            range,
+            e.pages.to_string(),
+            e.description.clone(),
+        ];
+        for (x, cell) in columns.iter().zip(cells) {
+            lines.push((10.0, *x, y, cell));
+        }
+    }
+    lines
+}
+
+/// The exhibit index alone, as a one-page PDF.
+pub fn index_pdf(title: &str, entries: &[Entry], output: &Path) -> Result<(), BatesError> {
+    let mut doc = Document::with_version("1.7");
+    let pages_id = doc.new_object_id();
+    let font = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica", "Encoding" => "WinAnsiEncoding",
+    });
+    let page = text_page(&mut doc, font, &index_lines(title, entries));
+    if let Ok(d) = doc.get_dictionary_mut(page) {
+        d.set("Parent", pages_id);
+    }
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![Object::Reference(page)], "Count" => 1 }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    write_atomically(output, |f| doc.save_to(f).map_err(|e| e.to_string()))
 }
 
 /// The exhibit index as Markdown.

@@ -1,0 +1,138 @@
+//! Running workflows: the CPU-only exhibits example end to end over its sample matter, run
+//! records, declared outputs, and the refusals and failures a user can meet.
+
+use std::fs;
+use std::process::{Command, Output};
+
+fn lexrun(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args(args)
+        .output()
+        .expect("lexrun runs")
+}
+
+#[test]
+fn the_exhibits_workflow_runs_end_to_end() {
+    let out = tempfile::tempdir().unwrap();
+    let o = lexrun(&[
+        "run",
+        "workflows/exhibits.lex",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for f in ["exhibits-binder.pdf", "exhibit-index.md", "draft-check.md"] {
+        assert!(out.path().join(f).is_file(), "{f} was not written");
+    }
+    let index = fs::read_to_string(out.path().join("exhibit-index.md")).unwrap();
+    assert!(
+        index.contains("| A | client letter scan | SMITH000001 | 1 |"),
+        "{index}"
+    );
+    assert!(
+        index.contains("| D | invoices | SMITH000006–SMITH000007 | 2 |"),
+        "{index}"
+    );
+    let check = fs::read_to_string(out.path().join("draft-check.md")).unwrap();
+    // The sample draft's invented case and its execution date; everything else, including
+    // what only the OCR'd scan shows (January 3, 2024), is supported.
+    assert!(check.contains("20 supported, 2 unsupported"), "{check}");
+    assert!(check.contains("10 Cal. 3d 616"), "{check}");
+    let run = fs::read_dir(out.path())
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("run-"))
+        .unwrap();
+    let record: serde_json::Value =
+        serde_json::from_slice(&fs::read(run.path().join("run.json")).unwrap()).unwrap();
+    let steps: Vec<&str> = record["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, vec!["stamped", "binder", "index", "text", "check"]);
+    assert_eq!(record["workflow"], "exhibits");
+    assert!(run.path().join("stamped/bates-map.json").is_file());
+    // `lexrun FILE.lex` is the same command, writing to `out/` beside the workflow.
+    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .current_dir("workflows")
+        .arg("exhibits.lex")
+        .output()
+        .unwrap();
+    let wrote = std::path::Path::new("workflows/out/exhibits-binder.pdf").is_file();
+    let _ = fs::remove_dir_all("workflows/out");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(wrote);
+}
+
+#[test]
+fn refusals_and_failures() {
+    let out = tempfile::tempdir().unwrap();
+    let o = lexrun(&[
+        "run",
+        "workflows/affidavit.lex",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("model stage"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    let o = lexrun(&[
+        "run",
+        "workflows/exhibits.lex",
+        "--matter",
+        "no/such/matter",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no/such/matter"));
+
+    // A matter without the draft the verify-draft step checks: that step fails, exit 1.
+    let matter = tempfile::tempdir().unwrap();
+    fs::create_dir(matter.path().join("exhibits")).unwrap();
+    for f in ["02-lease.pdf", "04-invoices.pdf"] {
+        fs::copy(
+            format!("workflows/matters/smith-v-acme/exhibits/{f}"),
+            matter.path().join("exhibits").join(f),
+        )
+        .unwrap();
+    }
+    let o = lexrun(&[
+        "run",
+        "workflows/exhibits.lex",
+        "--matter",
+        matter.path().to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("step `check` failed") && err.contains("affidavit-draft.md"),
+        "{err}"
+    );
+
+    let o = lexrun(&["run", "tests/diagnostics/stage-cycle.lex"]);
+    assert_eq!(o.status.code(), Some(1), "a file with errors is not run");
+}
