@@ -558,6 +558,17 @@ fn pages_without_a_text_layer_are_read_by_ocr_once() {
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["from"], "ocr");
+    // An image file is read the same way.
+    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args(["text", "--json", "--no-cache"])
+        .arg(dir.path().join("scan.jpg"))
+        .output()
+        .unwrap();
+    let img: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        img[0]["text"].as_str().unwrap().contains("written notice"),
+        "{img}"
+    );
     let text = v[0]["text"].as_str().unwrap();
     assert!(
         text.contains("written notice") && text.contains("March 4, 2024"),
@@ -665,4 +676,80 @@ fn missing_ocr_tools_give_the_install_command() {
         err.contains("apt-get install tesseract-ocr") && err.contains("scanned-notice.pdf"),
         "{err}"
     );
+}
+
+/// Grey levels of a page rendered with pdftoppm, as (width, height, pixels row by row).
+fn render_gray(pdf: &Path, page: u32, dpi: u32) -> (usize, usize, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("p");
+    let n = page.to_string();
+    let o = tool("pdftoppm")
+        .args([
+            "-gray",
+            "-r",
+            &dpi.to_string(),
+            "-f",
+            &n,
+            "-l",
+            &n,
+            "-singlefile",
+        ])
+        .arg(pdf)
+        .arg(&base)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let pgm = fs::read(base.with_extension("pgm")).unwrap();
+    // P5 header: magic, width, height, maxval, each followed by white space.
+    let mut fields = Vec::new();
+    let mut i = 0;
+    while fields.len() < 4 {
+        while pgm[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let start = i;
+        while !pgm[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        fields.push(String::from_utf8_lossy(&pgm[start..i]).into_owned());
+    }
+    let (w, h): (usize, usize) = (fields[1].parse().unwrap(), fields[2].parse().unwrap());
+    (w, h, pgm[i + 1..].to_vec())
+}
+
+#[test]
+fn the_stamp_is_drawn_in_the_corner_and_nothing_else_moves() {
+    let (dir, a, _) = setup();
+    let out = dir.path().join("stamped");
+    assert_eq!(
+        lexrun(&[
+            "bates",
+            "--prefix",
+            "SMITH",
+            "-o",
+            out.to_str().unwrap(),
+            a.to_str().unwrap()
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    let (w, h, before) = render_gray(&a, 1, 36);
+    let (w2, h2, after) = render_gray(&out.join("a-lease.pdf"), 1, 36);
+    assert_eq!((w, h), (w2, h2));
+    // Every changed pixel is in the bottom-right corner, and some are.
+    let mut changed = 0;
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            if before[i].abs_diff(after[i]) > 40 {
+                changed += 1;
+                assert!(
+                    x > w * 6 / 10 && y > h * 9 / 10,
+                    "pixel ({x}, {y}) of {w}x{h} changed outside the stamp's corner"
+                );
+            }
+        }
+    }
+    assert!(changed > 10, "the stamp is drawn ({changed} pixels)");
 }
