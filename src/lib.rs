@@ -2,10 +2,11 @@
 //!
 //! The modules follow the pipeline, and data flows one way: `syntax` (text → AST) →
 //! `check` (names, types, stage graph, hardware) → `plan` (the serialisable contract for the
-//! runtime) → `run` → `cli`. `diagnostic`, `suggest` and `gguf` are leaves every layer may use;
+//! runtime) → `run` → `cli`. `diagnostic`, `suggest`, `calendar` and `gguf` are leaves every layer may use;
 //! `verify` (claims checked against evidence) needs only text and `exhibits` (PDF work on
 //! CPU) only files; both stand beside them.
 
+pub mod calendar;
 pub mod check;
 pub mod cli;
 pub mod diagnostic;

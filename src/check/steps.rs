@@ -782,22 +782,7 @@ fn operand(
 fn valid_date(s: &str) -> bool {
     let p: Vec<u32> = s.split('-').filter_map(|x| x.parse().ok()).collect();
     let [y, m, d] = p[..] else { return false };
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    (1..=12).contains(&m) && d >= 1 && d <= days[(m - 1) as usize]
+    crate::calendar::is_valid(y as i64, m, d)
 }
 
 fn model_stage(

@@ -261,22 +261,7 @@ fn month_number(m: &str) -> Option<u32> {
 }
 
 pub fn valid_date(y: i32, m: u32, d: u32) -> bool {
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    (1..=12).contains(&m) && d >= 1 && d <= days[(m - 1) as usize] && (1600..=2200).contains(&y)
+    (1600..=2200).contains(&y) && crate::calendar::is_valid(y as i64, m, d)
 }
 
 fn preceded_by_digit_or_letter(text: &str, at: usize) -> bool {
