@@ -20,6 +20,19 @@ fn lexrun(args: &[&str]) -> Output {
         .expect("lexrun runs")
 }
 
+/// Stamps `files` with `prefix` into `out`, asserting success.
+fn stamp(prefix: &str, out: &Path, files: &[&Path]) {
+    let mut args = vec!["bates", "--prefix", prefix, "-o", out.to_str().unwrap()];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    let o = lexrun(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 fn tool(name: &str) -> Command {
     let found = Command::new(name).arg("-v").output().is_ok();
     assert!(found, "`{name}` is missing: install it with `apt-get install poppler-utils qpdf` (scripts/test does)");
@@ -331,20 +344,7 @@ fn bad_inputs_give_clear_errors_and_no_partial_output() {
 fn stamped_pages_feed_the_verifier() {
     let (dir, a, b) = setup();
     let out = dir.path().join("stamped");
-    assert_eq!(
-        lexrun(&[
-            "bates",
-            "--prefix",
-            "SMITH",
-            "-o",
-            out.to_str().unwrap(),
-            a.to_str().unwrap(),
-            b.to_str().unwrap()
-        ])
-        .status
-        .code(),
-        Some(0)
-    );
+    stamp("SMITH", &out, &[&a, &b]);
     let draft = dir.path().join("draft.md");
     fs::write(&draft, "The lease (SMITH000001–SMITH000002) and the letters (SMITH000003) are attached; SMITH000099 is not.\n").unwrap();
     let o = lexrun(&[
@@ -385,20 +385,7 @@ fn pdftext(pdf: &Path) -> Vec<String> {
 fn binder_keeps_order_with_slip_sheets_bookmarks_and_an_index() {
     let (dir, a, b) = setup();
     let stamped = dir.path().join("stamped");
-    assert_eq!(
-        lexrun(&[
-            "bates",
-            "--prefix",
-            "SMITH",
-            "-o",
-            stamped.to_str().unwrap(),
-            a.to_str().unwrap(),
-            b.to_str().unwrap()
-        ])
-        .status
-        .code(),
-        Some(0)
-    );
+    stamp("SMITH", &stamped, &[&a, &b]);
     let binder = dir.path().join("binder/exhibits.pdf");
     let o = lexrun(&[
         "merge",
@@ -596,19 +583,7 @@ fn pages_without_a_text_layer_are_read_by_ocr_once() {
     // Once stamped, the scan's text layer holds only the stamp: it is still read by OCR, and the
     // stamp stays its Bates number.
     let stamped = dir.path().join("stamped");
-    assert_eq!(
-        lexrun(&[
-            "bates",
-            "--prefix",
-            "JONES",
-            "-o",
-            stamped.to_str().unwrap(),
-            scan.to_str().unwrap()
-        ])
-        .status
-        .code(),
-        Some(0)
-    );
+    stamp("JONES", &stamped, &[&scan]);
     let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
     let o = c
         .env("LEXRUN_CACHE", &cache)
@@ -721,19 +696,7 @@ fn render_gray(pdf: &Path, page: u32, dpi: u32) -> (usize, usize, Vec<u8>) {
 fn the_stamp_is_drawn_in_the_corner_and_nothing_else_moves() {
     let (dir, a, _) = setup();
     let out = dir.path().join("stamped");
-    assert_eq!(
-        lexrun(&[
-            "bates",
-            "--prefix",
-            "SMITH",
-            "-o",
-            out.to_str().unwrap(),
-            a.to_str().unwrap()
-        ])
-        .status
-        .code(),
-        Some(0)
-    );
+    stamp("SMITH", &out, &[&a]);
     let (w, h, before) = render_gray(&a, 1, 36);
     let (w2, h2, after) = render_gray(&out.join("a-lease.pdf"), 1, 36);
     assert_eq!((w, h), (w2, h2));

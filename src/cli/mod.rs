@@ -307,16 +307,27 @@ fn cmd_check(files: &[Utf8PathBuf], color: bool) -> u8 {
     worst
 }
 
-fn cmd_plan(file: &Utf8PathBuf, format: Format, color: bool) -> u8 {
+/// Checks a file and lowers it; on errors, reports them (with `refusal` saying what did not
+/// happen) and gives the exit code.
+fn checked_plan(file: &Utf8Path, color: bool, refusal: &str) -> Result<plan::Plan, u8> {
     let checked = check::check_path(file);
     let code = report(&checked, color);
-    let Some(workflow) = checked.workflow.as_ref().filter(|_| code == exit::OK) else {
-        if code != exit::USAGE {
-            eprintln!("no plan: {file} has errors ({})", summary(&checked));
+    match checked.workflow.as_ref().filter(|_| code == exit::OK) {
+        Some(w) => Ok(plan::lower(w)),
+        None => {
+            if code != exit::USAGE {
+                eprintln!("{refusal}: {file} has errors ({})", summary(&checked));
+            }
+            Err(code)
         }
-        return code;
+    }
+}
+
+fn cmd_plan(file: &Utf8PathBuf, format: Format, color: bool) -> u8 {
+    let plan = match checked_plan(file, color, "no plan") {
+        Ok(p) => p,
+        Err(code) => return code,
     };
-    let plan = plan::lower(workflow);
     let out = match format {
         Format::Text => plan.to_text(),
         Format::Json => plan.to_json() + "\n",
@@ -551,15 +562,10 @@ fn cmd_run(
     out: Option<&std::path::Path>,
     color: bool,
 ) -> u8 {
-    let checked = check::check_path(file);
-    let code = report(&checked, color);
-    let Some(workflow) = checked.workflow.as_ref().filter(|_| code == exit::OK) else {
-        if code != exit::USAGE {
-            eprintln!("not run: {file} has errors ({})", summary(&checked));
-        }
-        return code;
+    let plan = match checked_plan(file, color, "not run") {
+        Ok(p) => p,
+        Err(code) => return code,
     };
-    let plan = plan::lower(workflow);
     let dir = file
         .parent()
         .map(|d| d.as_std_path().to_path_buf())
