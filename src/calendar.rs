@@ -14,9 +14,29 @@ pub fn is_valid(year: i64, month: u32, day: u32) -> bool {
     (1..=days).contains(&day)
 }
 
+/// A `YYYY-MM-DD` date that exists, as (year, month, day).
+pub fn parse_iso(s: &str) -> Option<(i64, u32, u32)> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let y = s[..4].parse().ok()?;
+    let m = s[5..7].parse().ok()?;
+    let d = s[8..].parse().ok()?;
+    is_valid(y, m, d).then_some((y, m, d))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::is_valid;
+    use super::{is_valid, parse_iso};
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(parse_iso("2024-02-29"), Some((2024, 2, 29)));
+        assert_eq!(parse_iso("2023-02-29"), None);
+        assert_eq!(parse_iso("2024-2-29"), None);
+        assert_eq!(parse_iso("2024-02-2x"), None);
+    }
 
     #[test]
     fn leap_years_and_month_lengths() {

@@ -57,17 +57,10 @@ enum Command {
     },
     /// Explain a diagnostic code, e.g. `lexrun explain E051`.
     Explain { code: String },
-    /// Run a workflow over a matter (also `lexrun FILE.lex`). This build runs tool stages:
-    /// bates, merge, index, ocr, verify-draft.
-    Run {
-        file: Utf8PathBuf,
-        /// The matter folder (default: the workflow's `matter`, else its own folder).
-        #[arg(long)]
-        matter: Option<std::path::PathBuf>,
-        /// Where runs and outputs go (default: `out` beside the workflow).
-        #[arg(long)]
-        out: Option<std::path::PathBuf>,
-    },
+    /// Run a workflow over one or more matters against its model servers (also
+    /// `lexrun FILE.lex`). Exit 0: every output produced; 1: a step failed or was blocked;
+    /// 3: a gate stopped the workflow by design; 2: usage or I/O error; 130: interrupted.
+    Run(RunArgs),
     #[command(external_subcommand)]
     External(Vec<String>),
     /// Print the text of each page of PDFs and images, with its Bates stamp: the text layer,
@@ -159,6 +152,36 @@ enum Command {
     },
 }
 
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    file: Utf8PathBuf,
+    /// A matter folder; repeat to run several matters through the pipeline together
+    /// (default: the workflow's `matter`, else its own folder).
+    #[arg(long, value_name = "DIR")]
+    matter: Vec<std::path::PathBuf>,
+    /// Where runs and outputs go (default: `out` beside the workflow).
+    #[arg(long, value_name = "DIR")]
+    out: Option<std::path::PathBuf>,
+    /// Send a pool's calls to another server, e.g. `--endpoint board_a=http://10.0.0.5:8081`.
+    #[arg(long, value_name = "POOL=URL")]
+    endpoint: Vec<String>,
+    /// One JSON event per line on stdout (stage started/finished, notes, timings).
+    #[arg(long)]
+    json: bool,
+    /// Retries per call on refused connections, resets, 429/5xx and cut streams.
+    #[arg(long, default_value_t = 4)]
+    retries: u32,
+    /// Seconds without a byte from a server before the call counts as hung.
+    #[arg(long, default_value_t = 300)]
+    idle_timeout: u64,
+    /// Seconds to wait for a server that is still loading its model.
+    #[arg(long, default_value_t = 1800)]
+    load_timeout: u64,
+    /// Milliseconds before the first retry; doubles each time.
+    #[arg(long, default_value_t = 500)]
+    backoff_ms: u64,
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
     Text,
@@ -177,11 +200,25 @@ pub fn main() -> ExitCode {
         Command::Check { files } => cmd_check(&files, color),
         Command::Plan { file, format } => cmd_plan(&file, format, color),
         Command::Explain { code } => cmd_explain(&code),
-        Command::Run { file, matter, out } => {
-            cmd_run(&file, matter.as_deref(), out.as_deref(), color)
-        }
-        Command::External(args) => match args.as_slice() {
-            [file] if file.ends_with(".lex") => cmd_run(Utf8Path::new(file), None, None, color),
+        Command::Run(args) => cmd_run(&args, color),
+        Command::External(args) => match args.first() {
+            Some(file) if file.ends_with(".lex") => {
+                let argv = ["lexrun", "run"]
+                    .into_iter()
+                    .map(String::from)
+                    .chain(args.iter().cloned());
+                match Cli::try_parse_from(argv) {
+                    Ok(Cli {
+                        command: Command::Run(a),
+                        ..
+                    }) => cmd_run(&a, color),
+                    Ok(_) => exit::USAGE,
+                    Err(e) => {
+                        let _ = e.print();
+                        exit::USAGE
+                    }
+                }
+            }
             _ => {
                 eprintln!(
                     "error: unknown command `{}`; see `lexrun --help`",
@@ -556,44 +593,95 @@ fn cmd_text(
     print_out(&out)
 }
 
-fn cmd_run(
-    file: &Utf8Path,
-    matter: Option<&std::path::Path>,
-    out: Option<&std::path::Path>,
-    color: bool,
-) -> u8 {
-    let plan = match checked_plan(file, color, "not run") {
+fn cmd_run(args: &RunArgs, color: bool) -> u8 {
+    use crate::run::{backend::Limits, events::Mode, Options};
+    let plan = match checked_plan(&args.file, color, "not run") {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let dir = file
+    let dir = args
+        .file
         .parent()
         .map(|d| d.as_std_path().to_path_buf())
         .unwrap_or_default();
-    let out = out.map_or_else(|| dir.join("out"), std::path::Path::to_path_buf);
-    match crate::run::run(&plan, &dir, matter, &out) {
+    let mut endpoints = std::collections::BTreeMap::new();
+    for e in &args.endpoint {
+        match e.split_once('=') {
+            Some((pool, url)) if !pool.is_empty() && !url.is_empty() => {
+                endpoints.insert(pool.to_string(), url.to_string());
+            }
+            _ => {
+                eprintln!("error: --endpoint `{e}` should be POOL=URL, e.g. board_a=http://127.0.0.1:8081");
+                return exit::USAGE;
+            }
+        }
+    }
+    let events = if args.json {
+        Mode::Json
+    } else if std::io::stderr().is_terminal() {
+        Mode::Live
+    } else {
+        Mode::Plain
+    };
+    let opts = Options {
+        matters: args.matter.clone(),
+        out: args.out.clone().unwrap_or_else(|| dir.join("out")),
+        endpoints,
+        limits: Limits {
+            retries: args.retries,
+            idle: std::time::Duration::from_secs(args.idle_timeout.max(1)),
+            load: std::time::Duration::from_secs(args.load_timeout),
+            backoff: std::time::Duration::from_millis(args.backoff_ms),
+            ..Limits::default()
+        },
+        events,
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return exit::USAGE;
+        }
+    };
+    match rt.block_on(crate::run::run(&plan, &dir, &opts)) {
         Ok(rec) => {
-            for s in &rec.steps {
+            let code = rec.exit_code();
+            if !args.json {
+                for m in &rec.matters {
+                    if let Some(by) = &m.stopped_by {
+                        eprintln!("stopped: {by}");
+                    }
+                    for s in m.steps.iter().filter(|s| {
+                        s.why.is_some() && s.status != Some(crate::run::Status::Skipped)
+                    }) {
+                        eprintln!(
+                            "error: step `{}` {}: {}",
+                            s.name,
+                            match s.status {
+                                Some(crate::run::Status::Blocked) => "blocked",
+                                _ => "failed",
+                            },
+                            s.why.as_deref().unwrap_or("")
+                        );
+                    }
+                }
                 eprintln!(
-                    "  {:<10} {:<13} {} ({} ms)",
-                    s.name, s.tool, s.summary, s.duration_ms
+                    "run {} of {}: {}; record in {}",
+                    rec.run_id,
+                    rec.workflow,
+                    match code {
+                        0 => "every output written",
+                        3 => "stopped by a gate",
+                        130 => "interrupted; finished steps kept",
+                        _ => "not every step succeeded",
+                    },
+                    opts.out.join(&rec.run_id).join("run.json").display()
                 );
             }
-            for o in &rec.outputs {
-                eprintln!("  wrote {o}");
-            }
-            eprintln!(
-                "run {} of {}: {} steps; record in {}",
-                rec.run_id,
-                rec.workflow,
-                rec.steps.len(),
-                out.join(&rec.run_id).join("run.json").display()
-            );
-            exit::OK
-        }
-        Err(e @ crate::run::RunError::Step { .. }) => {
-            eprintln!("error: {e}");
-            exit::ERRORS
+            code
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -1,0 +1,135 @@
+//! Prompt assembly. The evidence packet comes first — every source page under a header with
+//! its file, page and Bates number — and it is the same bytes for every stage that reads the
+//! same sources, so a server's prompt cache evaluates it once per model. Instructions,
+//! earlier stages' answers and revision feedback follow it, from the stage's template.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::exhibits::text;
+use crate::verify::evidence::stamp_of;
+
+/// One evidence file: its path as shown to the model, and its text per page.
+#[derive(Clone, Debug)]
+pub struct EvidenceFile {
+    pub source: String,
+    pub shown: String,
+    pub path: String,
+    pub pages: Vec<String>,
+}
+
+/// Reads a file's text per page: PDFs through the exhibit text reader (OCR for scanned pages
+/// when tesseract is there), other files as UTF-8, pages split at form feeds.
+pub fn read_pages(path: &Path) -> Result<Vec<String>, String> {
+    let is_pdf = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("pdf"));
+    if is_pdf {
+        let opts = text::Options {
+            lang: "eng".into(),
+            dpi: 300,
+            cache: text::default_cache(),
+            ocr_optional: true,
+        };
+        let pages = text::pages(path, &opts).map_err(|e| e.to_string())?;
+        Ok(pages.into_iter().map(|p| p.text).collect())
+    } else {
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            format!(
+                "`{}` is not UTF-8 text; convert it, or give it as PDF",
+                path.display()
+            )
+        })?;
+        Ok(text.split('\u{c}').map(str::to_string).collect())
+    }
+}
+
+/// The packet for a list of files, in order.
+pub fn packet(files: &[EvidenceFile]) -> String {
+    let mut out = String::new();
+    for f in files {
+        let stamps: Vec<Option<String>> = f.pages.iter().map(|p| stamp_of(p)).collect();
+        let first = stamps.iter().flatten().next();
+        let last = stamps.iter().flatten().last();
+        let range = match (first, last) {
+            (Some(a), Some(b)) if a != b => format!(" · {a}–{b}"),
+            (Some(a), _) => format!(" · {a}"),
+            _ => String::new(),
+        };
+        let n = f.pages.len();
+        out.push_str(&format!(
+            "=== {} · {} · {} page{}{range} ===\n",
+            f.source,
+            f.shown,
+            n,
+            if n == 1 { "" } else { "s" }
+        ));
+        for (i, (page, stamp)) in f.pages.iter().zip(&stamps).enumerate() {
+            if n > 1 {
+                match stamp {
+                    Some(s) => out.push_str(&format!("--- page {} · {s} ---\n", i + 1)),
+                    None => out.push_str(&format!("--- page {} ---\n", i + 1)),
+                }
+            }
+            out.push_str(page.trim_end());
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Renders a stage's template with its variables. Nothing is escaped: the prompt is text.
+pub fn render(template: &str, vars: &Value) -> Result<String, String> {
+    let mut hb = handlebars::Handlebars::new();
+    hb.register_escape_fn(handlebars::no_escape);
+    hb.render_template(template, vars)
+        .map_err(|e| e.to_string())
+}
+
+/// The variables every stage has.
+pub fn base_vars(workflow: (&str, &str), matter: (&str, &str), stage: &str) -> Value {
+    json!({
+        "workflow": {"name": workflow.0, "description": workflow.1},
+        "matter": {"name": matter.0, "dir": matter.1},
+        "stage": {"name": stage},
+        "revision": {"round": 0, "feedback": ""},
+        "inputs": [],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_headers_carry_file_pages_and_bates() {
+        let f = EvidenceFile {
+            source: "client".into(),
+            shown: "intake/lease.pdf".into(),
+            path: "/x/intake/lease.pdf".into(),
+            pages: vec![
+                "Lease page one\nSMITH000002".into(),
+                "Page two\nSMITH000003".into(),
+            ],
+        };
+        let p = packet(&[f]);
+        assert!(p.starts_with("=== client · intake/lease.pdf · 2 pages · SMITH000002–SMITH000003 ===\n--- page 1 · SMITH000002 ---\nLease page one"), "{p}");
+        assert!(p.contains("--- page 2 · SMITH000003 ---\nPage two"));
+    }
+
+    #[test]
+    fn templates_render_without_escaping() {
+        let mut v = base_vars(("w", "a <tenant> matter"), ("smith", "/m"), "gate");
+        v["evidence"] = json!("E & F");
+        let out = render(
+            "{{evidence}}\n{{workflow.description}} for {{matter.name}}",
+            &v,
+        )
+        .unwrap();
+        assert_eq!(out, "E & F\na <tenant> matter for smith");
+    }
+}

@@ -1,0 +1,213 @@
+//! The CPU tool steps: `bates`, `merge`, `index`, `ocr` and `verify-draft`. Each works in its
+//! own folder of the run and says in one line what it did.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::check::model::{Bates, OptionValue, Step, ToolStage};
+use crate::exhibits::{bates, merge, text};
+use crate::verify;
+
+use super::Produced;
+
+fn opt_text(t: &ToolStage, key: &str) -> Option<String> {
+    match t.options.get(key) {
+        Some(OptionValue::Text(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn opt_num(t: &ToolStage, key: &str) -> Option<f64> {
+    match t.options.get(key) {
+        Some(OptionValue::Number(n)) => Some(*n),
+        _ => None,
+    }
+}
+
+fn opt_bool(t: &ToolStage, key: &str, default: bool) -> bool {
+    match t.options.get(key) {
+        Some(OptionValue::Bool(b)) => *b,
+        _ => default,
+    }
+}
+
+fn werr(p: &Path, e: std::io::Error) -> String {
+    format!("cannot write `{}`: {e}", p.display())
+}
+
+/// Runs one tool step in `dir`; returns what it produced and a line saying what it did.
+pub(super) fn run(
+    step: &Step,
+    tool: &ToolStage,
+    inputs: &[PathBuf],
+    dir: &Path,
+    matter: &Path,
+    bates_of: &BTreeMap<String, Bates>,
+    produced: &BTreeMap<String, std::sync::Arc<Produced>>,
+) -> Result<(Produced, String), String> {
+    std::fs::create_dir_all(dir).map_err(|e| werr(dir, e))?;
+    let mut result = Produced::default();
+    let summary = match tool.tool.as_str() {
+        "bates" => {
+            let decl = step.reads.iter().find_map(|r| bates_of.get(r)).cloned();
+            let opts = bates::Options {
+                prefix: opt_text(tool, "prefix")
+                    .or_else(|| decl.as_ref().map(|b| b.prefix.clone()))
+                    .unwrap_or_default(),
+                start: opt_num(tool, "start")
+                    .map(|n| n as u64)
+                    .or(decl.as_ref().map(|b| b.start))
+                    .unwrap_or(1),
+                width: opt_num(tool, "width")
+                    .map(|n| n as u32)
+                    .or(decl.as_ref().map(|b| b.width))
+                    .unwrap_or(6),
+                suffix: opt_text(tool, "suffix")
+                    .or_else(|| decl.as_ref().map(|b| b.suffix.clone()))
+                    .unwrap_or_default(),
+                position: opt_text(tool, "position")
+                    .and_then(|p| bates::Position::parse(&p))
+                    .unwrap_or(bates::Position::BottomRight),
+                font_size: opt_num(tool, "font_size").unwrap_or(9.0),
+            };
+            let pdfs: Vec<PathBuf> = inputs
+                .iter()
+                .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pdf")))
+                .cloned()
+                .collect();
+            if pdfs.len() != inputs.len() {
+                let other: Vec<String> = inputs
+                    .iter()
+                    .filter(|p| !pdfs.contains(p))
+                    .map(|p| p.display().to_string())
+                    .collect();
+                return Err(format!(
+                    "Bates numbers are stamped on PDFs; convert these first: {}",
+                    other.join(", ")
+                ));
+            }
+            let map = bates::stamp_files(&pdfs, dir, &opts).map_err(|e| e.to_string())?;
+            result.files = pdfs
+                .iter()
+                .filter_map(|p| p.file_name().map(|n| dir.join(n)))
+                .collect();
+            result
+                .primary
+                .insert("json".into(), dir.join("bates-map.json"));
+            format!(
+                "{} pages stamped {}–{}",
+                map.len(),
+                map.first().map_or("", |s| s.bates.as_str()),
+                map.last().map_or("", |s| s.bates.as_str())
+            )
+        }
+        "merge" => {
+            let binder = dir.join("binder.pdf");
+            let opts = merge::Options {
+                slip_sheets: opt_bool(tool, "slip_sheets", false),
+                bookmarks: opt_bool(tool, "bookmarks", true),
+                index_page: false,
+                title: opt_text(tool, "title").unwrap_or_else(|| "Exhibits".into()),
+            };
+            let entries = merge::merge(inputs, &binder, &opts).map_err(|e| e.to_string())?;
+            result.files = vec![binder.clone()];
+            result.primary.insert("pdf".into(), binder);
+            format!("{} exhibits bound", entries.len())
+        }
+        "index" => {
+            // The index is built the way a binder is, then kept on its own.
+            let scratch = dir.join("scratch.pdf");
+            let title = opt_text(tool, "title").unwrap_or_else(|| "Exhibit index".into());
+            let opts = merge::Options {
+                slip_sheets: false,
+                bookmarks: false,
+                index_page: false,
+                title: title.clone(),
+            };
+            let entries = merge::merge(inputs, &scratch, &opts).map_err(|e| e.to_string())?;
+            let _ = std::fs::remove_file(&scratch);
+            let md = dir.join("index.md");
+            std::fs::rename(dir.join("scratch-index.md"), &md).map_err(|e| werr(&md, e))?;
+            result.primary.insert("md".into(), md.clone());
+            result.files.push(md);
+            if matches!(opt_text(tool, "format").as_deref(), Some("pdf" | "both")) {
+                let pdf = dir.join("index.pdf");
+                merge::index_pdf(&title, &entries, &pdf).map_err(|e| e.to_string())?;
+                result.primary.insert("pdf".into(), pdf.clone());
+                result.files.push(pdf);
+            }
+            format!("{} exhibits indexed", entries.len())
+        }
+        "ocr" => {
+            let opts = text::Options {
+                lang: opt_text(tool, "lang").unwrap_or_else(|| "eng".into()),
+                dpi: opt_num(tool, "dpi").map_or(300, |n| n as u32),
+                cache: text::default_cache(),
+                ocr_optional: false,
+            };
+            let mut rows = Vec::new();
+            let mut ocr = 0;
+            for f in inputs {
+                let pages = text::pages(f, &opts).map_err(|e| e.to_string())?;
+                ocr += pages.iter().filter(|p| p.from == "ocr").count();
+                for p in &pages {
+                    rows.push(serde_json::json!({
+                        "file": f.display().to_string(), "page": p.page, "from": p.from,
+                        "bates": verify::evidence::stamp_of(&p.text), "text": p.text,
+                    }));
+                }
+                result.pages.push((
+                    f.display().to_string(),
+                    pages.into_iter().map(|p| p.text).collect(),
+                ));
+            }
+            let json = dir.join("text.json");
+            std::fs::write(&json, serde_json::to_vec_pretty(&rows).unwrap_or_default())
+                .map_err(|e| werr(&json, e))?;
+            result.files = inputs.to_vec();
+            result.primary.insert("json".into(), json);
+            format!("{} pages read, {ocr} by OCR", rows.len())
+        }
+        "verify-draft" => {
+            let draft_path = matter.join(opt_text(tool, "draft").unwrap_or_default());
+            let draft = std::fs::read_to_string(&draft_path)
+                .map_err(|e| format!("cannot read the draft `{}`: {e}", draft_path.display()))?;
+            let prefixes = opt_text(tool, "bates_prefix").into_iter().collect();
+            let mut ev = verify::Evidence::new(prefixes);
+            for r in &step.reads {
+                let Some(p) = produced.get(r) else { continue };
+                if p.pages.is_empty() {
+                    for f in &p.files {
+                        ev.add_path(f).map_err(|e| e.to_string())?;
+                    }
+                } else {
+                    for (file, pages) in &p.pages {
+                        ev.add_pages(file.clone(), pages.clone());
+                    }
+                }
+            }
+            let v = verify::verify(&draft, &ev);
+            let name = draft_path.display().to_string();
+            let md = dir.join("report.md");
+            let json = dir.join("report.json");
+            std::fs::write(
+                &md,
+                verify::report::markdown(&name, &draft, &v.outcomes, &v.files),
+            )
+            .map_err(|e| werr(&md, e))?;
+            std::fs::write(&json, verify::report::json(&v.outcomes, &v.files))
+                .map_err(|e| werr(&json, e))?;
+            result.primary.insert("md".into(), md.clone());
+            result.primary.insert("json".into(), json.clone());
+            result.files = vec![md, json];
+            let bad = v
+                .outcomes
+                .iter()
+                .filter(|o| o.status == verify::Status::Unsupported)
+                .count();
+            format!("{} claims checked, {bad} unsupported", v.outcomes.len())
+        }
+        other => return Err(format!("lexrun has no `{other}` tool")),
+    };
+    Ok((result, summary))
+}
