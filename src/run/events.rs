@@ -69,7 +69,7 @@ impl Events {
             json!({"stage": key, "pool": pool, "model": model, "round": round}),
         );
         match self.mode {
-            Mode::Plain => eprintln!("  start  {key} on {pool} ({model}){}", round_note(round)),
+            Mode::Plain => eprintln!("  start   {key} on {pool} ({model}){}", round_note(round)),
             Mode::Live => {
                 if let Some(m) = &self.multi {
                     let bar = m.add(ProgressBar::new_spinner());
@@ -106,7 +106,7 @@ impl Events {
         v["stage"] = json!(key);
         v["status"] = json!(status);
         self.emit("stage_finished", v);
-        let text = format!("  {status:<7}{key}: {line}");
+        let text = format!("  {status:<8}{key}: {line}");
         match self.mode {
             Mode::Plain => eprintln!("{text}"),
             Mode::Live => {
@@ -125,7 +125,7 @@ impl Events {
 
     pub fn note(&self, key: &str, text: &str) {
         self.emit("note", json!({"stage": key, "text": text}));
-        self.say(&format!("         {key}: {text}"));
+        self.say(&format!("          {key}: {text}"));
     }
 
     pub fn warn(&self, key: &str, text: &str) {

@@ -775,7 +775,11 @@ async fn schedule(sh: &Arc<Shared>, matters: &[Arc<Matter>]) -> (Vec<MatterRecor
             .map(|(i, s)| (s.name.as_str(), i))
             .collect();
         rec.steps
-            .sort_by_key(|s| (s.started_ms, order.get(s.name.as_str()).copied()));
+            // Plan order, then round: the same for every run, whatever ran first.
+            .sort_by_key(|s| {
+                let base = s.name.strip_prefix("verify ").unwrap_or(&s.name);
+                (order.get(base).copied(), s.round, s.kind == "verify")
+            });
     }
     (records, cancelled)
 }

@@ -1,3 +1,4 @@
 //! Helpers shared by integration tests and benchmarks.
 pub mod corpus;
 pub mod pdf;
+pub mod servers;
