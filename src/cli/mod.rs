@@ -636,7 +636,9 @@ fn cmd_run(args: &RunArgs, color: bool) -> u8 {
         },
         events,
     };
+    // One worker is plenty for a handful of streams; CPU work runs on blocking threads.
     let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
     {

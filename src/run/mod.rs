@@ -426,6 +426,17 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         matters.len(),
         if matters.len() == 1 { "" } else { "s" },
     ));
+    if !plan.verify.is_empty() {
+        // The verifier's patterns compile while the first model calls are under way.
+        // On its own thread at the lowest priority, so it never slows a local server.
+        std::thread::spawn(|| {
+            // SAFETY: setpriority on the calling thread (who = 0) has no memory effects.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+            }
+            verify::warm();
+        });
+    }
     let (records, cancelled) = schedule(&shared, &matters).await;
 
     let mut record = RunRecord {
@@ -1325,12 +1336,20 @@ async fn stage_call(
 
     // Count before sending: a prompt over the context is an error, never truncated.
     let ctx = ident.n_ctx.map_or(model.ctx, |n| n.min(model.ctx));
-    let (tokens, counted) = match pool.backend.count_tokens(&text).await {
-        Ok(Some(n)) => (n, "counted"),
-        _ => ((text.len() as u64).div_ceil(4), "estimated"),
-    };
-    rec.prompt_tokens = Some(tokens);
+    // No tokenizer makes more tokens than bytes (plus a few specials), so a prompt that fits
+    // by bytes needs no count; the server's timings give the exact figure afterwards.
     let reserve = ms.sampling.get("max_tokens").map_or(0, |n| *n as u64);
+    let fits_by_bytes = text.len() as u64 + 64 + reserve <= ctx;
+    let (tokens, counted) = if fits_by_bytes {
+        (None, "")
+    } else {
+        match pool.backend.count_tokens(&text).await {
+            Ok(Some(n)) => (Some(n), "counted"),
+            _ => (Some((text.len() as u64).div_ceil(4)), "estimated"),
+        }
+    };
+    rec.prompt_tokens = tokens;
+    let tokens = tokens.unwrap_or(0);
     if tokens + reserve > ctx {
         return fail(
             rec,
@@ -1492,11 +1511,14 @@ async fn stage_call(
         t.predicted_per_second
     );
     rec.timings = Some(reply.timings.clone());
+    if rec.prompt_tokens.is_none() && t.prompt_n + t.cache_n > 0 {
+        rec.prompt_tokens = Some(t.prompt_n + t.cache_n);
+    }
     sh.events.stage_finished(
         &key,
         "done",
         &format!("{} ({:.1} s)", rec.summary, rec.duration_ms as f64 / 1000.0),
-        json!({"matter": m.name, "round": round, "timings": reply.timings, "prompt_tokens": tokens}),
+        json!({"matter": m.name, "round": round, "timings": reply.timings, "prompt_tokens": rec.prompt_tokens}),
     );
     Ok((p, rec))
 }
