@@ -10,6 +10,7 @@ pub mod calendar;
 pub mod check;
 pub mod cli;
 pub mod diagnostic;
+pub mod document;
 pub mod exhibits;
 pub mod gguf;
 pub mod plan;

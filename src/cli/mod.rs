@@ -656,6 +656,9 @@ fn cmd_run(args: &RunArgs, color: bool) -> u8 {
                     if let Some(by) = &m.stopped_by {
                         eprintln!("stopped: {by}");
                     }
+                    for o in m.outputs.iter().filter(|o| o.missing) {
+                        eprintln!("error: output `{}` {}", o.path, o.status);
+                    }
                     for s in m.steps.iter().filter(|s| {
                         s.why.is_some() && s.status != Some(crate::run::Status::Skipped)
                     }) {

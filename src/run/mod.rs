@@ -144,6 +144,9 @@ pub struct OutputRecord {
     pub from: String,
     /// `written`, or why not.
     pub status: String,
+    /// Not written though its stage ran (a write error, a missing tool): the run failed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub missing: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -176,7 +179,12 @@ impl RunRecord {
             return 130;
         }
         let all = || self.matters.iter().flat_map(|m| &m.steps);
-        if all().any(|s| matches!(s.status, Some(Status::Failed | Status::Blocked))) {
+        let missing = self
+            .matters
+            .iter()
+            .flat_map(|m| &m.outputs)
+            .any(|o| o.missing);
+        if missing || all().any(|s| matches!(s.status, Some(Status::Failed | Status::Blocked))) {
             1
         } else if self.matters.iter().any(|m| m.stopped_by.is_some()) {
             3
@@ -1735,25 +1743,29 @@ fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
     let mut written = Vec::new();
     for o in &sh.plan.outputs {
         let dest = m.out_dir.join(&o.path);
-        let status = if blocked(&o.from) {
-            "not written: verification blocked it".to_string()
+        let (status, missing) = if blocked(&o.from) {
+            ("not written: verification blocked it".to_string(), false)
         } else {
             match status_of(&o.from) {
                 Some(Status::Done | Status::Stopped) => {
                     match write_output(sh, m, rec, &o.from, &o.format, o.appendix.as_deref(), &dest)
                     {
-                        Ok(()) => "written".to_string(),
-                        Err(e) => format!("not written: {e}"),
+                        Ok(()) => ("written".to_string(), false),
+                        Err(e) => (format!("not written: {e}"), true),
                     }
                 }
-                Some(st) => format!("not written: `{}` is {}", o.from, status_word(st)),
-                None => format!("not written: `{}` did not run", o.from),
+                Some(st) => (
+                    format!("not written: `{}` is {}", o.from, status_word(st)),
+                    false,
+                ),
+                None => (format!("not written: `{}` did not run", o.from), false),
             }
         };
         written.push(OutputRecord {
             path: dest.display().to_string(),
             from: o.from.clone(),
             status,
+            missing,
         });
     }
     for w in &written {
@@ -1785,7 +1797,7 @@ fn status_word(s: Status) -> &'static str {
 }
 
 fn write_output(
-    _sh: &Shared,
+    sh: &Shared,
     m: &Matter,
     rec: &MatterRecord,
     from: &str,
@@ -1821,6 +1833,10 @@ fn write_output(
             })
             .cloned()
     };
+    if matches!(format, "docx" | "pdf") {
+        let md = pick("md").ok_or_else(|| format!("`{from}` produces no text to lay out"))?;
+        return write_document(sh, m, step, &md, format, appendix, dest);
+    }
     let src = pick(format)
         .or_else(|| if format == "json" { pick("md") } else { None })
         .ok_or_else(|| format!("`{from}` produces no .{format} file"))?;
@@ -1839,6 +1855,150 @@ fn write_output(
     std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write `{}`: {e}", tmp.display()))?;
     std::fs::rename(&tmp, dest).map_err(|e| format!("cannot write `{}`: {e}", dest.display()))?;
     Ok(())
+}
+
+/// The provenance every document carries, so it is recognised wherever it is copied.
+fn provenance(sh: &Shared, m: &Matter, step: &StepRecord, text: &[u8]) -> Vec<(String, String)> {
+    let run_id = m
+        .run_dir
+        .ancestors()
+        .find_map(|p| {
+            let n = p.file_name()?.to_string_lossy().into_owned();
+            n.starts_with("run-").then_some(n)
+        })
+        .unwrap_or_default();
+    vec![
+        (
+            "lexrun.generator".into(),
+            format!("lexrun {}", env!("CARGO_PKG_VERSION")),
+        ),
+        ("lexrun.workflow".into(), sh.plan.workflow.name.clone()),
+        ("lexrun.run".into(), run_id),
+        ("lexrun.matter".into(), m.name.clone()),
+        ("lexrun.stage".into(), step.name.clone()),
+        ("lexrun.round".into(), step.round.to_string()),
+        ("lexrun.plan_hash".into(), sh.plan.hash.clone()),
+        ("lexrun.node_hash".into(), step.node_hash.clone()),
+        (
+            "lexrun.text_blake3".into(),
+            blake3::hash(text).to_hex().to_string(),
+        ),
+    ]
+}
+
+/// A Word or PDF document from a stage's text: caption from the matter's `matter.json`,
+/// signature block and jurat for affidavits, the verification appendix when asked for.
+fn write_document(
+    sh: &Shared,
+    m: &Matter,
+    step: &StepRecord,
+    md: &str,
+    format: &str,
+    appendix: Option<&str>,
+    dest: &Path,
+) -> Result<(), String> {
+    use crate::document::{self, docx};
+    let text = std::fs::read(md).map_err(|e| format!("cannot read `{md}`: {e}"))?;
+    let caption: Option<docx::Caption> = match std::fs::read(m.dir.join("matter.json")) {
+        Ok(b) => Some(serde_json::from_slice(&b).map_err(|e| {
+            format!(
+                "`{}` is not a valid matter file: {e}",
+                m.dir.join("matter.json").display()
+            )
+        })?),
+        Err(_) => None,
+    };
+    let stem = dest
+        .file_stem()
+        .map(|s| s.to_string_lossy().replace(['-', '_'], " "))
+        .unwrap_or_default();
+    let is_affidavit = stem.to_ascii_lowercase().contains("affidavit");
+    let closing = is_affidavit.then(|| {
+        let affiant = caption
+            .as_ref()
+            .map(|c| c.affiant.clone())
+            .filter(|a| !a.is_empty());
+        let vars = json!({"affiant": affiant.unwrap_or_else(|| "Affiant".into())});
+        prompt::render(document::AFFIDAVIT_CLOSING, &vars).unwrap_or_default()
+    });
+    let table = if appendix == Some("verification") {
+        let report = m
+            .run_dir
+            .join(format!("verify-{}", step.name))
+            .join("report.json");
+        let v: Value = std::fs::read(&report)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or_else(|| format!("no verification report for `{}` to append", step.name))?;
+        let rows = v["claims"]
+            .as_array()
+            .map(|cs| {
+                cs.iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let src = &c["source"];
+                        vec![
+                            (i + 1).to_string(),
+                            c["kind"].as_str().unwrap_or("").into(),
+                            c["text"].as_str().unwrap_or("").into(),
+                            c["status"].as_str().unwrap_or("").into(),
+                            src["file"]
+                                .as_str()
+                                .map(|f| {
+                                    Path::new(f)
+                                        .file_name()
+                                        .map(|n| n.to_string_lossy().into_owned())
+                                        .unwrap_or_default()
+                                })
+                                .unwrap_or_else(|| c["reason"].as_str().unwrap_or("").into()),
+                            src["page"]
+                                .as_u64()
+                                .map(|p| p.to_string())
+                                .unwrap_or_default(),
+                            src["bates"].as_str().unwrap_or("").into(),
+                        ]
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(docx::Table {
+            title: "Verification appendix".into(),
+            note: format!(
+                "Every citation, date, Bates number, quotation and amount in this document, checked against the evidence: {} supported, {} unsupported.",
+                v["supported"], v["unsupported"]
+            ),
+            header: ["#", "kind", "claim", "status", "source", "page", "Bates"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        })
+    } else {
+        None
+    };
+    let props = provenance(sh, m, step, &text);
+    let d = docx::Document {
+        title: stem.clone(),
+        body: String::from_utf8_lossy(&text).into_owned(),
+        caption,
+        closing,
+        appendix: table,
+        style: docx::Style::default(),
+        properties: props.clone(),
+    };
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
+    }
+    if format == "docx" {
+        return docx::write(&d, dest);
+    }
+    let work = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+    let tmp_docx = work.path().join(format!(
+        "{}.docx",
+        dest.file_stem().unwrap_or_default().to_string_lossy()
+    ));
+    docx::write(&d, &tmp_docx)?;
+    document::docx_to_pdf(&tmp_docx, dest, &props)
 }
 
 /// `report.md`: what ran, how long, how fast, what was blocked or stopped, what was written.

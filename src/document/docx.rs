@@ -1,0 +1,458 @@
+//! A Word document (OOXML) written from Markdown: caption block, title, headings, numbered
+//! paragraphs with hanging indents, emphasis, block quotes, footnotes, page numbers in the
+//! footer, the firm's font, and lexrun's provenance in the document's custom properties.
+//! The parts are written by hand; they are few and their schema is stable.
+
+use std::io::Write;
+use std::path::Path;
+
+use zip::write::SimpleFileOptions;
+
+use super::markdown::{self, Block, Inline};
+
+/// The court caption, from the matter's `matter.json`.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct Caption {
+    pub court: String,
+    pub case_number: String,
+    pub plaintiff: String,
+    pub defendant: String,
+    pub affiant: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Style {
+    pub font: String,
+    pub size_pt: f32,
+    /// 1.0 single, 2.0 double.
+    pub line_spacing: f32,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style {
+            font: "Times New Roman".into(),
+            size_pt: 12.0,
+            line_spacing: 2.0,
+        }
+    }
+}
+
+/// A table at the end of the document (the verification appendix).
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub title: String,
+    pub note: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Document {
+    pub title: String,
+    pub body: String,
+    pub caption: Option<Caption>,
+    /// Markdown after the body: a signature block and jurat.
+    pub closing: Option<String>,
+    pub appendix: Option<Table>,
+    pub style: Style,
+    /// Custom document properties (name, value): the run's provenance.
+    pub properties: Vec<(String, String)>,
+}
+
+/// Text safe inside XML: escaped, and without the control characters XML forbids.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\t' | '\n' | '\r' => out.push(' '),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn run(text: &str, bold: bool, italic: bool) -> String {
+    let mut rpr = String::new();
+    if bold {
+        rpr.push_str("<w:b/>");
+    }
+    if italic {
+        rpr.push_str("<w:i/>");
+    }
+    let rpr = if rpr.is_empty() {
+        String::new()
+    } else {
+        format!("<w:rPr>{rpr}</w:rPr>")
+    };
+    format!(
+        "<w:r>{rpr}<w:t xml:space=\"preserve\">{}</w:t></w:r>",
+        esc(text)
+    )
+}
+
+fn runs(inl: &[Inline], bold: bool, italic: bool, out: &mut String) {
+    for x in inl {
+        match x {
+            Inline::Text(t) => out.push_str(&run(t, bold, italic)),
+            Inline::Bold(k) => runs(k, true, italic, out),
+            Inline::Italic(k) => runs(k, bold, true, out),
+            Inline::Note(n) => out.push_str(&format!(
+                "<w:r><w:rPr><w:rStyle w:val=\"FootnoteReference\"/></w:rPr><w:footnoteReference w:id=\"{n}\"/></w:r>"
+            )),
+        }
+    }
+}
+
+fn para(style: Option<&str>, ppr: &str, content: &str) -> String {
+    let st = style
+        .map(|s| format!("<w:pStyle w:val=\"{s}\"/>"))
+        .unwrap_or_default();
+    format!("<w:p><w:pPr>{st}{ppr}</w:pPr>{content}</w:p>")
+}
+
+fn blocks(bs: &[Block], out: &mut String) {
+    for b in bs {
+        let mut content = String::new();
+        match b {
+            Block::Heading(level, inl) => {
+                runs(inl, false, false, &mut content);
+                out.push_str(&para(Some(&format!("Heading{}", (*level).min(3))), "", &content));
+            }
+            Block::Numbered(n, inl) => {
+                content.push_str(&run(&format!("{n}."), false, false));
+                content.push_str("<w:r><w:tab/></w:r>");
+                runs(inl, false, false, &mut content);
+                out.push_str(&para(None, "<w:ind w:left=\"720\" w:hanging=\"720\"/>", &content));
+            }
+            Block::Bullet(inl) => {
+                content.push_str(&run("•", false, false));
+                content.push_str("<w:r><w:tab/></w:r>");
+                runs(inl, false, false, &mut content);
+                out.push_str(&para(None, "<w:ind w:left=\"720\" w:hanging=\"360\"/>", &content));
+            }
+            Block::Quote(inl) => {
+                runs(inl, false, false, &mut content);
+                out.push_str(&para(Some("Quote"), "", &content));
+            }
+            Block::Para(inl) => {
+                runs(inl, false, false, &mut content);
+                out.push_str(&para(None, "", &content));
+            }
+            Block::Rule => out.push_str(&para(
+                None,
+                "<w:pBdr><w:bottom w:val=\"single\" w:sz=\"6\" w:space=\"1\" w:color=\"auto\"/></w:pBdr>",
+                "",
+            )),
+        }
+    }
+}
+
+fn cell(width: u32, content: &str) -> String {
+    format!("<w:tc><w:tcPr><w:tcW w:w=\"{width}\" w:type=\"dxa\"/></w:tcPr>{content}</w:tc>")
+}
+
+fn caption_xml(c: &Caption, title: &str) -> String {
+    let mut s = String::new();
+    if !c.court.is_empty() {
+        s.push_str(&para(
+            Some("Court"),
+            "",
+            &run(&c.court.to_uppercase(), true, false),
+        ));
+    }
+    if !c.plaintiff.is_empty() || !c.defendant.is_empty() || !c.case_number.is_empty() {
+        let mut left = String::new();
+        for (name, role) in [(&c.plaintiff, "Plaintiff,"), (&c.defendant, "Defendant.")] {
+            if name.is_empty() {
+                continue;
+            }
+            left.push_str(&para(
+                Some("Caption"),
+                "",
+                &run(&format!("{},", name.to_uppercase()), false, false),
+            ));
+            left.push_str(&para(
+                Some("Caption"),
+                "<w:ind w:left=\"1440\"/>",
+                &run(role, false, false),
+            ));
+            if role == "Plaintiff," {
+                left.push_str(&para(
+                    Some("Caption"),
+                    "<w:ind w:left=\"720\"/>",
+                    &run("v.", false, false),
+                ));
+            }
+        }
+        if left.is_empty() {
+            left = para(Some("Caption"), "", "");
+        }
+        let right = para(
+            Some("Caption"),
+            "",
+            &run(
+                &if c.case_number.is_empty() {
+                    String::new()
+                } else {
+                    format!("Case No. {}", c.case_number)
+                },
+                false,
+                false,
+            ),
+        );
+        s.push_str(
+            "<w:tbl><w:tblPr><w:tblW w:w=\"9360\" w:type=\"dxa\"/><w:tblBorders><w:insideV w:val=\"single\" w:sz=\"4\" w:space=\"0\" w:color=\"auto\"/></w:tblBorders><w:tblLayout w:type=\"fixed\"/></w:tblPr><w:tblGrid><w:gridCol w:w=\"5400\"/><w:gridCol w:w=\"3960\"/></w:tblGrid><w:tr>",
+        );
+        s.push_str(&cell(5400, &left));
+        s.push_str(&cell(3960, &right));
+        s.push_str("</w:tr></w:tbl>");
+    }
+    if !title.is_empty() {
+        s.push_str(&para(
+            Some("Title"),
+            "",
+            &run(&title.to_uppercase(), true, false),
+        ));
+    }
+    s
+}
+
+fn table_xml(t: &Table) -> String {
+    let mut s = para(None, "<w:pageBreakBefore/>", "");
+    s.push_str(&para(Some("Heading1"), "", &run(&t.title, false, false)));
+    if !t.note.is_empty() {
+        s.push_str(&para(Some("Compact"), "", &run(&t.note, false, false)));
+    }
+    let cols = t.header.len().max(1) as u32;
+    let w = 9360 / cols;
+    s.push_str("<w:tbl><w:tblPr><w:tblW w:w=\"9360\" w:type=\"dxa\"/><w:tblBorders>");
+    for side in ["top", "left", "bottom", "right", "insideH", "insideV"] {
+        s.push_str(&format!(
+            "<w:{side} w:val=\"single\" w:sz=\"4\" w:space=\"0\" w:color=\"auto\"/>"
+        ));
+    }
+    s.push_str("</w:tblBorders></w:tblPr><w:tblGrid>");
+    for _ in 0..cols {
+        s.push_str(&format!("<w:gridCol w:w=\"{w}\"/>"));
+    }
+    s.push_str("</w:tblGrid>");
+    let row = |cells: &[String], bold: bool| {
+        let mut r = String::from("<w:tr>");
+        for c in cells {
+            r.push_str(&cell(w, &para(Some("Compact"), "", &run(c, bold, false))));
+        }
+        r.push_str("</w:tr>");
+        r
+    };
+    s.push_str(&row(&t.header, true));
+    for r in &t.rows {
+        s.push_str(&row(r, false));
+    }
+    s.push_str("</w:tbl>");
+    s
+}
+
+const W_NS: &str = "xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\" xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships\"";
+
+/// The `word/document.xml` part (exposed for tests).
+pub fn document_xml(d: &Document) -> String {
+    let md = markdown::parse(&d.body);
+    let mut body = String::new();
+    if let Some(c) = &d.caption {
+        body.push_str(&caption_xml(c, &d.title));
+    } else if !d.title.is_empty() {
+        body.push_str(&para(
+            Some("Title"),
+            "",
+            &run(&d.title.to_uppercase(), true, false),
+        ));
+    }
+    blocks(&md.blocks, &mut body);
+    if let Some(closing) = &d.closing {
+        body.push_str(&para(None, "<w:keepNext/>", ""));
+        let c = markdown::parse(closing);
+        let mut s = String::new();
+        blocks(&c.blocks, &mut s);
+        // The signature block and jurat stay together on one page.
+        body.push_str(&s.replace(
+            "<w:pPr>",
+            "<w:pPr><w:keepNext/><w:spacing w:before=\"240\" w:line=\"240\" w:lineRule=\"auto\"/>",
+        ));
+    }
+    if let Some(t) = &d.appendix {
+        body.push_str(&table_xml(t));
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<w:document {W_NS}><w:body>{body}<w:sectPr><w:footerReference w:type=\"default\" r:id=\"rId3\"/><w:pgSz w:w=\"12240\" w:h=\"15840\"/><w:pgMar w:top=\"1440\" w:right=\"1440\" w:bottom=\"1440\" w:left=\"1440\" w:header=\"720\" w:footer=\"720\" w:gutter=\"0\"/></w:sectPr></w:body></w:document>"
+    )
+}
+
+fn footnotes_xml(d: &Document) -> String {
+    let md = markdown::parse(&d.body);
+    let mut s = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<w:footnotes {W_NS}><w:footnote w:type=\"separator\" w:id=\"-1\"><w:p><w:r><w:separator/></w:r></w:p></w:footnote><w:footnote w:type=\"continuationSeparator\" w:id=\"0\"><w:p><w:r><w:continuationSeparator/></w:r></w:p></w:footnote>"
+    );
+    for (i, note) in md.notes.iter().enumerate() {
+        let mut content = String::from(
+            "<w:r><w:rPr><w:rStyle w:val=\"FootnoteReference\"/></w:rPr><w:footnoteRef/></w:r><w:r><w:t xml:space=\"preserve\"> </w:t></w:r>",
+        );
+        runs(note, false, false, &mut content);
+        s.push_str(&format!(
+            "<w:footnote w:id=\"{}\">{}</w:footnote>",
+            i + 1,
+            para(Some("FootnoteText"), "", &content)
+        ));
+    }
+    s.push_str("</w:footnotes>");
+    s
+}
+
+fn styles_xml(st: &Style) -> String {
+    let font = esc(&st.font);
+    let size = (st.size_pt * 2.0).round() as u32;
+    let line = (st.line_spacing * 240.0).round() as u32;
+    let rfonts = format!(
+        "<w:rFonts w:ascii=\"{font}\" w:hAnsi=\"{font}\" w:eastAsia=\"{font}\" w:cs=\"{font}\"/>"
+    );
+    let style = |id: &str, name: &str, ppr: &str, rpr: &str| {
+        format!(
+            "<w:style w:type=\"paragraph\" w:styleId=\"{id}\"><w:name w:val=\"{name}\"/><w:basedOn w:val=\"Normal\"/><w:qFormat/><w:pPr>{ppr}</w:pPr><w:rPr>{rpr}</w:rPr></w:style>"
+        )
+    };
+    let single = "<w:spacing w:before=\"0\" w:after=\"0\" w:line=\"240\" w:lineRule=\"auto\"/>";
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<w:styles {W_NS}><w:docDefaults><w:rPrDefault><w:rPr>{rfonts}<w:sz w:val=\"{size}\"/><w:szCs w:val=\"{size}\"/><w:lang w:val=\"en-US\"/></w:rPr></w:rPrDefault><w:pPrDefault><w:pPr><w:spacing w:after=\"0\" w:line=\"{line}\" w:lineRule=\"auto\"/></w:pPr></w:pPrDefault></w:docDefaults><w:style w:type=\"paragraph\" w:default=\"1\" w:styleId=\"Normal\"><w:name w:val=\"Normal\"/><w:qFormat/></w:style>{}{}{}{}{}{}{}{}{}<w:style w:type=\"character\" w:styleId=\"FootnoteReference\"><w:name w:val=\"footnote reference\"/><w:rPr><w:vertAlign w:val=\"superscript\"/></w:rPr></w:style></w:styles>",
+        style("Title", "Title", "<w:jc w:val=\"center\"/><w:spacing w:before=\"240\" w:after=\"240\" w:line=\"240\" w:lineRule=\"auto\"/>", "<w:b/>"),
+        style("Court", "Court", "<w:jc w:val=\"center\"/><w:spacing w:after=\"240\" w:line=\"240\" w:lineRule=\"auto\"/>", "<w:b/>"),
+        style("Caption", "Caption block", single, ""),
+        style("Heading1", "heading 1", "<w:keepNext/><w:spacing w:before=\"240\" w:after=\"120\" w:line=\"240\" w:lineRule=\"auto\"/><w:outlineLvl w:val=\"0\"/>", "<w:b/>"),
+        style("Heading2", "heading 2", "<w:keepNext/><w:spacing w:before=\"240\" w:after=\"120\" w:line=\"240\" w:lineRule=\"auto\"/><w:outlineLvl w:val=\"1\"/>", "<w:b/><w:i/>"),
+        style("Heading3", "heading 3", "<w:keepNext/><w:spacing w:before=\"120\" w:after=\"60\" w:line=\"240\" w:lineRule=\"auto\"/><w:outlineLvl w:val=\"2\"/>", "<w:i/>"),
+        style("Quote", "Quote", "<w:ind w:left=\"1440\" w:right=\"1440\"/><w:spacing w:before=\"120\" w:after=\"120\" w:line=\"240\" w:lineRule=\"auto\"/><w:jc w:val=\"both\"/>", ""),
+        style("FootnoteText", "footnote text", single, &format!("<w:sz w:val=\"{}\"/>", size.saturating_sub(4).max(16))),
+        style("Compact", "Compact", single, &format!("<w:sz w:val=\"{}\"/>", size.saturating_sub(4).max(16))),
+    )
+}
+
+fn footer_xml() -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<w:ftr {W_NS}><w:p><w:pPr><w:jc w:val=\"center\"/></w:pPr><w:fldSimple w:instr=\" PAGE \"><w:r><w:t>1</w:t></w:r></w:fldSimple></w:p></w:ftr>"
+    )
+}
+
+fn custom_xml(props: &[(String, String)]) -> String {
+    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<Properties xmlns=\"http://schemas.openxmlformats.org/officeDocument/2006/custom-properties\" xmlns:vt=\"http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes\">");
+    for (i, (k, v)) in props.iter().enumerate() {
+        s.push_str(&format!(
+            "<property fmtid=\"{{D5CDD505-2E9C-101B-9397-08002B2CF9AE}}\" pid=\"{}\" name=\"{}\"><vt:lpwstr>{}</vt:lpwstr></property>",
+            i + 2,
+            esc(k),
+            esc(v)
+        ));
+    }
+    s.push_str("</Properties>");
+    s
+}
+
+fn core_xml(d: &Document) -> String {
+    let keywords: Vec<String> = d
+        .properties
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<cp:coreProperties xmlns:cp=\"http://schemas.openxmlformats.org/package/2006/metadata/core-properties\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\" xmlns:dcterms=\"http://purl.org/dc/terms/\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"><dc:title>{}</dc:title><dc:creator>lexrun</dc:creator><cp:keywords>{}</cp:keywords><dc:description>Drafted by lexrun from a workflow run; see the custom properties for its provenance.</dc:description></cp:coreProperties>",
+        esc(&d.title),
+        esc(&keywords.join("; "))
+    )
+}
+
+const CONTENT_TYPES: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/><Override PartName="/word/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml"/><Override PartName="/word/footnotes.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"/><Override PartName="/word/footer1.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.footer+xml"/><Override PartName="/docProps/core.xml" ContentType="application/vnd.openxmlformats-package.core-properties+xml"/><Override PartName="/docProps/app.xml" ContentType="application/vnd.openxmlformats-officedocument.extended-properties+xml"/><Override PartName="/docProps/custom.xml" ContentType="application/vnd.openxmlformats-officedocument.custom-properties+xml"/></Types>"#;
+
+const ROOT_RELS: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" Target="docProps/core.xml"/><Relationship Id="rId3" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/extended-properties" Target="docProps/app.xml"/><Relationship Id="rId4" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/custom-properties" Target="docProps/custom.xml"/></Relationships>"#;
+
+const DOC_RELS: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/footnotes" Target="footnotes.xml"/><Relationship Id="rId3" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/footer" Target="footer1.xml"/></Relationships>"#;
+
+const APP: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties"><Application>lexrun</Application></Properties>"#;
+
+/// Writes the document to `path` (through a temporary file beside it).
+pub fn write(d: &Document, path: &Path) -> Result<(), String> {
+    let tmp = path.with_extension("docx.partial");
+    let file = std::fs::File::create(&tmp)
+        .map_err(|e| format!("cannot write `{}`: {e}", tmp.display()))?;
+    let mut z = zip::ZipWriter::new(file);
+    let opts = SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .last_modified_time(zip::DateTime::default());
+    let parts: [(&str, String); 9] = [
+        ("[Content_Types].xml", CONTENT_TYPES.to_string()),
+        ("_rels/.rels", ROOT_RELS.to_string()),
+        ("word/_rels/document.xml.rels", DOC_RELS.to_string()),
+        ("word/document.xml", document_xml(d)),
+        ("word/styles.xml", styles_xml(&d.style)),
+        ("word/footnotes.xml", footnotes_xml(d)),
+        ("word/footer1.xml", footer_xml()),
+        ("docProps/core.xml", core_xml(d)),
+        ("docProps/app.xml", APP.to_string()),
+    ];
+    let werr = |e: &dyn std::fmt::Display| format!("cannot write `{}`: {e}", tmp.display());
+    for (name, xml) in parts.iter().chain(std::iter::once(&(
+        "docProps/custom.xml",
+        custom_xml(&d.properties),
+    ))) {
+        z.start_file(*name, opts).map_err(|e| werr(&e))?;
+        z.write_all(xml.as_bytes()).map_err(|e| werr(&e))?;
+    }
+    let f = z.finish().map_err(|e| werr(&e))?;
+    f.sync_all().map_err(|e| werr(&e))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_escaping_drops_forbidden_characters() {
+        assert_eq!(
+            esc("A & B <c> \"d\"\u{1}\u{FFFD}"),
+            "A &amp; B &lt;c&gt; &quot;d&quot;\u{FFFD}"
+        );
+    }
+
+    #[test]
+    fn document_parts_carry_caption_notes_and_numbers() {
+        let d = Document {
+            title: "Affidavit of Jane Smith".into(),
+            body: "1. I paid **$1,250.00**.[^a]\n\n[^a]: Receipt, SMITH000004.".into(),
+            caption: Some(Caption {
+                court: "Superior Court".into(),
+                case_number: "24-CV-0012".into(),
+                plaintiff: "Jane Smith".into(),
+                defendant: "Acme & Sons".into(),
+                affiant: String::new(),
+            }),
+            ..Document::default()
+        };
+        let x = document_xml(&d);
+        assert!(
+            x.contains("SUPERIOR COURT")
+                && x.contains("ACME &amp; SONS,")
+                && x.contains("Case No. 24-CV-0012")
+        );
+        assert!(x.contains("<w:footnoteReference w:id=\"1\"/>"));
+        assert!(x.contains("<w:b/></w:rPr><w:t xml:space=\"preserve\">$1,250.00</w:t>"));
+        assert!(footnotes_xml(&d).contains("Receipt, SMITH000004."));
+    }
+}

@@ -1,0 +1,209 @@
+//! Documents from a run: the Word file's XML parts, its conversion by LibreOffice to PDF
+//! (text compared with the stage's output), page 1 rendered and compared with a reviewed
+//! snapshot image, provenance in both, and hard input surviving intact.
+
+mod support;
+
+use std::fs;
+use std::io::Read;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use support::servers::{Answer, Fake, Speaks};
+
+const DRAFT: &str = "# Statement of facts\n\n\
+I, Zoë O'Brien-Nakamura, being duly sworn, state:\n\n\
+1. My lease with Ōsaka Café & Bar \"Müller\" GmbH is dated January 5, 2024 (DOC000001).\n\
+2. I paid **$1,250.00** on April 1, 2024.[^1]\n\
+3. The landlord wrote *in writing*:\n\n\
+> \"Repairs will be made within 30 days.\"\n\n\
+4. The landlord also promised a refund on May 9, 2024.\n\n\
+5. 大阪の店舗について。 <tags> & ampersands stay. **unclosed bold and a_snake_name.\n\n\
+[^1]: Receipt in the client's file, DOC000001.\n";
+
+fn run(out: &Path, draft: String) -> std::process::Output {
+    let server = Fake::start(Speaks::Llama, Duration::ZERO, move |_| Answer {
+        text: draft.clone(),
+        fault: None,
+    });
+    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args(["run", "tests/documents/filing.lex", "--out"])
+        .arg(out)
+        .args(["--endpoint", &format!("gpu={}", server.url)])
+        .output()
+        .unwrap();
+    drop(server);
+    o
+}
+
+fn part(docx: &Path, name: &str) -> String {
+    let mut z = zip::ZipArchive::new(fs::File::open(docx).unwrap()).unwrap();
+    let mut s = String::new();
+    z.by_name(name).unwrap().read_to_string(&mut s).unwrap();
+    s
+}
+
+fn pdftotext(pdf: &Path) -> String {
+    let o = Command::new("pdftotext")
+        .arg(pdf)
+        .arg("-")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn words(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn an_affidavit_as_word_and_pdf() {
+    let out = tempfile::tempdir().unwrap();
+    let o = run(out.path(), DRAFT.into());
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let docx = out.path().join("affidavit.docx");
+
+    // The parts a word processor needs, with the content in them.
+    let doc = part(&docx, "word/document.xml");
+    for want in [
+        "ZOË O&apos;BRIEN-NAKAMURA,",
+        "Case No. 24-CV-00999 &lt;A&amp;B&gt;",
+        "ŌSAKA CAFÉ &amp; BAR &quot;MÜLLER&quot; GMBH — 大阪,",
+        "<w:pStyle w:val=\"Heading1\"/>",
+        "<w:pStyle w:val=\"Quote\"/>",
+        "<w:footnoteReference w:id=\"1\"/>",
+        "大阪の店舗について。 &lt;tags&gt; &amp; ampersands stay.",
+        "**unclosed bold and a_snake_name.",
+        "Subscribed and sworn to before me",
+        "Verification appendix",
+        "<w:footerReference",
+    ] {
+        let want = want.replace("&apos;", "'");
+        assert!(doc.contains(&want), "document.xml lacks {want:?}");
+    }
+    assert!(part(&docx, "word/footnotes.xml").contains("Receipt in the client"));
+    assert!(part(&docx, "word/footer1.xml").contains("PAGE"));
+    let custom = part(&docx, "docProps/custom.xml");
+    assert!(
+        custom.contains("name=\"lexrun.run\"") && custom.contains("name=\"lexrun.text_blake3\"")
+    );
+    let blake = blake3::hash(DRAFT.as_bytes()).to_hex().to_string();
+    assert!(
+        custom.contains(&blake),
+        "the provenance names the text it came from"
+    );
+    // The appendix lists the unsupported promise of May 9.
+    assert!(
+        doc.contains("May 9, 2024</w:t>") && doc.contains(">unsupported</w:t>"),
+        "appendix"
+    );
+
+    // The PDF lexrun wrote (through LibreOffice) says what the stage said.
+    let pdf = out.path().join("affidavit.pdf");
+    let text = words(&pdftotext(&pdf));
+    for line in [
+        "My lease with Ōsaka Café & Bar \"Müller\" GmbH is dated January 5, 2024 (DOC000001).",
+        "I paid $1,250.00 on April 1, 2024.",
+        "\"Repairs will be made within 30 days.\"",
+        "大阪の店舗について。",
+        "Receipt in the client's file, DOC000001.",
+        "Notary Public",
+    ] {
+        assert!(
+            text.contains(&words(line)),
+            "the PDF lacks {line:?}:\n{text}"
+        );
+    }
+    let info = lopdf::Document::load(&pdf).unwrap();
+    let id = info.trailer.get(b"Info").unwrap().as_reference().unwrap();
+    let dict = info.get_dictionary(id).unwrap();
+    assert!(dict.get(b"LexrunRun").is_ok(), "{dict:?}");
+
+    // Page 1, rendered, against the reviewed snapshot (tests/documents/affidavit-page1.png
+    // for people; the .pgm beside it for the comparison).
+    let png = Path::new("tests/documents/affidavit-page1");
+    let dir = tempfile::tempdir().unwrap();
+    let st = Command::new("pdftoppm")
+        .args(["-r", "40", "-gray", "-f", "1", "-l", "1", "-singlefile"])
+        .arg(&pdf)
+        .arg(dir.path().join("p"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let got = fs::read(dir.path().join("p.pgm")).unwrap();
+    let reference = png.with_extension("pgm");
+    if std::env::var_os("LEXRUN_ACCEPT_IMAGES").is_some() || !reference.exists() {
+        fs::write(&reference, &got).unwrap();
+        Command::new("pdftoppm")
+            .args(["-r", "60", "-png", "-f", "1", "-l", "1", "-singlefile"])
+            .arg(&pdf)
+            .arg(png)
+            .status()
+            .unwrap();
+    }
+    let want = fs::read(&reference).unwrap();
+    assert_eq!(got.len(), want.len(), "page size changed");
+    let diff: u64 = got
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| a.abs_diff(*b) as u64)
+        .sum();
+    let mean = diff as f64 / got.len() as f64;
+    assert!(mean < 2.0, "page 1 differs from the snapshot (mean difference {mean:.2}/255); review with LEXRUN_ACCEPT_IMAGES=1");
+}
+
+#[test]
+fn very_long_paragraphs_and_malformed_markdown_survive() {
+    let long = "word ".repeat(5000);
+    let draft = format!(
+        "1. {long}\n\n> > nested > quote\n\n#### deep heading\n\n[^x] dangling\n\n***\n\n* * *\n"
+    );
+    let out = tempfile::tempdir().unwrap();
+    let o = run(out.path(), draft);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc = part(&out.path().join("affidavit.docx"), "word/document.xml");
+    assert!(
+        doc.contains(long.trim_end()),
+        "the long paragraph is one run, intact"
+    );
+    let text = pdftotext(&out.path().join("affidavit.pdf"));
+    let n = text.split_whitespace().filter(|w| *w == "word").count();
+    assert_eq!(n, 5000);
+    assert!(text.contains("[^x] dangling"));
+}
+
+#[test]
+fn pdf_without_libreoffice_is_a_clear_failure() {
+    let out = tempfile::tempdir().unwrap();
+    let server = Fake::start(Speaks::Llama, Duration::ZERO, |_| Answer {
+        text: "1. A fact.".into(),
+        fault: None,
+    });
+    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args(["run", "tests/documents/filing.lex", "--out"])
+        .arg(out.path())
+        .args(["--endpoint", &format!("gpu={}", server.url)])
+        .env("LEXRUN_SOFFICE", "/nonexistent/soffice")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("PDF output needs LibreOffice") && err.contains("libreoffice-writer-nogui"),
+        "{err}"
+    );
+    // The Word document and the Markdown were still written.
+    assert!(out.path().join("affidavit.docx").is_file());
+    assert!(out.path().join("affidavit.md").is_file());
+}

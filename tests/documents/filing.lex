@@ -1,0 +1,45 @@
+workflow filing "An affidavit laid out as Word and PDF documents"
+
+// The pool's endpoint is replaced with --endpoint when the tests run.
+
+use std.prompts
+
+matter "matter"
+
+pool gpu {
+  host    "test"
+  gpus    0
+  vram    32 GiB
+  serve   llama_cpp at "http://127.0.0.1:9"
+}
+
+model drafter on gpu {
+  gguf    "models/drafter.gguf"
+  weights 1 GiB
+  layers 2  kv_heads 4  head_dim 16
+  ctx 16k
+  temperature 0
+}
+
+sources client {
+  files "intake/*.txt"
+  bates "DOC" start 1 width 6
+}
+
+stage draft {
+  model   drafter
+  prompt  std.prompts.affidavit
+  reads   client
+}
+
+verify draft against client {
+  dates   must appear
+  amounts must appear
+  bates   must exist
+  quotes  must match exactly
+  on failure flag
+}
+
+output "affidavit.docx" from draft appendix verification
+output "affidavit.pdf"  from draft appendix verification
+output "affidavit.md"   from draft
