@@ -15,6 +15,7 @@ pub mod exhibits;
 pub mod gguf;
 pub mod plan;
 pub mod run;
+pub mod serve;
 pub mod suggest;
 pub mod syntax;
 pub mod verify;

@@ -61,6 +61,54 @@ enum Command {
     /// `lexrun FILE.lex`). Exit 0: every output produced; 1: a step failed or was blocked;
     /// 3: a gate stopped the workflow by design; 2: usage or I/O error; 130: interrupted.
     Run(RunArgs),
+    /// Start a llama-server per model on the workflow's llama_cpp pools (pinned to the pool's
+    /// GPUs, with its context and cache settings) and preload models on Ollama pools; waits
+    /// until each is ready.
+    Up {
+        file: Utf8PathBuf,
+        /// Only this model; repeat for more.
+        #[arg(long, value_name = "MODEL")]
+        only: Vec<String>,
+        /// Print each server's environment and command line; start nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        servers: ServerArgs,
+        /// Seconds to wait for a model to load.
+        #[arg(long, default_value_t = 1800)]
+        timeout: u64,
+    },
+    /// Stop the servers `lexrun up` started for this workflow (recorded PIDs only).
+    Down {
+        file: Utf8PathBuf,
+        #[command(flatten)]
+        servers: ServerArgs,
+        /// Seconds between SIGTERM and SIGKILL.
+        #[arg(long, default_value_t = 10)]
+        grace: u64,
+    },
+    /// Show every pool and model: up, loading, down or wrong model; context, slots busy, last
+    /// measured decode speed.
+    Status {
+        file: Utf8PathBuf,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        servers: ServerArgs,
+    },
+    /// Measure each model's prompt and decode speed (median of N runs) against `min_decode`.
+    Bench {
+        file: Utf8PathBuf,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Exit 1 if any model decodes under its `min_decode`.
+        #[arg(long)]
+        enforce: bool,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        servers: ServerArgs,
+    },
     #[command(external_subcommand)]
     External(Vec<String>),
     /// Print the text of each page of PDFs and images, with its Bates stamp: the text layer,
@@ -153,6 +201,16 @@ enum Command {
 }
 
 #[derive(clap::Args, Debug)]
+struct ServerArgs {
+    /// Use another URL for a pool, e.g. `--endpoint board_a=http://127.0.0.1:9001`.
+    #[arg(long, value_name = "POOL=URL")]
+    endpoint: Vec<String>,
+    /// The store (default: `.lexrun` beside the workflow).
+    #[arg(long, value_name = "DIR")]
+    store: Option<std::path::PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
 struct RunArgs {
     file: Utf8PathBuf,
     /// A matter folder; repeat to run several matters through the pipeline together
@@ -201,6 +259,30 @@ pub fn main() -> ExitCode {
         Command::Plan { file, format } => cmd_plan(&file, format, color),
         Command::Explain { code } => cmd_explain(&code),
         Command::Run(args) => cmd_run(&args, color),
+        Command::Up {
+            file,
+            only,
+            dry_run,
+            servers,
+            timeout,
+        } => cmd_up(&file, &only, dry_run, &servers, timeout, color),
+        Command::Down {
+            file,
+            servers,
+            grace,
+        } => cmd_down(&file, &servers, grace, color),
+        Command::Status {
+            file,
+            json,
+            servers,
+        } => cmd_status(&file, json, &servers, color),
+        Command::Bench {
+            file,
+            runs,
+            enforce,
+            json,
+            servers,
+        } => cmd_bench(&file, runs, enforce, json, &servers, color),
         Command::External(args) => match args.first() {
             Some(file) if file.ends_with(".lex") => {
                 let argv = ["lexrun", "run"]
@@ -604,18 +686,9 @@ fn cmd_run(args: &RunArgs, color: bool) -> u8 {
         .parent()
         .map(|d| d.as_std_path().to_path_buf())
         .unwrap_or_default();
-    let mut endpoints = std::collections::BTreeMap::new();
-    for e in &args.endpoint {
-        match e.split_once('=') {
-            Some((pool, url)) if !pool.is_empty() && !url.is_empty() => {
-                endpoints.insert(pool.to_string(), url.to_string());
-            }
-            _ => {
-                eprintln!("error: --endpoint `{e}` should be POOL=URL, e.g. board_a=http://127.0.0.1:8081");
-                return exit::USAGE;
-            }
-        }
-    }
+    let Some(endpoints) = parse_endpoints(&args.endpoint) else {
+        return exit::USAGE;
+    };
     let events = if args.json {
         Mode::Json
     } else if std::io::stderr().is_terminal() {
@@ -693,6 +766,283 @@ fn cmd_run(args: &RunArgs, color: bool) -> u8 {
             exit::USAGE
         }
     }
+}
+
+fn parse_endpoints(list: &[String]) -> Option<std::collections::BTreeMap<String, String>> {
+    let mut endpoints = std::collections::BTreeMap::new();
+    for e in list {
+        match e.split_once('=') {
+            Some((pool, url)) if !pool.is_empty() && !url.is_empty() => {
+                endpoints.insert(pool.to_string(), url.to_string());
+            }
+            _ => {
+                eprintln!("error: --endpoint `{e}` should be POOL=URL, e.g. board_a=http://127.0.0.1:8081");
+                return None;
+            }
+        }
+    }
+    Some(endpoints)
+}
+
+/// The plan, the workflow's folder, the store, the endpoints and a runtime for the server
+/// commands.
+struct ServerCx {
+    plan: plan::Plan,
+    dir: std::path::PathBuf,
+    store: std::path::PathBuf,
+    endpoints: std::collections::BTreeMap<String, String>,
+    rt: tokio::runtime::Runtime,
+}
+
+fn server_cx(file: &Utf8Path, a: &ServerArgs, color: bool, refusal: &str) -> Result<ServerCx, u8> {
+    let plan = checked_plan(file, color, refusal)?;
+    let dir = file
+        .parent()
+        .map(|d| d.as_std_path().to_path_buf())
+        .unwrap_or_default();
+    let store = a.store.clone().unwrap_or_else(|| dir.join(".lexrun"));
+    let endpoints = parse_endpoints(&a.endpoint).ok_or(exit::USAGE)?;
+    for pool in endpoints.keys() {
+        if !plan.pools.iter().any(|p| &p.name == pool) {
+            eprintln!("error: --endpoint {pool}: the workflow has no pool `{pool}`");
+            return Err(exit::USAGE);
+        }
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("error: cannot start the runtime: {e}");
+            exit::USAGE
+        })?;
+    Ok(ServerCx {
+        plan,
+        dir,
+        store,
+        endpoints,
+        rt,
+    })
+}
+
+fn cmd_up(
+    file: &Utf8Path,
+    only: &[String],
+    dry_run: bool,
+    a: &ServerArgs,
+    timeout: u64,
+    color: bool,
+) -> u8 {
+    use crate::serve;
+    let cx = match server_cx(file, a, color, "nothing started") {
+        Ok(cx) => cx,
+        Err(code) => return code,
+    };
+    if dry_run {
+        let launches = match serve::launches(&cx.plan, &cx.dir, only, &cx.endpoints) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::USAGE;
+            }
+        };
+        let mut out = String::new();
+        for l in &launches {
+            out.push_str(&format!(
+                "# {} on pool {} at {}\n{}\n\n",
+                l.model,
+                l.pool,
+                l.url,
+                l.shell()
+            ));
+        }
+        for m in cx
+            .plan
+            .models
+            .iter()
+            .filter(|m| only.is_empty() || only.contains(&m.name))
+        {
+            let Some(p) = cx.plan.pools.iter().find(|p| p.name == m.pool) else {
+                continue;
+            };
+            if p.server == crate::check::model::ServerKind::Ollama {
+                let url = cx.endpoints.get(&p.name).unwrap_or(&p.endpoint);
+                let tag = match &m.weights {
+                    crate::check::model::Weights::Tag { tag } => tag.clone(),
+                    crate::check::model::Weights::Gguf { path, .. } => path.clone(),
+                };
+                out.push_str(&format!(
+                    "# {} on pool {} at {url} (Ollama)\nPOST {url}/api/generate {{\"model\": \"{tag}\", \"keep_alive\": -1, \"options\": {{\"num_ctx\": {}}}}}\n\n",
+                    m.name, p.name, m.ctx
+                ));
+            }
+        }
+        return print_out(&out);
+    }
+    let limits = crate::run::backend::Limits {
+        load: std::time::Duration::from_secs(timeout),
+        ..Default::default()
+    };
+    match cx.rt.block_on(serve::up(
+        &cx.plan,
+        &cx.dir,
+        &cx.store,
+        only,
+        &cx.endpoints,
+        &limits,
+    )) {
+        Ok(started) => {
+            eprintln!(
+                "{} server{} up; `lexrun down {file}` stops {}",
+                started.len(),
+                if started.len() == 1 { "" } else { "s" },
+                if started.len() == 1 { "it" } else { "them" }
+            );
+            exit::OK
+        }
+        Err(serve::ServeError::Input(e)) => {
+            eprintln!("error: {e}");
+            exit::USAGE
+        }
+        Err(serve::ServeError::Failed(e)) => {
+            eprintln!("error: {e}");
+            exit::ERRORS
+        }
+    }
+}
+
+fn cmd_down(file: &Utf8Path, a: &ServerArgs, grace: u64, color: bool) -> u8 {
+    let cx = match server_cx(file, a, color, "nothing stopped") {
+        Ok(cx) => cx,
+        Err(code) => return code,
+    };
+    match crate::serve::down(&cx.store, std::time::Duration::from_secs(grace)) {
+        Ok(lines) if lines.is_empty() => {
+            eprintln!(
+                "no servers recorded in {}; nothing to stop",
+                crate::serve::servers_dir(&cx.store).display()
+            );
+            exit::OK
+        }
+        Ok(lines) => {
+            for l in lines {
+                eprintln!("{l}");
+            }
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::ERRORS
+        }
+    }
+}
+
+fn cmd_status(file: &Utf8Path, json: bool, a: &ServerArgs, color: bool) -> u8 {
+    let cx = match server_cx(file, a, color, "no status") {
+        Ok(cx) => cx,
+        Err(code) => return code,
+    };
+    let limits = crate::run::backend::Limits {
+        connect: std::time::Duration::from_secs(2),
+        ..Default::default()
+    };
+    let rows = cx.rt.block_on(crate::serve::status(
+        &cx.plan,
+        &cx.store,
+        &cx.endpoints,
+        &limits,
+    ));
+    if json {
+        return print_out(&(serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n"));
+    }
+    let mut out = format!(
+        "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10}  {}\n",
+        "pool", "model", "server", "state", "ctx", "busy", "decode", "detail"
+    );
+    for r in &rows {
+        out.push_str(&format!(
+            "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10}  {}\n",
+            r.pool,
+            r.model,
+            r.server,
+            r.state,
+            r.ctx.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+            match (r.slots_busy, r.slots) {
+                (Some(b), Some(n)) => format!("{b}/{n}"),
+                _ => "-".into(),
+            },
+            r.last_decode
+                .map(|d| format!("{d:.1} t/s"))
+                .unwrap_or_else(|| "-".into()),
+            if r.detail.is_empty() {
+                r.url.clone()
+            } else {
+                format!("{} ({})", r.url, r.detail)
+            },
+        ));
+    }
+    print_out(&out)
+}
+
+fn cmd_bench(
+    file: &Utf8Path,
+    runs: usize,
+    enforce: bool,
+    json: bool,
+    a: &ServerArgs,
+    color: bool,
+) -> u8 {
+    let cx = match server_cx(file, a, color, "no benchmark") {
+        Ok(cx) => cx,
+        Err(code) => return code,
+    };
+    let limits = crate::run::backend::Limits {
+        retries: 1,
+        ..Default::default()
+    };
+    let rows = cx.rt.block_on(crate::serve::bench(
+        &cx.plan,
+        &cx.store,
+        &cx.endpoints,
+        runs,
+        &limits,
+    ));
+    let code = if enforce && rows.iter().any(|r| !r.ok) {
+        exit::ERRORS
+    } else {
+        exit::OK
+    };
+    if json {
+        let _ = print_out(&(serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n"));
+        return code;
+    }
+    let mut out = format!(
+        "{:<12} {:<10} {:>8} {:>14} {:>14} {:>11}  {}\n",
+        "model", "pool", "prompt", "prompt t/s", "decode t/s", "min_decode", "verdict"
+    );
+    for r in &rows {
+        out.push_str(&format!(
+            "{:<12} {:<10} {:>8} {:>14.1} {:>14.1} {:>11}  {}\n",
+            r.model,
+            r.pool,
+            r.prompt_tokens,
+            r.prompt_per_second,
+            r.decode_per_second,
+            r.min_decode
+                .map(|m| format!("{m}"))
+                .unwrap_or_else(|| "-".into()),
+            match (&r.error, r.ok) {
+                (Some(e), _) => format!("error: {e}"),
+                (None, true) => "ok".into(),
+                (None, false) => "UNDER min_decode".into(),
+            }
+        ));
+    }
+    out.push_str(&format!(
+        "median of {runs} run{} per model\n",
+        if runs == 1 { "" } else { "s" }
+    ));
+    let _ = print_out(&out);
+    code
 }
 
 fn cmd_explain(code: &str) -> u8 {

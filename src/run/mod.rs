@@ -1833,7 +1833,7 @@ fn write_output(
             })
             .cloned()
     };
-    if matches!(format, "docx" | "pdf") {
+    if step.kind == "model" && matches!(format, "docx" | "pdf") {
         let md = pick("md").ok_or_else(|| format!("`{from}` produces no text to lay out"))?;
         return write_document(sh, m, step, &md, format, appendix, dest);
     }

@@ -332,6 +332,17 @@ impl Cx {
                 }]});
                 respond(&mut out, 200, "application/json", &tags.to_string())
             }
+            ("POST", "/api/generate", Speaks::Ollama) => {
+                // Loading a model: an empty prompt answers at once with done_reason "load".
+                let v = json!({"model": body["model"], "created_at": now_rfc3339(), "response": "", "done": true, "done_reason": "load"});
+                self.seen.lock().unwrap().push(Seen {
+                    path: path.clone(),
+                    body: body.clone(),
+                    at: Instant::now(),
+                    done: Some(Instant::now()),
+                });
+                respond(&mut out, 200, "application/json", &v.to_string())
+            }
             ("GET", "/api/ps", Speaks::Ollama) => {
                 respond(&mut out, 200, "application/json", r#"{"models":[]}"#)
             }
