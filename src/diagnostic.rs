@@ -144,7 +144,7 @@ macro_rules! codes {
     ($( $(#[$doc:meta])* $name:ident = $id:literal, $sev:ident, $summary:literal; )*) => {
         /// Stable diagnostic codes, grouped by phase: E00x syntax, E01x names and imports,
         /// E02x stage graph, E03x types and conditions, E04x templates, E05x–E06x hardware,
-        /// E07x sources, E08x outputs and verification, E09x tools.
+        /// E07x sources, E08x outputs and verification, E09x tools, E10x test files.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Code {
             $( $(#[$doc])* $name, )*
@@ -225,6 +225,7 @@ codes! {
     BadRule = "E083", Error, "a verification rule lexrun cannot apply";
     UnknownTool = "E090", Error, "a tool lexrun does not have";
     UnknownOption = "E091", Error, "a tool option that the tool does not take";
+    TestFile = "E100", Error, "a line of a `.test.lex` file that `lexrun test` cannot read";
 }
 
 impl fmt::Display for Code {

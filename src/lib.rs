@@ -18,4 +18,5 @@ pub mod run;
 pub mod serve;
 pub mod suggest;
 pub mod syntax;
+pub mod testing;
 pub mod verify;

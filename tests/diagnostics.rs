@@ -72,7 +72,8 @@ fn the_corpus_covers_every_code_a_file_can_produce() {
     let missing: Vec<&str> = Code::ALL
         .iter()
         .map(|c| c.id())
-        .filter(|id| *id != "E016" && !covered.contains(*id))
+        // E100 is about `.test.lex` files: covered by tests/replay.rs.
+        .filter(|id| *id != "E016" && *id != "E100" && !covered.contains(*id))
         .collect();
     assert!(missing.is_empty(), "no corpus case for {missing:?}");
     assert!(cases().len() >= 40);

@@ -16,6 +16,7 @@
 //! step is on disk the moment it finishes: a failure or Ctrl-C later loses nothing.
 
 pub mod backend;
+pub mod cassette;
 pub mod events;
 mod expr;
 pub mod prompt;
@@ -58,6 +59,10 @@ pub enum RunError {
     UnknownPool(String, String),
     #[error("pool `{0}`: {1}")]
     Endpoint(String, String),
+    #[error("{0}")]
+    Cassette(#[from] cassette::CassetteError),
+    #[error("cannot write the cassette `{0}`: {1}")]
+    CassetteWrite(String, String),
 }
 
 /// How to run.
@@ -70,6 +75,8 @@ pub struct Options {
     pub endpoints: BTreeMap<String, String>,
     pub limits: Limits,
     pub events: events::Mode,
+    /// Record to, or replay from, a cassette.
+    pub cassette: Option<(PathBuf, cassette::Mode)>,
 }
 
 /// How a step ended.
@@ -300,11 +307,23 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
             return Err(RunError::UnknownPool(name.clone(), all.join(", ")));
         }
     }
+    let tape = match &opts.cassette {
+        Some((path, mode)) => Some(Arc::new(cassette::Cassette::open(path, *mode)?)),
+        None => None,
+    };
     let mut pools = BTreeMap::new();
     for p in &plan.pools {
         let endpoint = opts.endpoints.get(&p.name).unwrap_or(&p.endpoint).clone();
-        let backend = backend::connect(p.server, &endpoint, &opts.limits)
+        let mut backend = backend::connect(p.server, &endpoint, &opts.limits)
             .map_err(|e| RunError::Endpoint(p.name.clone(), e))?;
+        if let Some(tape) = &tape {
+            backend = Box::new(cassette::Taped {
+                inner: backend,
+                cassette: tape.clone(),
+                pool: p.name.clone(),
+                server: p.server,
+            });
+        }
         let identity = plan
             .models
             .iter()
@@ -446,6 +465,11 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         });
     }
     let (records, cancelled) = schedule(&shared, &matters).await;
+    if let Some(tape) = &tape {
+        // Saved even when steps failed: what was recorded is not lost.
+        tape.save(None)
+            .map_err(|e| RunError::CassetteWrite(tape.path.display().to_string(), e.to_string()))?;
+    }
 
     let mut record = RunRecord {
         workflow: plan.workflow.name.clone(),
@@ -793,12 +817,14 @@ async fn schedule(sh: &Arc<Shared>, matters: &[Arc<Matter>]) -> (Vec<MatterRecor
             .enumerate()
             .map(|(i, s)| (s.name.as_str(), i))
             .collect();
-        rec.steps
-            // Plan order, then round: the same for every run, whatever ran first.
-            .sort_by_key(|s| {
-                let base = s.name.strip_prefix("verify ").unwrap_or(&s.name);
-                (order.get(base).copied(), s.round, s.kind == "verify")
-            });
+        let vorder = |stage: &str| sh.plan.verify.iter().position(|v| v.stage == stage);
+        rec.verifications
+            .sort_by_key(|v| (vorder(&v.stage), v.round));
+        // Plan order, then round: the same for every run, whatever ran first.
+        rec.steps.sort_by_key(|s| {
+            let base = s.name.strip_prefix("verify ").unwrap_or(&s.name);
+            (order.get(base).copied(), s.round, s.kind == "verify")
+        });
     }
     (records, cancelled)
 }
@@ -1419,6 +1445,10 @@ async fn stage_call(
         .await
         {
             Ok(x) => x,
+            Err((backend::CallError::NotRecorded(msg), _)) => {
+                drop(permit);
+                return fail(rec, msg);
+            }
             Err((e, attempts)) => {
                 rec.retries.extend(attempts.retries);
                 rec.waited_for_load_ms += attempts.waited_for_load_ms;
@@ -1564,8 +1594,15 @@ async fn run_verify_unit(
     let key = stage_key(sh.multi, &m.name, &format!("verify {}", v.stage));
     let mut round = 1;
     loop {
-        let Some(text) = results.get(&v.stage).and_then(|p| p.text.clone()) else {
+        let Some(produced) = results.get(&v.stage) else {
             return;
+        };
+        // A structured answer is checked value by value, not as JSON text (whose quotation
+        // marks would read as quotations).
+        let text = match (&produced.answer, &produced.text) {
+            (Some(a), _) => flatten_answer(a),
+            (None, Some(t)) => t.clone(),
+            (None, None) => return,
         };
         let mut ev = verify::Evidence::new(sh.prefixes.clone());
         for a in &v.against {
@@ -1724,6 +1761,60 @@ async fn run_verify_unit(
             }
         }
     }
+}
+
+/// A structured answer as lines a verifier reads: `field: value`, one per value, strings
+/// unquoted; a number under a money-like key (amount, total, price, paid, due, balance) is
+/// written as dollars so that the amount rules apply to it.
+fn flatten_answer(v: &Value) -> String {
+    fn walk(v: &Value, key: &str, out: &mut String) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    walk(x, k, out);
+                }
+            }
+            Value::Array(a) => {
+                for x in a {
+                    walk(x, key, out);
+                }
+            }
+            Value::String(s) => out.push_str(&format!("{key}: {s}\n")),
+            Value::Number(n) => {
+                let money = [
+                    "amount", "total", "price", "paid", "due", "balance", "fee", "rent",
+                ]
+                .iter()
+                .any(|w| key.to_ascii_lowercase().contains(w));
+                match (money, n.as_f64()) {
+                    (true, Some(x)) => out.push_str(&format!("{key}: {}\n", dollars(x))),
+                    _ => out.push_str(&format!("{key}: {n}\n")),
+                }
+            }
+            Value::Bool(b) => out.push_str(&format!("{key}: {b}\n")),
+            Value::Null => {}
+        }
+    }
+    let mut out = String::new();
+    walk(v, "answer", &mut out);
+    out
+}
+
+fn dollars(x: f64) -> String {
+    let cents = (x.abs() * 100.0).round() as u64;
+    let whole = (cents / 100).to_string();
+    let mut grouped = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!(
+        "{}${grouped}.{:02}",
+        if x < 0.0 { "-" } else { "" },
+        cents % 100
+    )
 }
 
 /// Writes the declared outputs of one matter, atomically; notes what was not written and why.
@@ -2061,4 +2152,25 @@ fn report_markdown(header: &str, rec: &MatterRecord) -> String {
         s.push_str(&format!("- `{}` from `{}`: {}\n", o.path, o.from, o.status));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_flatten_for_the_verifier() {
+        let a = json!({"amounts": [{"amount": 3875.0, "date": "2024-01-09", "bates": "SMITH000006"}], "total": 1234567.5, "count": 3});
+        let t = flatten_answer(&a);
+        assert!(t.contains("amount: $3,875.00\n"), "{t}");
+        assert!(
+            t.contains("date: 2024-01-09\n") && t.contains("bates: SMITH000006\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("total: $1,234,567.50\n") && t.contains("count: 3\n"),
+            "{t}"
+        );
+        assert!(!t.contains('"'));
+    }
 }

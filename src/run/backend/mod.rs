@@ -42,7 +42,7 @@ pub struct Call {
 }
 
 /// Token counts and speeds, as the server measured them.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct Timings {
     /// Prompt tokens evaluated in this call (not counting the cached prefix).
     pub prompt_n: u64,
@@ -64,7 +64,7 @@ pub struct Reply {
 }
 
 /// What a server says about itself and the model it serves.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Identity {
     /// The loaded model: a file path, an alias, or an Ollama tag with its digest.
     pub model: String,
@@ -97,6 +97,9 @@ pub enum CallError {
     Malformed(String),
     #[error("the server reported an error: {0}")]
     Failed(String),
+    /// Replaying a cassette that does not hold this request.
+    #[error("{0}")]
+    NotRecorded(String),
 }
 
 impl CallError {
@@ -105,7 +108,7 @@ impl CallError {
     pub fn retryable(&self) -> bool {
         match self {
             CallError::Status { code, .. } => *code == 429 || *code >= 500,
-            CallError::Timeout(_) => false,
+            CallError::Timeout(_) | CallError::NotRecorded(_) => false,
             _ => true,
         }
     }

@@ -1,0 +1,652 @@
+//! `lexrun test`: snapshot-tested workflow libraries. A `*.test.lex` file declares tests —
+//! which workflow, which sample matter, which cassette, and what must happen — and each test
+//! runs its workflow replaying the cassette (no server, deterministic), checks the
+//! expectations, and compares what the run produced with a stored snapshot in insta's `.snap`
+//! format (`snapshots/` beside the test file). Run ids, times, durations and paths are
+//! redacted; text, claims and decisions are kept.
+//!
+//! ```lex
+//! test "smith: grounds, verified draft" {
+//!   workflow "affidavit.lex"
+//!   matter   "matters/smith-v-acme"
+//!   cassette "cassettes/affidavit-smith.jsonl"
+//!   expect exit 0
+//!   expect gate.grounds == true
+//!   expect figures runs
+//!   expect verify reason passes
+//!   expect reason rounds 1
+//! }
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use camino::Utf8Path;
+use serde_json::Value;
+
+use crate::diagnostic::{Code, Diagnostic, SourceMap, Span};
+use crate::run::{self, cassette, RunRecord, Status};
+
+/// One declared test.
+#[derive(Clone, Debug)]
+pub struct Test {
+    pub file: PathBuf,
+    pub name: String,
+    pub workflow: PathBuf,
+    pub matter: Option<PathBuf>,
+    pub cassette: Option<PathBuf>,
+    pub expects: Vec<Expect>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expect {
+    Exit(u8),
+    /// A step's final status: runs (done or stopped), skipped, failed, blocked, stopped.
+    Step(String, String),
+    Field(String, String, Value),
+    /// A verification's last decision: passes, blocks, flags.
+    Verify(String, String),
+    Rounds(String, u32),
+}
+
+/// Tokens of one line.
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Word(String),
+    Str(String),
+    Num(f64),
+    Sym(&'static str),
+}
+
+fn lex_line(line: &str, base: usize) -> Result<Vec<(Tok, Span)>, (String, Span)> {
+    let mut out = Vec::new();
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            break;
+        }
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        if c == b'"' {
+            let mut s = String::new();
+            i += 1;
+            let mut closed = false;
+            while i < b.len() {
+                match b[i] {
+                    b'\\' if i + 1 < b.len() => {
+                        s.push(b[i + 1] as char);
+                        i += 2;
+                    }
+                    b'"' => {
+                        closed = true;
+                        i += 1;
+                        break;
+                    }
+                    _ => {
+                        let ch = line[i..].chars().next().unwrap_or(' ');
+                        s.push(ch);
+                        i += ch.len_utf8();
+                    }
+                }
+            }
+            if !closed {
+                return Err((
+                    "this text has no closing quote".into(),
+                    Span::new(base + start, base + line.len()),
+                ));
+            }
+            out.push((Tok::Str(s), Span::new(base + start, base + i)));
+        } else if line[i..].starts_with("==") || line[i..].starts_with("!=") {
+            out.push((
+                Tok::Sym(if c == b'=' { "==" } else { "!=" }),
+                Span::new(base + i, base + i + 2),
+            ));
+            i += 2;
+        } else if matches!(c, b'{' | b'}' | b'.') {
+            out.push((
+                Tok::Sym(match c {
+                    b'{' => "{",
+                    b'}' => "}",
+                    _ => ".",
+                }),
+                Span::new(base + i, base + i + 1),
+            ));
+            i += 1;
+        } else if c.is_ascii_digit() || c == b'-' {
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' || b[i] == b'-') {
+                i += 1;
+            }
+            let t = &line[start..i];
+            let n = t.parse().map_err(|_| {
+                (
+                    format!("`{t}` is not a number"),
+                    Span::new(base + start, base + i),
+                )
+            })?;
+            out.push((Tok::Num(n), Span::new(base + start, base + i)));
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'-') {
+                i += 1;
+            }
+            out.push((
+                Tok::Word(line[start..i].to_string()),
+                Span::new(base + start, base + i),
+            ));
+        } else {
+            let ch = line[i..].chars().next().unwrap_or(' ');
+            return Err((
+                format!("`{ch}` has no meaning here"),
+                Span::new(base + i, base + i + ch.len_utf8()),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+const ENTRIES: &str = "a test holds `workflow \"FILE\"`, `matter \"DIR\"`, `cassette \"FILE\"` and `expect` lines: `expect exit 0`, `expect STAGE runs|skipped|failed|blocked|stopped`, `expect STAGE.FIELD == VALUE`, `expect verify STAGE passes|blocks|flags`, `expect STAGE rounds N`";
+
+/// Parses a `.test.lex` file. Errors carry spans into `text`.
+pub fn parse(file: &Path, text: &str) -> Result<Vec<Test>, Vec<(String, Span, String)>> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut tests = Vec::new();
+    let mut errors = Vec::new();
+    let mut cur: Option<(Test, Span)> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let base = offset;
+        offset += line.len();
+        let toks = match lex_line(line.trim_end_matches(['\n', '\r']), base) {
+            Ok(t) => t,
+            Err((m, sp)) => {
+                errors.push((m, sp, ENTRIES.into()));
+                continue;
+            }
+        };
+        if toks.is_empty() {
+            continue;
+        }
+        let whole = Span::new(toks[0].1.start, toks[toks.len() - 1].1.end);
+        let words: Vec<&Tok> = toks.iter().map(|t| &t.0).collect();
+        let err = |m: String| (m, whole, ENTRIES.to_string());
+        match (&mut cur, words.as_slice()) {
+            (None, [Tok::Word(w), Tok::Str(name), Tok::Sym("{")]) if w == "test" => {
+                cur = Some((
+                    Test {
+                        file: file.to_path_buf(),
+                        name: name.clone(),
+                        workflow: PathBuf::new(),
+                        matter: None,
+                        cassette: None,
+                        expects: Vec::new(),
+                    },
+                    whole,
+                ));
+            }
+            (None, _) => errors.push((
+                "expected `test \"NAME\" {`".into(),
+                whole,
+                "a test file holds `test \"NAME\" { … }` blocks".into(),
+            )),
+            (Some(_), [Tok::Sym("}")]) => {
+                let (t, at) = cur.take().expect("inside a test");
+                if t.workflow.as_os_str().is_empty() {
+                    errors.push((
+                        format!("test \"{}\" names no workflow", t.name),
+                        at,
+                        "add `workflow \"FILE.lex\"`".into(),
+                    ));
+                } else {
+                    tests.push(t);
+                }
+            }
+            (Some((t, _)), [Tok::Word(k), Tok::Str(v)]) if k == "workflow" => {
+                t.workflow = dir.join(v)
+            }
+            (Some((t, _)), [Tok::Word(k), Tok::Str(v)]) if k == "matter" => {
+                t.matter = Some(dir.join(v))
+            }
+            (Some((t, _)), [Tok::Word(k), Tok::Str(v)]) if k == "cassette" => {
+                t.cassette = Some(dir.join(v))
+            }
+            (Some((t, _)), [Tok::Word(k), rest @ ..]) if k == "expect" => match rest {
+                [Tok::Word(w), Tok::Num(n)] if w == "exit" => {
+                    t.expects.push(Expect::Exit(*n as u8))
+                }
+                [Tok::Word(v), Tok::Word(stage), Tok::Word(d)]
+                    if v == "verify" && matches!(d.as_str(), "passes" | "blocks" | "flags") =>
+                {
+                    t.expects.push(Expect::Verify(stage.clone(), d.clone()))
+                }
+                [Tok::Word(stage), Tok::Word(r), Tok::Num(n)] if r == "rounds" => {
+                    t.expects.push(Expect::Rounds(stage.clone(), *n as u32))
+                }
+                [Tok::Word(stage), Tok::Word(st)]
+                    if matches!(
+                        st.as_str(),
+                        "runs" | "skipped" | "failed" | "blocked" | "stopped"
+                    ) =>
+                {
+                    t.expects.push(Expect::Step(stage.clone(), st.clone()))
+                }
+                [Tok::Word(stage), Tok::Sym("."), Tok::Word(field), Tok::Sym("=="), v] => {
+                    let value = match v {
+                        Tok::Word(b) if b == "true" => Value::Bool(true),
+                        Tok::Word(b) if b == "false" => Value::Bool(false),
+                        Tok::Num(n) => serde_json::json!(n),
+                        Tok::Str(s) => Value::String(s.clone()),
+                        _ => {
+                            errors.push(err(
+                                "the value should be true, false, a number or \"text\"".into(),
+                            ));
+                            continue;
+                        }
+                    };
+                    t.expects
+                        .push(Expect::Field(stage.clone(), field.clone(), value));
+                }
+                _ => errors.push(err("lexrun test does not know this expectation".into())),
+            },
+            (Some(_), _) => errors.push(err("lexrun test does not know this line".into())),
+        }
+    }
+    if let Some((t, at)) = cur {
+        errors.push((
+            format!("test \"{}\" is not closed", t.name),
+            at,
+            "end the test with `}`".into(),
+        ));
+    }
+    if errors.is_empty() {
+        Ok(tests)
+    } else {
+        Err(errors)
+    }
+}
+
+/// `*.test.lex` files under `paths`, sorted.
+pub fn discover(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = paths.to_vec();
+    while let Some(p) = stack.pop() {
+        if p.is_file() {
+            out.push(p);
+            continue;
+        }
+        let Ok(rd) = std::fs::read_dir(&p) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('.') && name != "target" && name != "out" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".test.lex") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What one test found.
+#[derive(Debug)]
+pub struct Outcome {
+    pub test: Test,
+    pub failures: Vec<String>,
+    /// (snapshot file, stored text, new text) when they differ.
+    pub snapshot: Option<(PathBuf, Option<String>, String)>,
+}
+
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+pub fn snapshot_path(t: &Test) -> PathBuf {
+    let dir = t.file.parent().unwrap_or(Path::new("."));
+    let stem = t
+        .file
+        .file_name()
+        .map(|n| {
+            n.to_string_lossy()
+                .trim_end_matches(".test.lex")
+                .to_string()
+        })
+        .unwrap_or_default();
+    dir.join("snapshots")
+        .join(format!("{stem}__{}.snap", slug(&t.name)))
+}
+
+/// The stored snapshot's body (after insta's header), if there is one.
+pub fn read_snapshot(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let rest = text.strip_prefix("---\n")?;
+    let end = rest.find("\n---\n")?;
+    Some(rest[end + 5..].to_string())
+}
+
+pub fn write_snapshot(path: &Path, t: &Test, body: &str) -> std::io::Result<()> {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d)?;
+    }
+    let source = t
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let text = format!(
+        "---\nsource: {source}\nexpression: \"{}\"\n---\n{body}",
+        t.name.replace('"', "'")
+    );
+    std::fs::write(path, text)
+}
+
+/// Runs one test in replay mode; returns what failed and the snapshot comparison.
+pub async fn run_test(t: Test) -> Outcome {
+    let mut o = Outcome {
+        test: t.clone(),
+        failures: Vec::new(),
+        snapshot: None,
+    };
+    let Some(wf) = Utf8Path::from_path(&t.workflow) else {
+        o.failures
+            .push(format!("`{}` is not a UTF-8 path", t.workflow.display()));
+        return o;
+    };
+    let checked = crate::check::check_path(wf);
+    let Some(w) = checked
+        .workflow
+        .as_ref()
+        .filter(|_| !checked.diagnostics.iter().any(|d| d.is_error()))
+    else {
+        o.failures.push(format!(
+            "the workflow does not check:\n{}",
+            crate::diagnostic::render(&checked.diagnostics, &checked.sources, false)
+        ));
+        return o;
+    };
+    let plan = crate::plan::lower(w);
+    let out = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            o.failures
+                .push(format!("cannot make a temporary folder: {e}"));
+            return o;
+        }
+    };
+    let wdir = t
+        .workflow
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let opts = run::Options {
+        matters: t.matter.iter().cloned().collect(),
+        out: out.path().to_path_buf(),
+        endpoints: Default::default(),
+        limits: run::backend::Limits {
+            retries: 0,
+            ..Default::default()
+        },
+        events: run::events::Mode::Quiet,
+        cassette: t.cassette.clone().map(|c| (c, cassette::Mode::Replay)),
+    };
+    let rec = match run::run(&plan, &wdir, &opts).await {
+        Ok(r) => r,
+        Err(e) => {
+            o.failures.push(e.to_string());
+            return o;
+        }
+    };
+    check_expectations(&t, &rec, &mut o.failures);
+    let matter_dir = rec
+        .matters
+        .first()
+        .map(|m| m.dir.clone())
+        .unwrap_or_default();
+    let body = snapshot_body(&rec, out.path(), &matter_dir);
+    let path = snapshot_path(&t);
+    let stored = read_snapshot(&path);
+    if stored.as_deref() != Some(body.as_str()) {
+        o.snapshot = Some((path, stored, body));
+    }
+    o
+}
+
+fn check_expectations(t: &Test, rec: &RunRecord, failures: &mut Vec<String>) {
+    let Some(m) = rec.matters.first() else { return };
+    let last = |stage: &str| m.steps.iter().rev().find(|s| s.name == stage);
+    for e in &t.expects {
+        match e {
+            Expect::Exit(n) => {
+                let got = rec.exit_code();
+                if got != *n {
+                    failures.push(format!("expected exit {n}, the run exited {got}"));
+                }
+            }
+            Expect::Step(stage, want) => {
+                let got = last(stage).and_then(|s| s.status);
+                let ok = match (want.as_str(), got) {
+                    ("runs", Some(Status::Done | Status::Stopped)) => true,
+                    ("skipped", Some(Status::Skipped)) => true,
+                    ("failed", Some(Status::Failed)) => true,
+                    ("stopped", Some(Status::Stopped)) => true,
+                    ("blocked", _) => m
+                        .verifications
+                        .iter()
+                        .any(|v| &v.stage == stage && v.decision == "blocked"),
+                    _ => false,
+                };
+                if !ok {
+                    failures.push(format!(
+                        "expected `{stage}` {want}, it {}",
+                        match got {
+                            Some(s) => format!("{s:?}").to_lowercase(),
+                            None => "did not appear in the run".into(),
+                        }
+                    ));
+                }
+            }
+            Expect::Field(stage, field, want) => {
+                let got = m
+                    .steps
+                    .iter()
+                    .rev()
+                    .find(|s| &s.name == stage)
+                    .and_then(|s| s.outputs.iter().find(|f| f.ends_with("answer.json")))
+                    .and_then(|f| std::fs::read(f).ok())
+                    .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                    .map(|a| a[field].clone());
+                let same = match (&got, want) {
+                    (Some(Value::Number(a)), Value::Number(b)) => a.as_f64() == b.as_f64(),
+                    (Some(a), b) => a == b,
+                    _ => false,
+                };
+                if !same {
+                    failures.push(format!(
+                        "expected {stage}.{field} == {want}, found {}",
+                        got.map_or("no answer".into(), |g| g.to_string())
+                    ));
+                }
+            }
+            Expect::Verify(stage, want) => {
+                let got = m
+                    .verifications
+                    .iter()
+                    .rev()
+                    .find(|v| &v.stage == stage)
+                    .map(|v| v.decision.clone());
+                let want_word = match want.as_str() {
+                    "passes" => "passed",
+                    "blocks" => "blocked",
+                    _ => "flagged",
+                };
+                if got.as_deref() != Some(want_word) {
+                    failures.push(format!(
+                        "expected verify {stage} {want}, it {}",
+                        got.unwrap_or_else(|| "did not run".into())
+                    ));
+                }
+            }
+            Expect::Rounds(stage, n) => {
+                let got = m
+                    .steps
+                    .iter()
+                    .filter(|s| &s.name == stage)
+                    .map(|s| s.round)
+                    .max()
+                    .unwrap_or(0);
+                if got != *n {
+                    failures.push(format!("expected {n} rounds of `{stage}`, it ran {got}"));
+                }
+            }
+        }
+    }
+}
+
+/// What a snapshot keeps: decisions, texts, claims. What it drops: run ids, times, paths.
+pub fn snapshot_body(rec: &RunRecord, out: &Path, matter: &str) -> String {
+    let redact = |s: &str| -> String {
+        let mut t = s.replace(&out.display().to_string(), "[out]");
+        if !matter.is_empty() {
+            t = t.replace(matter, "[matter]");
+        }
+        let re = regex::Regex::new(r"run-\d+(-\d+)?").expect("pattern");
+        re.replace_all(&t, "[run]").into_owned()
+    };
+    let mut s = format!("exit: {}\n", rec.exit_code());
+    for m in &rec.matters {
+        if let Some(by) = &m.stopped_by {
+            s.push_str(&format!("stopped: {}\n", redact(by)));
+        }
+        s.push_str("steps:\n");
+        for st in &m.steps {
+            s.push_str(&format!(
+                "  {} round {}: {}{}\n",
+                st.name,
+                st.round,
+                st.status
+                    .map(|x| format!("{x:?}").to_lowercase())
+                    .unwrap_or_default(),
+                st.why
+                    .as_ref()
+                    .map(|w| format!(" ({})", redact(w)))
+                    .unwrap_or_default()
+            ));
+        }
+        if !m.verifications.is_empty() {
+            s.push_str("verification:\n");
+            for v in &m.verifications {
+                s.push_str(&format!(
+                    "  {} round {}: {} claims, {} unsupported: {}\n",
+                    v.stage, v.round, v.claims, v.unsupported, v.decision
+                ));
+            }
+        }
+        s.push_str("outputs:\n");
+        for o in &m.outputs {
+            s.push_str(&format!("  {}: {}\n", redact(&o.path), redact(&o.status)));
+        }
+        for o in &m.outputs {
+            let p = Path::new(&o.path);
+            let text_like = p
+                .extension()
+                .is_some_and(|e| matches!(e.to_str(), Some("md" | "txt" | "json")));
+            if o.status == "written" && text_like {
+                if let Ok(t) = std::fs::read_to_string(p) {
+                    s.push_str(&format!(
+                        "\n=== {} ===\n{}\n",
+                        redact(&o.path),
+                        redact(t.trim_end())
+                    ));
+                }
+            }
+        }
+        for v in &m.verifications {
+            if let Ok(t) = std::fs::read_to_string(&v.report) {
+                s.push_str(&format!(
+                    "\n=== verification of {} (round {}) ===\n{}\n",
+                    v.stage,
+                    v.round,
+                    redact(t.trim_end())
+                ));
+            }
+        }
+    }
+    s
+}
+
+/// A readable diff of two snapshot bodies.
+pub fn diff(old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header("stored", "this run")
+        .to_string()
+}
+
+/// Parse errors of a test file, rendered as diagnostics.
+pub fn render_errors(file: &Path, text: &str, errors: &[(String, Span, String)]) -> String {
+    let mut sources = SourceMap::default();
+    let id = sources.add(file.display().to_string(), text.to_string());
+    let diags: Vec<Diagnostic> = errors
+        .iter()
+        .map(|(m, sp, help)| {
+            Diagnostic::new(Code::TestFile, m.clone())
+                .in_file(id)
+                .label(*sp, "here")
+                .help(help.clone())
+        })
+        .collect();
+    crate::diagnostic::render(&diags, &sources, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_file_parses() {
+        let text = "// tests\ntest \"smith: ok\" {\n  workflow \"a.lex\"\n  matter \"m\"\n  cassette \"c.jsonl\"\n  expect exit 0\n  expect gate.grounds == true\n  expect figures skipped\n  expect verify reason passes\n  expect reason rounds 2\n}\n";
+        let t = parse(Path::new("w/x.test.lex"), text).unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].workflow, Path::new("w/a.lex"));
+        assert_eq!(
+            t[0].expects,
+            vec![
+                Expect::Exit(0),
+                Expect::Field("gate".into(), "grounds".into(), Value::Bool(true)),
+                Expect::Step("figures".into(), "skipped".into()),
+                Expect::Verify("reason".into(), "passes".into()),
+                Expect::Rounds("reason".into(), 2),
+            ]
+        );
+        assert_eq!(
+            snapshot_path(&t[0]),
+            Path::new("w/snapshots/x__smith-ok.snap")
+        );
+    }
+
+    #[test]
+    fn errors_point_at_the_line() {
+        let text = "test \"a\" {\n  workflow \"a.lex\"\n  expect gate maybe\n  colour blue\n";
+        let e = parse(Path::new("x.test.lex"), text).unwrap_err();
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert_eq!(&text[e[0].1.start..e[0].1.end], "expect gate maybe");
+        assert!(e[2].0.contains("not closed"));
+    }
+}

@@ -1,0 +1,381 @@
+//! Record and replay: cassettes from the real llama.cpp server replay with the server gone;
+//! a changed prompt misses exactly where it changed, with a diff; `lexrun test` runs the
+//! example library (`workflows/examples.test.lex`) from its cassettes, compares snapshots,
+//! and `--accept` stores new ones; corrupt cassettes and test files are clear errors.
+//!
+//! The example cassettes in `workflows/cassettes/` come from a scripted test server:
+//! `cargo test --test replay record_example_cassettes -- --ignored` writes them again.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use support::servers::{self, Answer, Fake, Seen, Speaks};
+
+fn lexrun(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("lexrun runs")
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn figures_server() -> Fake {
+    Fake::start(Speaks::Ollama, Duration::ZERO, |_| {
+        Answer {
+        text: r#"{"amounts": [{"amount": 1250.00, "date": "2024-04-01", "purpose": "April rent", "bates": "TEST000002"}], "total": 1250.00}"#.into(),
+        fault: None,
+    }
+    })
+}
+
+#[test]
+fn a_recording_from_the_real_server_replays_without_it() {
+    let llama = servers::start_llama(&["-np", "1", "-c", "32768"]);
+    let ollama = figures_server();
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("pipeline.jsonl");
+    let live = dir.path().join("live");
+    let ends = |a: &str, o: &str| {
+        vec![
+            "--endpoint".to_string(),
+            format!("gpu_a={a}"),
+            "--endpoint".into(),
+            format!("gpu_b={a}"),
+            "--endpoint".into(),
+            format!("rtx={o}"),
+        ]
+    };
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "tests/runtime/pipeline.lex".into(),
+        "--out".into(),
+        live.display().to_string(),
+    ];
+    args.extend(ends(&llama.url, &ollama.url));
+    args.extend(["--record".into(), cassette.display().to_string()]);
+    let o = lexrun(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = fs::read_to_string(&cassette).unwrap();
+    assert!(text.starts_with("{\"cassette\":1,"));
+    assert!(!text.to_ascii_lowercase().contains("authorization"));
+
+    // Servers gone: replay.
+    let dead = format!("http://127.0.0.1:{}", servers::free_port());
+    let replayed = dir.path().join("replayed");
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "tests/runtime/pipeline.lex".into(),
+        "--out".into(),
+        replayed.display().to_string(),
+    ];
+    args.extend(ends(&dead, &dead));
+    args.extend(["--replay".into(), cassette.display().to_string()]);
+    let o = lexrun(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    for f in ["draft.md", "figures.json"] {
+        assert_eq!(
+            fs::read_to_string(live.join(f)).unwrap(),
+            fs::read_to_string(replayed.join(f)).unwrap(),
+            "{f} differs between the live run and its replay"
+        );
+    }
+
+    // One prompt changed: exactly that stage misses, with a readable diff.
+    let changed = dir.path().join("changed.lex");
+    let lex = fs::read_to_string("tests/runtime/pipeline.lex").unwrap().replace(
+        "  prompt  std.prompts.adversary\n",
+        "  prompt  \"\"\"\n    {{evidence}}\n    You are opposing counsel. Attack this draft:\n    {{reviewed}}\n    Reply with JSON matching this schema:\n    {{schema}}\n  \"\"\"\n",
+    );
+    let abs_matter = Path::new("tests/runtime/matter").canonicalize().unwrap();
+    fs::write(
+        &changed,
+        lex.replace(
+            "matter \"matter\"",
+            &format!("matter \"{}\"", abs_matter.display()),
+        ),
+    )
+    .unwrap();
+    let out3 = dir.path().join("changed-out");
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        changed.display().to_string(),
+        "--out".into(),
+        out3.display().to_string(),
+    ];
+    args.extend(ends(&dead, &dead));
+    args.extend(["--replay".into(), cassette.display().to_string()]);
+    let o = lexrun(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let e = err(&o);
+    assert!(
+        e.contains("step `review` failed: stage `review`: this request is not in cassette"),
+        "{e}"
+    );
+    assert!(
+        e.contains("-You are opposing counsel. Your job is to find every weakness")
+            && e.contains("+You are opposing counsel. Attack this draft:"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("step `gate` failed")
+            && !e.contains("step `draft` failed")
+            && !e.contains("step `figures` failed"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_corrupt_cassette_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("bad.jsonl");
+    fs::write(&c, "{\"cassette\":1,\"note\":\"x\"}\n{\"pool\":\"gpu_a\",\"identity\":{\"model\":\"m\"}}\n{not json\n").unwrap();
+    let o = lexrun(&[
+        "run",
+        "tests/runtime/pipeline.lex",
+        "--replay",
+        c.to_str().unwrap(),
+        "--out",
+        dir.path().join("o").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains("bad.jsonl`, line 3: not JSON"),
+        "{}",
+        err(&o)
+    );
+    // An edited exchange is caught by its key.
+    let good = fs::read_to_string("workflows/cassettes/affidavit-smith.jsonl").unwrap();
+    let edited = good.replacen("\"prompt\":\"=== client", "\"prompt\":\"=== CLIENT", 1);
+    fs::write(&c, edited).unwrap();
+    let o = lexrun(&[
+        "run",
+        "workflows/affidavit.lex",
+        "--replay",
+        c.to_str().unwrap(),
+        "--out",
+        dir.path().join("o").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("was edited"), "{}", err(&o));
+}
+
+#[test]
+fn the_example_library_passes() {
+    let o = lexrun(&["test", "workflows"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let e = err(&o);
+    assert!(e.trim_end().ends_with("6 passed, 0 failed"), "{e}");
+}
+
+#[test]
+fn a_snapshot_mismatch_fails_with_a_diff_and_accept_fixes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let summary = root.join("workflows/summary.lex");
+    let cassette = root.join("workflows/cassettes/summary-rivera.jsonl");
+    let t = dir.path().join("one.test.lex");
+    fs::write(
+        &t,
+        format!(
+            "test \"rivera\" {{\n  workflow \"{}\"\n  cassette \"{}\"\n  expect exit 0\n  expect verify summary flags\n}}\n",
+            summary.display(),
+            cassette.display()
+        ),
+    )
+    .unwrap();
+    // No snapshot yet: a failure that shows the new one.
+    let o = lexrun(&["test", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("new snapshot") && err(&o).contains("0 passed, 1 failed"),
+        "{}",
+        err(&o)
+    );
+    let o = lexrun(&["test", t.to_str().unwrap(), "--accept"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let snap = dir.path().join("snapshots/one__rivera.snap");
+    let stored = fs::read_to_string(&snap).unwrap();
+    assert!(
+        stored.starts_with("---\nsource: one.test.lex\n"),
+        "{stored}"
+    );
+    assert!(
+        !stored.contains(dir.path().to_str().unwrap()),
+        "paths are redacted"
+    );
+    // Someone edits the snapshot: the next run shows the difference.
+    fs::write(&snap, stored.replace("flagged", "passed")).unwrap();
+    let o = lexrun(&["test", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("-  summary round 1: ") || err(&o).contains("+  summary round 1: "),
+        "{}",
+        err(&o)
+    );
+    let o = lexrun(&["test", t.to_str().unwrap(), "--accept"]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = lexrun(&["test", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(err(&o).contains("1 passed, 0 failed"));
+}
+
+#[test]
+fn test_file_errors_point_at_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("bad.test.lex");
+    fs::write(
+        &t,
+        "test \"x\" {\n  workflow \"a.lex\"\n  expect gate perhaps\n}\n",
+    )
+    .unwrap();
+    let o = lexrun(&["test", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = err(&o);
+    assert!(
+        e.contains("lex::E100")
+            && e.contains("expect gate perhaps")
+            && e.contains("does not know this expectation"),
+        "{e}"
+    );
+}
+
+const SMITH_FACTS: &str = "1. I have rented Unit 3B at 1420 Harbor View Drive, Oakland, California since June 1, 2022 (SMITH000001).\n\
+2. My rent is $2,150.00 per month (SMITH000002).\n\
+3. On November 14, 2023 I reported black mold in the bedroom to Acme Property Management by email, and again on December 2, 2023 (SMITH000004).\n\
+4. The lease provides: \"Landlord shall commence repairs within thirty (30) days of written notice of a condition affecting habitability.\" (SMITH000003)\n\
+5. I paid Bay Area Mold Solutions $3,875.00 on January 9, 2024 (SMITH000006).\n";
+
+/// Answers by what the prompt asks for: the stdlib prompts' own words.
+fn scripted(gate: &'static str, reason_extra: &'static str, reviews_failing: usize) -> Fake {
+    let reviews = Arc::new(AtomicUsize::new(0));
+    let research = Arc::new(AtomicUsize::new(0));
+    Fake::start(Speaks::Llama, Duration::ZERO, move |s: &Seen| {
+        let p = s.prompt();
+        let text = if p.contains("screening a new matter") {
+            gate.to_string()
+        } else if p.contains("You are drafting an affidavit") {
+            format!("I, Jane Smith, being duly sworn, state:\n\n{SMITH_FACTS}")
+        } else if p.contains("senior litigator reviewing a draft") {
+            // Each revision answers the reviewer: it names who received the emails.
+            let revised = if p.contains("This is revision") {
+                "6. I sent both emails to maintenance@acme-pm.example, the address the lease gives for notices (SMITH000003).\n"
+            } else {
+                ""
+            };
+            format!("# Affidavit of Jane Smith\n\nI, Jane Smith, being duly sworn, state:\n\n{SMITH_FACTS}{revised}{reason_extra}")
+        } else if p.contains("You are opposing counsel") {
+            let n = reviews.fetch_add(1, Ordering::SeqCst);
+            if n < reviews_failing {
+                format!(
+                    r#"{{"passes": false, "objections": ["Round {}: paragraph 3 should say who received the emails."]}}"#,
+                    n + 1
+                )
+            } else {
+                r#"{"passes": true, "objections": []}"#.into()
+            }
+        } else if p.contains("You are preparing a motion for summary judgment") {
+            if research.fetch_add(1, Ordering::SeqCst) == 0 {
+                // The first answer invents an authority; verification sends it back.
+                r#"{"undisputed_facts": [{"fact": "Midstate approved invoices 7781 and 7809 on October 4, 2023.", "bates": "JONES000104"}], "authorities": [{"citation": "Smith v. Jones, 123 F.3d 456 (9th Cir. 1999)", "proposition": "approved invoices are admissions", "bates": "JONES000105"}], "amount_due": 214750.00}"#.into()
+            } else {
+                r#"{"undisputed_facts": [{"fact": "Midstate approved invoices 7781 and 7809 on October 4, 2023.", "bates": "JONES000104"}], "authorities": [{"citation": "Celotex Corp. v. Catrett, 477 U.S. 317, 322 (1986)", "proposition": "summary judgment standard", "bates": "JONES000105"}], "amount_due": 214750.00}"#.into()
+            }
+        } else if p.contains("You are drafting a motion") {
+            "NOTICE OF MOTION AND MOTION FOR SUMMARY JUDGMENT\n\n\
+             1. Midstate Builders Corp. agreed to pay $412,600.00 for the Work (JONES000101).\n\
+             2. Invoice 7781 for $96,450.00 is dated August 15, 2023 (JONES000102); invoice 7809 for $118,300.00 is dated September 29, 2023 (JONES000103).\n\
+             3. On October 4, 2023 Midstate wrote: \"We do not dispute the amounts.\" (JONES000104)\n\
+             4. Summary judgment is proper where \"there is no genuine dispute as to any material fact\", Fed. R. Civ. P. 56(a); Celotex Corp. v. Catrett, 477 U.S. 317, 322 (1986).\n"
+                .into()
+        } else if p.contains("Summarise the materials above") {
+            "Luis Rivera slipped on spilled milk at Harbor Grocery Co. on February 10, 2024 (RIVERA000001). \
+             The spill was reported at about 6:15 p.m. and no sign was placed (RIVERA000002). \
+             His medical charges total $5,005.00 (RIVERA000003); he was discharged on February 11, 2024.\n"
+                .into()
+        } else {
+            String::new()
+        };
+        Answer { text, fault: None }
+    })
+}
+
+fn smith_figures() -> Fake {
+    Fake::start(Speaks::Ollama, Duration::ZERO, |_| {
+        Answer {
+        text: r#"{"amounts": [{"amount": 3875.00, "date": "2024-01-09", "purpose": "mold testing and removal", "bates": "SMITH000006"}, {"amount": 509.58, "date": "2024-01-12", "purpose": "hotel during the work", "bates": "SMITH000007"}], "total": 4384.58}"#.into(),
+        fault: None,
+    }
+    })
+}
+
+fn record(workflow: &str, cassette: &str, llama: &Fake, ollama: &Fake, note: &str, expect: i32) {
+    let out = tempfile::tempdir().unwrap();
+    let path = format!("workflows/cassettes/{cassette}");
+    let _ = fs::remove_file(&path);
+    let mut args = vec![
+        "run".to_string(),
+        workflow.into(),
+        "--out".into(),
+        out.path().display().to_string(),
+        "--record".into(),
+        path.clone(),
+    ];
+    for pool in ["board_a", "board_b", "pair_01", "pair_23", "desk"] {
+        if workflow.contains("summary") != (pool == "desk") {
+            continue;
+        }
+        args.extend(["--endpoint".into(), format!("{pool}={}", llama.url)]);
+    }
+    if !workflow.contains("summary") {
+        args.extend(["--endpoint".into(), format!("rtx={}", ollama.url)]);
+    }
+    let o = lexrun(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(expect), "{}", err(&o));
+    // The header says where the answers came from.
+    let text = fs::read_to_string(&path).unwrap();
+    let (_, rest) = text.split_once('\n').unwrap();
+    let header = serde_json::json!({"cassette": 1, "note": note});
+    fs::write(&path, format!("{header}\n{rest}")).unwrap();
+}
+
+#[test]
+#[ignore = "writes workflows/cassettes/; run by hand when the examples change"]
+fn record_example_cassettes() {
+    let scripted_note = "Recorded by lexrun from a scripted test server (tests/replay.rs), not a model: its answers are written to exercise ";
+    let l = scripted(
+        r#"{"grounds": true, "reason": "The lease requires repairs within thirty days of written notice (SMITH000003); notice was given on November 14, 2023 (SMITH000004).", "needs_figures": true}"#,
+        "",
+        2,
+    );
+    record("workflows/affidavit.lex", "affidavit-smith.jsonl", &l, &smith_figures(), &format!("{scripted_note}a reviewer that forces two revise rounds, then a draft every claim of which the verifier finds in the evidence."), 0);
+    let l = scripted(
+        r#"{"grounds": true, "reason": "Notice was given (SMITH000004).", "needs_figures": false}"#,
+        "6. See Green v. Superior Court, 10 Cal. 3d 616 (1974); the landlord admitted liability on February 30, 2024 (SMITH000099).\n",
+        0,
+    );
+    record("workflows/affidavit.lex", "affidavit-fabricated.jsonl", &l, &smith_figures(), &format!("{scripted_note}a draft with a fabricated citation, an impossible date and an unstamped Bates number, which the verifier blocks."), 1);
+    let l = scripted(
+        r#"{"grounds": false, "reason": "The materials show no written notice to the landlord.", "needs_figures": false}"#,
+        "",
+        0,
+    );
+    record("workflows/affidavit.lex", "affidavit-no-grounds.jsonl", &l, &smith_figures(), &format!("{scripted_note}a gate that finds no grounds, which stops the workflow before any large model is woken."), 3);
+    let l = scripted(
+        r#"{"grounds": true, "reason": "Midstate approved both invoices and does not dispute the amounts (JONES000104).", "needs_figures": true}"#,
+        "",
+        0,
+    );
+    record("workflows/motion.lex", "motion-jones.jsonl", &l, &smith_figures(), &format!("{scripted_note}research that first cites an authority absent from the record (verification sends it back once), then a motion the verifier supports."), 0);
+    let l = scripted("", "", 0);
+    record("workflows/summary.lex", "summary-rivera.jsonl", &l, &smith_figures(), &format!("{scripted_note}a summary with one date the file does not show, which the review rules flag."), 0);
+}

@@ -1,0 +1,56 @@
+// The example library's tests: `lexrun test workflows/` replays each cassette (recorded from a
+// scripted test server, as each cassette's first line says), checks what must happen, and
+// compares what the run produced with the snapshot in workflows/snapshots/.
+
+test "affidavit: smith, two revisions, verified" {
+  workflow "affidavit.lex"
+  cassette "cassettes/affidavit-smith.jsonl"
+  expect exit 0
+  expect gate.grounds == true
+  expect gate.needs_figures == true
+  expect figures runs
+  expect attack rounds 3
+  expect reason rounds 3
+  expect verify reason passes
+  expect verify figures flags
+}
+
+test "affidavit: a fabricated citation is blocked" {
+  workflow "affidavit.lex"
+  cassette "cassettes/affidavit-fabricated.jsonl"
+  expect exit 1
+  expect figures skipped
+  expect verify reason blocks
+}
+
+test "affidavit: no grounds stops the workflow" {
+  workflow "affidavit.lex"
+  cassette "cassettes/affidavit-no-grounds.jsonl"
+  expect exit 3
+  expect gate stopped
+  expect gate.grounds == false
+  expect draft skipped
+  expect figures skipped
+}
+
+test "motion: jones, invented authority sent back" {
+  workflow "motion.lex"
+  cassette "cassettes/motion-jones.jsonl"
+  expect exit 0
+  expect research rounds 2
+  expect verify research passes
+  expect verify draft passes
+}
+
+test "summary: rivera, an unsupported date flagged" {
+  workflow "summary.lex"
+  cassette "cassettes/summary-rivera.jsonl"
+  expect exit 0
+  expect verify summary flags
+}
+
+test "exhibits: stamp, bind, index, check" {
+  workflow "exhibits.lex"
+  expect exit 0
+  expect check runs
+}
