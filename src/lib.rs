@@ -16,6 +16,7 @@ pub mod gguf;
 pub mod plan;
 pub mod run;
 pub mod serve;
+pub mod store;
 pub mod suggest;
 pub mod syntax;
 pub mod testing;

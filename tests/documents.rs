@@ -3,6 +3,7 @@
 //! snapshot image, provenance in both, and hard input surviving intact.
 
 mod support;
+use support::fresh_store;
 
 use std::fs;
 use std::io::Read;
@@ -28,6 +29,7 @@ fn run(out: &Path, draft: String) -> std::process::Output {
         fault: None,
     });
     let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .env("LEXRUN_STORE", fresh_store())
         .args(["run", "tests/documents/filing.lex", "--out"])
         .arg(out)
         .args(["--endpoint", &format!("gpu={}", server.url)])
@@ -191,6 +193,7 @@ fn pdf_without_libreoffice_is_a_clear_failure() {
         fault: None,
     });
     let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .env("LEXRUN_STORE", fresh_store())
         .args(["run", "tests/documents/filing.lex", "--out"])
         .arg(out.path())
         .args(["--endpoint", &format!("gpu={}", server.url)])

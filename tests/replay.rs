@@ -7,6 +7,7 @@
 //! `cargo test --test replay record_example_cassettes -- --ignored` writes them again.
 
 mod support;
+use support::fresh_store;
 
 use std::fs;
 use std::path::Path;
@@ -19,6 +20,7 @@ use support::servers::{self, Answer, Fake, Seen, Speaks};
 
 fn lexrun(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .env("LEXRUN_STORE", fresh_store())
         .args(args)
         .env("NO_COLOR", "1")
         .output()

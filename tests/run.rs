@@ -4,8 +4,12 @@
 use std::fs;
 use std::process::{Command, Output};
 
+mod support;
+use support::fresh_store;
+
 fn lexrun(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .env("LEXRUN_STORE", fresh_store())
         .args(args)
         .output()
         .expect("lexrun runs")
@@ -61,6 +65,7 @@ fn the_exhibits_workflow_runs_end_to_end() {
     assert!(run.path().join("stamped/bates-map.json").is_file());
     // `lexrun FILE.lex` is the same command, writing to `out/` beside the workflow.
     let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .env("LEXRUN_STORE", fresh_store())
         .current_dir("workflows")
         .arg("exhibits.lex")
         .output()

@@ -3,6 +3,7 @@
 //! free ports and points the workflow's pools at them with `--endpoint`.
 
 mod support;
+use support::fresh_store;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use support::servers::{self, Answer, Fake, Fault, Seen, Speaks};
 
 fn lexrun(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .env("LEXRUN_STORE", fresh_store())
         .args(args)
         .env("NO_COLOR", "1")
         .output()
@@ -598,6 +600,7 @@ fn ctrl_c_keeps_what_finished() {
     });
     let out = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .env("LEXRUN_STORE", fresh_store())
         .args([
             "run",
             "tests/runtime/pipeline.lex",

@@ -112,6 +112,14 @@ pub(crate) fn sources(cx: &mut Cx) -> Vec<Sources> {
                 files: s.files.iter().map(|p| p.node.clone()).collect(),
                 bates,
                 description: s.description.as_ref().map(|d| d.node.clone()),
+                admit: s
+                    .admit
+                    .iter()
+                    .map(|(f, r)| super::model::Admit {
+                        file: f.node.clone(),
+                        reason: r.node.clone(),
+                    })
+                    .collect(),
             });
         }
     }

@@ -114,6 +114,16 @@ pub struct Sources {
     pub files: Vec<String>,
     pub bates: Option<Bates>,
     pub description: Option<String>,
+    /// Files admitted on purpose although the intake guard would refuse them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub admit: Vec<Admit>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Admit {
+    /// The file, relative to the matter folder.
+    pub file: String,
+    pub reason: String,
 }
 
 #[derive(Clone, Debug, Serialize)]

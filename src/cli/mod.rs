@@ -258,6 +258,16 @@ struct RunArgs {
     /// Serve what the cassette holds and record the rest from live servers.
     #[arg(long, value_name = "CASSETTE")]
     replay_or_record: Option<std::path::PathBuf>,
+    /// The store: cache and provenance ledger (default: `LEXRUN_STORE`, else `.lexrun`
+    /// beside the workflow).
+    #[arg(long, value_name = "DIR")]
+    store: Option<std::path::PathBuf>,
+    /// Call every model stage, whatever the cache holds (answers are still stored).
+    #[arg(long)]
+    no_cache: bool,
+    /// Call this stage's model again, whatever the cache holds; repeat for more.
+    #[arg(long, value_name = "STAGE")]
+    refresh: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -747,7 +757,16 @@ fn cmd_run(args: &RunArgs, color: bool) -> u8 {
                     .clone()
                     .map(|p| (p, crate::run::cassette::Mode::ReplayOrRecord))
             }),
+        store: Some(store_dir(args.store.as_deref(), &dir)),
+        cache: !args.no_cache,
+        refresh: args.refresh.clone(),
     };
+    for r in &opts.refresh {
+        if !plan.steps.iter().any(|s| &s.name == r) {
+            eprintln!("error: --refresh {r}: the workflow has no stage `{r}`");
+            return exit::USAGE;
+        }
+    }
     // One worker is plenty for a handful of streams; CPU work runs on blocking threads.
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -799,6 +818,10 @@ fn cmd_run(args: &RunArgs, color: bool) -> u8 {
                 );
             }
             code
+        }
+        Err(e @ crate::run::RunError::Refused(_)) => {
+            eprintln!("error: {e}");
+            exit::ERRORS
         }
         Err(e) => {
             eprintln!("error: {e}");
@@ -932,6 +955,17 @@ fn cmd_test(paths: &[std::path::PathBuf], accept: bool, review: bool) -> u8 {
     } else {
         exit::OK
     }
+}
+
+/// The store: `--store`, else `LEXRUN_STORE`, else `.lexrun` beside the workflow.
+fn store_dir(
+    given: Option<&std::path::Path>,
+    workflow_dir: &std::path::Path,
+) -> std::path::PathBuf {
+    given
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| std::env::var_os("LEXRUN_STORE").map(std::path::PathBuf::from))
+        .unwrap_or_else(|| workflow_dir.join(".lexrun"))
 }
 
 fn parse_endpoints(list: &[String]) -> Option<std::collections::BTreeMap<String, String>> {

@@ -19,6 +19,7 @@ pub mod backend;
 pub mod cassette;
 pub mod events;
 mod expr;
+pub mod intake;
 pub mod prompt;
 pub mod schema;
 mod tools;
@@ -63,6 +64,11 @@ pub enum RunError {
     Cassette(#[from] cassette::CassetteError),
     #[error("cannot write the cassette `{0}`: {1}")]
     CassetteWrite(String, String),
+    #[error("{0}")]
+    Store(#[from] crate::store::StoreError),
+    /// Sources that are lexrun's own outputs: the run does not start (exit 1).
+    #[error("{}", intake::describe(.0))]
+    Refused(Vec<intake::Verdict>),
 }
 
 /// How to run.
@@ -77,6 +83,12 @@ pub struct Options {
     pub events: events::Mode,
     /// Record to, or replay from, a cassette.
     pub cassette: Option<(PathBuf, cassette::Mode)>,
+    /// The store (cache and ledger); `None` runs without one.
+    pub store: Option<PathBuf>,
+    /// Answer model stages from the cache when their key is there.
+    pub cache: bool,
+    /// Stages whose cached answers are ignored.
+    pub refresh: Vec<String>,
 }
 
 /// How a step ended.
@@ -128,7 +140,13 @@ pub struct StepRecord {
     pub summary: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Answered from lexrun's cache: no model was called.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
+
+/// Bumped when the meaning of a cache key's components changes.
+pub const CACHE_FORMAT: u32 = 1;
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
@@ -285,6 +303,10 @@ struct Shared {
     prefixes: Vec<String>,
     reviewer_of: BTreeMap<String, String>,
     multi: bool,
+    run_id: String,
+    store: Option<Arc<crate::store::Store>>,
+    cache: bool,
+    refresh: Vec<String>,
 }
 
 struct PoolRt {
@@ -372,11 +394,16 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     };
     let multi = dirs.len() > 1;
     let run_id = new_run_id(&opts.out);
+    let store = match &opts.store {
+        Some(dir) => Some(Arc::new(crate::store::Store::open(dir)?)),
+        None => None,
+    };
     let run_root = opts.out.join(&run_id);
     let werr =
         |p: &Path, e: std::io::Error| RunError::Write(p.display().to_string(), e.to_string());
     let mut matters = Vec::new();
     let mut names = BTreeSet::new();
+    let mut verdicts: Vec<intake::Verdict> = Vec::new();
     for dir in &dirs {
         if !dir.is_dir() {
             return Err(RunError::NoMatter(dir.display().to_string()));
@@ -408,7 +435,9 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
                 .steps
                 .iter()
                 .any(|st| matches!(st.kind, StepKind::Model(_)) && st.reads.contains(&s.name))
-                || plan.verify.iter().any(|v| v.against.contains(&s.name));
+                || plan.verify.iter().any(|v| v.against.contains(&s.name))
+                // The intake guard reads every source.
+                || store.is_some();
             let mut list = Vec::new();
             for f in files {
                 let pages = if needed {
@@ -425,6 +454,26 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
             }
             evidence.insert(s.name.clone(), list);
         }
+        if let Some(store) = &store {
+            for s in &plan.sources {
+                let admit: Vec<(String, String)> = s
+                    .admit
+                    .iter()
+                    .map(|a| (a.file.clone(), a.reason.clone()))
+                    .collect();
+                for f in evidence.get(&s.name).into_iter().flatten() {
+                    let text = f.pages.join("\n");
+                    verdicts.push(intake::check(
+                        store,
+                        &name,
+                        &f.shown,
+                        Path::new(&f.path),
+                        &text,
+                        &admit,
+                    ));
+                }
+            }
+        }
         matters.push(Arc::new(Matter {
             name,
             dir: dir.clone(),
@@ -434,6 +483,29 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         }));
     }
 
+    if verdicts.iter().any(intake::Verdict::blocked) {
+        return Err(RunError::Refused(verdicts));
+    }
+    if let Some(store) = &store {
+        store.begin_run(&run_id, &plan.workflow.name, &plan.hash)?;
+        for v in &verdicts {
+            store.add_source(
+                &run_id,
+                &v.matter,
+                &v.path,
+                &v.raw_hash,
+                &v.text_hash,
+                v.admitted.as_deref(),
+            )?;
+            if let (Some(reason), Some(why)) = (&v.admitted, &v.refused) {
+                store.add_admission(&run_id, &v.path, reason, why)?;
+                events.warn(
+                    &v.file,
+                    &format!("admitted by the workflow although {why}: {reason}"),
+                );
+            }
+        }
+    }
     let shared = Arc::new(Shared {
         plan: plan.clone(),
         limits: opts.limits.clone(),
@@ -444,6 +516,10 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         prefixes,
         reviewer_of,
         multi,
+        run_id: run_id.clone(),
+        store: store.clone(),
+        cache: opts.cache,
+        refresh: opts.refresh.clone(),
     });
     events.say(&format!(
         "run {run_id} of {}: {} step{} over {} matter{}",
@@ -484,6 +560,15 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         let md = report_markdown(&record_header(plan, &run_id), rec);
         let path = m.run_dir.join("report.md");
         std::fs::write(&path, md).map_err(|e| werr(&path, e))?;
+    }
+    if let Some(store) = &store {
+        let status = match record.exit_code() {
+            0 => "done",
+            3 => "stopped",
+            130 => "cancelled",
+            _ => "failed",
+        };
+        store.finish_run(&run_id, status)?;
     }
     let rj = run_root.join("run.json");
     std::fs::write(&rj, serde_json::to_vec_pretty(&record).unwrap_or_default())
@@ -1420,83 +1505,158 @@ async fn stage_call(
         slot,
         timeout: Duration::from_millis(ms.timeout_ms.unwrap_or(30 * 60 * 1000)),
     };
-    let permit = pool.slots.clone().acquire_owned().await;
-    let began = Instant::now();
-    rec.started_ms = sh.started.elapsed().as_millis() as u64;
-    sh.events
-        .stage_started(&key, &pool.pool.name, &model.name, round);
-    let tokens_so_far = AtomicU64::new(0);
-    let on_token = |n: u64| {
-        let last = tokens_so_far.swap(n, Ordering::Relaxed);
-        if n / 8 != last / 8 {
-            sh.events
-                .tokens(&key, &pool.pool.name, &model.name, n, began);
-        }
+    // The cache: the same plan node, model, sampling, prompt and inputs give the same answer.
+    let components = json!({
+        "format": CACHE_FORMAT,
+        "node": step.hash,
+        "model_identity": ident.model,
+        "sampling": ms.sampling,
+        "schema": call.schema,
+        "prompt": sh.store.as_ref().and_then(|s| s.put(text.as_bytes()).ok()).unwrap_or_else(|| blake3::hash(text.as_bytes()).to_hex().to_string()),
+        "inputs": step.reads.iter().map(|r| (r.clone(), results.get(r).and_then(|p| p.text.as_ref()).map(|t| blake3::hash(t.as_bytes()).to_hex().to_string()))).collect::<BTreeMap<_, _>>(),
+        "round": round,
+    });
+    let cache_key = blake3::hash(components.to_string().as_bytes())
+        .to_hex()
+        .to_string();
+    let use_cache = sh.cache && !sh.refresh.contains(&step.name);
+    let hit = match (&sh.store, use_cache) {
+        (Some(store), true) => store.cache_get(&cache_key).and_then(|e| {
+            let bytes = store.get(&e.text_hash)?;
+            let text = String::from_utf8(bytes).ok()?;
+            let answer = match &ms.returns {
+                Some(fields) => Some(schema::validate(&text, fields).ok()?),
+                None => None,
+            };
+            let timings: backend::Timings = serde_json::from_value(e.timings).unwrap_or_default();
+            Some((
+                backend::Reply {
+                    text,
+                    timings,
+                    finish: Some("stop".into()),
+                },
+                answer,
+            ))
+        }),
+        _ => None,
     };
-    let mut corrected = false;
-    let (reply, answer) = loop {
-        let (reply, attempts) = match backend::call(
-            pool.backend.as_ref(),
-            &call,
-            &sh.limits,
-            &on_token,
-            &on_note,
-        )
-        .await
+    if let Some(store) = &sh.store {
+        let _ = store.record_key(
+            &sh.run_id,
+            &sh.plan.workflow.name,
+            &m.name,
+            &step.name,
+            round,
+            &cache_key,
+            &components,
+            hit.is_some(),
+        );
+        for w in store
+            .warnings
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default()
         {
-            Ok(x) => x,
-            Err((backend::CallError::NotRecorded(msg), _)) => {
-                drop(permit);
-                return fail(rec, msg);
-            }
-            Err((e, attempts)) => {
-                rec.retries.extend(attempts.retries);
-                rec.waited_for_load_ms += attempts.waited_for_load_ms;
-                drop(permit);
-                return fail(
-                    rec,
-                    format!(
-                        "{} server for pool `{}` at {}: {e}{}",
-                        pool.pool.server.as_str(),
-                        pool.pool.name,
-                        pool.endpoint,
-                        hint(&e)
-                    ),
-                );
+            sh.events.warn(&key, &w);
+            rec.warnings.push(w);
+        }
+    }
+    let (reply, answer) = if let Some(h) = hit {
+        rec.cached = true;
+        rec.started_ms = sh.started.elapsed().as_millis() as u64;
+        h
+    } else {
+        let permit = pool.slots.clone().acquire_owned().await;
+        let began = Instant::now();
+        rec.started_ms = sh.started.elapsed().as_millis() as u64;
+        sh.events
+            .stage_started(&key, &pool.pool.name, &model.name, round);
+        let tokens_so_far = AtomicU64::new(0);
+        let on_token = |n: u64| {
+            let last = tokens_so_far.swap(n, Ordering::Relaxed);
+            if n / 8 != last / 8 {
+                sh.events
+                    .tokens(&key, &pool.pool.name, &model.name, n, began);
             }
         };
-        rec.retries.extend(attempts.retries);
-        rec.waited_for_load_ms += attempts.waited_for_load_ms;
-        let Some(fields) = &ms.returns else {
-            break (reply, None);
-        };
-        match schema::validate(&reply.text, fields) {
-            Ok(v) => break (reply, Some(v)),
-            Err(e) if !corrected => {
-                corrected = true;
-                on_note(format!(
-                    "the answer does not match `returns` ({e}); asking once more"
-                ));
-                rec.retries.push(format!("answer rejected: {e}"));
-                call.prompt = format!(
+        let mut corrected = false;
+        let (reply, answer) = loop {
+            let (reply, attempts) = match backend::call(
+                pool.backend.as_ref(),
+                &call,
+                &sh.limits,
+                &on_token,
+                &on_note,
+            )
+            .await
+            {
+                Ok(x) => x,
+                Err((backend::CallError::NotRecorded(msg), _)) => {
+                    drop(permit);
+                    return fail(rec, msg);
+                }
+                Err((e, attempts)) => {
+                    rec.retries.extend(attempts.retries);
+                    rec.waited_for_load_ms += attempts.waited_for_load_ms;
+                    drop(permit);
+                    return fail(
+                        rec,
+                        format!(
+                            "{} server for pool `{}` at {}: {e}{}",
+                            pool.pool.server.as_str(),
+                            pool.pool.name,
+                            pool.endpoint,
+                            hint(&e)
+                        ),
+                    );
+                }
+            };
+            rec.retries.extend(attempts.retries);
+            rec.waited_for_load_ms += attempts.waited_for_load_ms;
+            let Some(fields) = &ms.returns else {
+                break (reply, None);
+            };
+            match schema::validate(&reply.text, fields) {
+                Ok(v) => break (reply, Some(v)),
+                Err(e) if !corrected => {
+                    corrected = true;
+                    on_note(format!(
+                        "the answer does not match `returns` ({e}); asking once more"
+                    ));
+                    rec.retries.push(format!("answer rejected: {e}"));
+                    call.prompt = format!(
                     "{text}\n\nYour previous answer was rejected: {e}.\nReply again with only a JSON object that matches the schema."
                 );
-            }
-            Err(e) => {
-                drop(permit);
-                let _ = std::fs::write(dir.join("rejected-answer.txt"), &reply.text);
-                return fail(
+                }
+                Err(e) => {
+                    drop(permit);
+                    let _ = std::fs::write(dir.join("rejected-answer.txt"), &reply.text);
+                    return fail(
                     rec,
                     format!(
                         "the answer does not match `returns` after a corrective retry: {e} (the answer is in {})",
                         dir.join("rejected-answer.txt").display()
                     ),
                 );
+                }
+            }
+        };
+        drop(permit);
+        rec.duration_ms = began.elapsed().as_millis() as u64;
+        if let Some(store) = &sh.store {
+            if let Ok(h) = store.put(reply.text.as_bytes()) {
+                let _ = store.cache_put(&crate::store::CacheEntry {
+                    key: cache_key.clone(),
+                    stage: step.name.clone(),
+                    text_hash: h,
+                    timings: serde_json::to_value(&reply.timings).unwrap_or_default(),
+                    identity: ident.model.clone(),
+                    created: crate::store::now(),
+                });
             }
         }
+        (reply, answer)
     };
-    drop(permit);
-    rec.duration_ms = began.elapsed().as_millis() as u64;
     let t = &reply.timings;
     if let Some(floor) = model.min_decode {
         if t.predicted_n >= 8 && t.predicted_per_second > 0.0 && t.predicted_per_second < floor {
@@ -1540,9 +1700,35 @@ async fn stage_call(
         .into_iter()
         .chain(p.files.iter().map(|f| f.display().to_string()))
         .collect();
+    if let Some(store) = &sh.store {
+        let h = blake3::hash(reply.text.as_bytes()).to_hex().to_string();
+        let _ = store.add_artifact(
+            &crate::store::Artifact {
+                hash: h.clone(),
+                text_hash: intake::text_hash(&reply.text),
+                run_id: sh.run_id.clone(),
+                matter: m.name.clone(),
+                stage: step.name.clone(),
+                round,
+                kind: "stage".into(),
+                path: out_md.display().to_string(),
+                model: ident.model.clone(),
+                inputs: components["inputs"].clone(),
+                plan_hash: sh.plan.hash.clone(),
+                node_hash: step.hash.clone(),
+                created: crate::store::now(),
+            },
+            &reply.text,
+        );
+    }
     rec.status = Some(Status::Done);
     rec.summary = format!(
-        "{} prompt tokens ({} from cache), {} generated at {:.1} tok/s",
+        "{}{} prompt tokens ({} from cache), {} generated at {:.1} tok/s",
+        if rec.cached {
+            "from lexrun's cache: "
+        } else {
+            ""
+        },
         t.prompt_n + t.cache_n,
         t.cache_n,
         t.predicted_n,
@@ -1840,6 +2026,7 @@ fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
             match status_of(&o.from) {
                 Some(Status::Done | Status::Stopped) => {
                     match write_output(sh, m, rec, &o.from, &o.format, o.appendix.as_deref(), &dest)
+                        .and_then(|()| register_output(sh, m, rec, &o.from, &o.format, &dest))
                     {
                         Ok(()) => ("written".to_string(), false),
                         Err(e) => (format!("not written: {e}"), true),
@@ -1945,6 +2132,90 @@ fn write_output(
     let tmp = dest.with_extension(format!("{format}.partial"));
     std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write `{}`: {e}", tmp.display()))?;
     std::fs::rename(&tmp, dest).map_err(|e| format!("cannot write `{}`: {e}", dest.display()))?;
+    Ok(())
+}
+
+/// Marks a written output as lexrun's: a provenance comment at the end of Markdown and text,
+/// a `.provenance.json` manifest beside every output, and an artifact in the ledger with the
+/// fingerprints of its text, so the intake guard recognises it wherever it is copied.
+fn register_output(
+    sh: &Shared,
+    m: &Matter,
+    rec: &MatterRecord,
+    from: &str,
+    format: &str,
+    dest: &Path,
+) -> Result<(), String> {
+    let Some(step) = rec
+        .steps
+        .iter()
+        .rev()
+        .find(|s| s.name == from && matches!(s.status, Some(Status::Done | Status::Stopped)))
+    else {
+        return Ok(());
+    };
+    let werr = |e: std::io::Error| format!("cannot write `{}`: {e}", dest.display());
+    let stage_text = step
+        .outputs
+        .iter()
+        .find(|f| f.ends_with("output.md"))
+        .and_then(|f| std::fs::read_to_string(f).ok());
+    let props = provenance(sh, m, step, stage_text.as_deref().unwrap_or("").as_bytes());
+    if matches!(format, "md" | "txt") {
+        let marker: Vec<String> = props
+            .iter()
+            .map(|(k, v)| format!("{}={v}", k.trim_start_matches("lexrun.")))
+            .collect();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dest)
+            .map_err(werr)?;
+        use std::io::Write as _;
+        writeln!(f, "\n<!-- lexrun:provenance {} -->", marker.join(" ")).map_err(werr)?;
+    }
+    let bytes =
+        std::fs::read(dest).map_err(|e| format!("cannot read `{}`: {e}", dest.display()))?;
+    let text = match format {
+        "docx" | "pdf" => stage_text.unwrap_or_default(),
+        _ => String::from_utf8_lossy(&bytes).into_owned(),
+    };
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    let mut manifest: serde_json::Map<String, Value> =
+        props.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    manifest.insert(
+        "file".into(),
+        json!(dest.file_name().map(|n| n.to_string_lossy().into_owned())),
+    );
+    manifest.insert("blake3".into(), json!(hash));
+    manifest.insert("model".into(), json!(step.identity));
+    let side = PathBuf::from(format!("{}.provenance.json", dest.display()));
+    std::fs::write(
+        &side,
+        serde_json::to_vec_pretty(&manifest).unwrap_or_default(),
+    )
+    .map_err(werr)?;
+    if let Some(store) = &sh.store {
+        store
+            .add_artifact(
+                &crate::store::Artifact {
+                    hash,
+                    text_hash: intake::text_hash(&text),
+                    run_id: sh.run_id.clone(),
+                    matter: m.name.clone(),
+                    stage: step.name.clone(),
+                    round: step.round,
+                    kind: "output".into(),
+                    path: dest.display().to_string(),
+                    model: step.identity.clone().unwrap_or_default(),
+                    inputs: json!(step.inputs),
+                    plan_hash: sh.plan.hash.clone(),
+                    node_hash: step.node_hash.clone(),
+                    created: crate::store::now(),
+                },
+                &text,
+            )
+            .map_err(|e| e.to_string())?;
+    }
     Ok(())
 }
 

@@ -133,6 +133,8 @@ pub struct SourcesDecl {
     pub files: Vec<Spanned<String>>,
     pub bates: Option<BatesDecl>,
     pub description: Option<Spanned<String>>,
+    /// Files admitted on purpose although the intake guard would refuse them: (file, reason).
+    pub admit: Vec<(Spanned<String>, Spanned<String>)>,
     /// Settings whose lines did not parse; the checker does not call them missing.
     pub broken: Vec<String>,
 }

@@ -551,6 +551,7 @@ impl Builder {
             files: Vec::new(),
             bates: None,
             description: None,
+            admit: Vec::new(),
         };
         let mut first_bates = None;
         let mut first_desc = None;
@@ -602,6 +603,12 @@ impl Builder {
                         let v = self.string(inner.next()?);
                         let f = *first_desc.get_or_insert(espan);
                         self.set(&mut d.description, v, "description", espan, f);
+                    }
+                    Rule::admit_e => {
+                        let file = self.string(inner.next()?);
+                        inner.next()?;
+                        let reason = self.string(inner.next()?);
+                        d.admit.push((file, reason));
                     }
                     Rule::bad_entry => d.broken.extend(self.bad_entry(&e, Block::Sources)),
                     _ => {}

@@ -404,6 +404,10 @@ pub async fn run_test(t: Test) -> Outcome {
         },
         events: run::events::Mode::Quiet,
         cassette: t.cassette.clone().map(|c| (c, cassette::Mode::Replay)),
+        // Replayed runs neither read nor fill a cache, and leave no ledger behind.
+        store: None,
+        cache: false,
+        refresh: Vec::new(),
     };
     let rec = match run::run(&plan, &wdir, &opts).await {
         Ok(r) => r,
@@ -525,6 +529,8 @@ pub fn snapshot_body(rec: &RunRecord, out: &Path, matter: &str) -> String {
         if !matter.is_empty() {
             t = t.replace(matter, "[matter]");
         }
+        let marker = regex::Regex::new(r"<!-- lexrun:provenance [^>]*-->").expect("pattern");
+        let t = marker.replace_all(&t, "<!-- lexrun:provenance [redacted] -->");
         let re = regex::Regex::new(r"run-\d+(-\d+)?").expect("pattern");
         re.replace_all(&t, "[run]").into_owned()
     };

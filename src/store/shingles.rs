@@ -1,0 +1,97 @@
+//! Fingerprints of a text for recognising copies: hashes of word 5-grams over the text
+//! normalised to lower-case words (so re-wrapping, punctuation, case and file format do not
+//! matter), winnowed (the smallest hash of every window of 4) so that a long text keeps a
+//! sparse, position-independent subset. Two texts that share a passage share its
+//! fingerprints; a copy with a fifth of its words changed keeps about a third of them.
+
+const K: usize = 5;
+const W: usize = 4;
+
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn hash(ws: &[String]) -> u64 {
+    let mut h = blake3::Hasher::new();
+    for w in ws {
+        h.update(w.as_bytes());
+        h.update(b" ");
+    }
+    let b = h.finalize();
+    u64::from_le_bytes(b.as_bytes()[..8].try_into().unwrap_or([0; 8]))
+}
+
+/// The winnowed fingerprints of `text`, sorted and unique.
+pub fn fingerprints(text: &str) -> Vec<u64> {
+    let ws = words(text);
+    if ws.is_empty() {
+        return Vec::new();
+    }
+    if ws.len() < K {
+        return vec![hash(&ws)];
+    }
+    let grams: Vec<u64> = ws.windows(K).map(hash).collect();
+    let mut out: Vec<u64> = if grams.len() <= W {
+        grams.iter().copied().min().into_iter().collect()
+    } else {
+        grams
+            .windows(W)
+            .filter_map(|w| w.iter().copied().min())
+            .collect()
+    };
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The share of `a`'s fingerprints found in `b` (both sorted).
+pub fn containment(a: &[u64], b: &[u64]) -> f64 {
+    if a.is_empty() {
+        return 0.0;
+    }
+    let n = a.iter().filter(|x| b.binary_search(x).is_ok()).count();
+    n as f64 / a.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str =
+        "I have rented Unit 3B at 1420 Harbor View Drive since June 1, 2022. My rent is \
+        $2,150.00 per month and I paid a security deposit when I moved in. On November 14, 2023 I \
+        noticed black mold spreading on the bedroom wall under the window and reported it to the \
+        landlord by email the same day and again on December 2, 2023. Nobody came to inspect it.";
+
+    #[test]
+    fn rewrapping_and_case_do_not_matter() {
+        let a = fingerprints(TEXT);
+        let b = fingerprints(&TEXT.to_uppercase().replace(' ', "\n"));
+        assert_eq!(a, b);
+        assert!(a.len() > 10);
+    }
+
+    #[test]
+    fn edited_copies_keep_a_share_unrelated_text_none() {
+        let a = fingerprints(TEXT);
+        let words: Vec<&str> = TEXT.split(' ').collect();
+        let edited: Vec<String> = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                if i % 10 == 3 {
+                    "changed".to_string()
+                } else {
+                    w.to_string()
+                }
+            })
+            .collect();
+        let c = containment(&a, &fingerprints(&edited.join(" ")));
+        assert!(c > 0.3, "{c}");
+        let other = fingerprints("The invoice from Bay Area Mold Solutions lists testing and removal of mold in Unit 3B, paid in full on January 9, 2024, by the tenant.");
+        assert!(containment(&a, &other) < 0.05);
+    }
+}
