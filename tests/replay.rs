@@ -87,7 +87,10 @@ fn a_recording_from_the_real_server_replays_without_it() {
     // The same text; only the provenance comment (which names the run) differs.
     let body = |p: std::path::PathBuf| {
         let t = fs::read_to_string(p).unwrap();
-        t.split("<!-- lexrun:provenance").next().unwrap().to_string()
+        t.split("<!-- lexrun:provenance")
+            .next()
+            .unwrap()
+            .to_string()
     };
     for f in ["draft.md", "figures.json"] {
         assert_eq!(

@@ -72,6 +72,47 @@ enum Command {
         #[arg(long)]
         review: bool,
     },
+    /// Explain why a stage's last run missed the cache: which parts of its key changed since
+    /// the run before, old against new.
+    Why {
+        file: Utf8PathBuf,
+        stage: String,
+        #[arg(long, value_name = "DIR")]
+        store: Option<std::path::PathBuf>,
+    },
+    /// The chain of custody of a run (default: the last): its sources, and for every output
+    /// and stage text the model, inputs, plan and time.
+    Audit {
+        file: Utf8PathBuf,
+        run: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_name = "DIR")]
+        store: Option<std::path::PathBuf>,
+    },
+    /// List each source file as admitted or refused by the intake guard; exit 1 if any is
+    /// refused.
+    Sources {
+        file: Utf8PathBuf,
+        #[arg(long, value_name = "DIR")]
+        matter: Vec<std::path::PathBuf>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_name = "DIR")]
+        store: Option<std::path::PathBuf>,
+    },
+    /// The cache: `ls` its entries, `verify` every object's hash, `gc` what recent runs do not
+    /// need.
+    Cache {
+        #[arg(value_enum)]
+        action: CacheAction,
+        file: Utf8PathBuf,
+        /// `gc` keeps what this many most recent runs used.
+        #[arg(long, default_value_t = 20)]
+        keep: usize,
+        #[arg(long, value_name = "DIR")]
+        store: Option<std::path::PathBuf>,
+    },
     /// Start a llama-server per model on the workflow's llama_cpp pools (pinned to the pool's
     /// GPUs, with its context and cache settings) and preload models on Ollama pools; waits
     /// until each is ready.
@@ -271,6 +312,13 @@ struct RunArgs {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
+enum CacheAction {
+    Ls,
+    Verify,
+    Gc,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
     Text,
     Json,
@@ -289,6 +337,25 @@ pub fn main() -> ExitCode {
         Command::Plan { file, format } => cmd_plan(&file, format, color),
         Command::Explain { code } => cmd_explain(&code),
         Command::Run(args) => cmd_run(&args, color),
+        Command::Why { file, stage, store } => cmd_why(&file, &stage, store.as_deref(), color),
+        Command::Audit {
+            file,
+            run,
+            json,
+            store,
+        } => cmd_audit(&file, run.as_deref(), json, store.as_deref(), color),
+        Command::Sources {
+            file,
+            matter,
+            json,
+            store,
+        } => cmd_sources(&file, &matter, json, store.as_deref(), color),
+        Command::Cache {
+            action,
+            file,
+            keep,
+            store,
+        } => cmd_cache(action, &file, keep, store.as_deref(), color),
         Command::Test {
             paths,
             accept,
@@ -954,6 +1021,289 @@ fn cmd_test(paths: &[std::path::PathBuf], accept: bool, review: bool) -> u8 {
         exit::ERRORS
     } else {
         exit::OK
+    }
+}
+
+fn open_store(
+    file: &Utf8Path,
+    store: Option<&std::path::Path>,
+    color: bool,
+    refusal: &str,
+) -> Result<(plan::Plan, std::path::PathBuf, crate::store::Store), u8> {
+    let plan = checked_plan(file, color, refusal)?;
+    let dir = file
+        .parent()
+        .map(|d| d.as_std_path().to_path_buf())
+        .unwrap_or_default();
+    let sdir = store_dir(store, &dir);
+    match crate::store::Store::open(&sdir) {
+        Ok(s) => Ok((plan, dir, s)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(exit::USAGE)
+        }
+    }
+}
+
+fn cmd_why(file: &Utf8Path, stage: &str, store: Option<&std::path::Path>, color: bool) -> u8 {
+    let (plan, _, st) = match open_store(file, store, color, "nothing to explain") {
+        Ok(x) => x,
+        Err(c) => return c,
+    };
+    if !plan.steps.iter().any(|s| s.name == stage) {
+        eprintln!("error: the workflow has no stage `{stage}`");
+        return exit::USAGE;
+    }
+    let keys = st.recent_keys(&plan.workflow.name, stage, 200);
+    let Some((run, matter, round, key, new, hit)) = keys.first().cloned() else {
+        println!("`{stage}` has not run with this store yet: its first run will call the model");
+        return exit::OK;
+    };
+    let mut out = format!(
+        "`{stage}` in run {run} (matter {matter}, round {round}): {} (key {})\n",
+        if hit {
+            "answered from the cache"
+        } else {
+            "called the model"
+        },
+        &key[..12.min(key.len())]
+    );
+    let previous = keys
+        .iter()
+        .skip(1)
+        .find(|k| k.0 != run && k.1 == matter && k.2 == round);
+    match previous {
+        None => out.push_str("no earlier run of this stage for this matter to compare with\n"),
+        Some((prun, _, _, pkey, old, _)) if pkey == &key => {
+            out.push_str(&format!(
+                "the key is the same as in run {prun}: nothing changed\n"
+            ));
+            let _ = old;
+        }
+        Some((prun, _, _, _, old, _)) => {
+            out.push_str(&format!("changed since run {prun}:\n"));
+            let fields = [
+                "node",
+                "model_identity",
+                "sampling",
+                "schema",
+                "prompt",
+                "inputs",
+                "round",
+                "format",
+            ];
+            for f in fields {
+                if old[f] == new[f] {
+                    continue;
+                }
+                match f {
+                    "prompt" => {
+                        out.push_str("  prompt: the rendered prompt differs\n");
+                        let text = |v: &serde_json::Value| {
+                            v.as_str()
+                                .and_then(|h| st.get(h))
+                                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        };
+                        if let (Some(a), Some(b)) = (text(&old[f]), text(&new[f])) {
+                            let d = similar::TextDiff::from_lines(&a, &b)
+                                .unified_diff()
+                                .context_radius(1)
+                                .header("before", "now")
+                                .to_string();
+                            for l in d.lines().take(40) {
+                                out.push_str(&format!("    {l}\n"));
+                            }
+                        }
+                    }
+                    "node" => out.push_str(&format!(
+                        "  plan node: the stage's declaration, model or pool changed ({} → {})\n",
+                        short(&old[f]),
+                        short(&new[f])
+                    )),
+                    "inputs" => {
+                        for (k, v) in new[f].as_object().into_iter().flatten() {
+                            if old[f][k] != *v {
+                                out.push_str(&format!(
+                                    "  input `{k}`: its text changed ({} → {})\n",
+                                    short(&old[f][k]),
+                                    short(v)
+                                ));
+                            }
+                        }
+                    }
+                    _ => out.push_str(&format!("  {f}: {} → {}\n", old[f], new[f])),
+                }
+            }
+        }
+    }
+    print_out(&out)
+}
+
+fn short(v: &serde_json::Value) -> String {
+    v.as_str()
+        .map(|s| s.chars().take(12).collect())
+        .unwrap_or_else(|| v.to_string())
+}
+
+fn cmd_audit(
+    file: &Utf8Path,
+    run: Option<&str>,
+    json: bool,
+    store: Option<&std::path::Path>,
+    color: bool,
+) -> u8 {
+    let (_, _, st) = match open_store(file, store, color, "no audit") {
+        Ok(x) => x,
+        Err(c) => return c,
+    };
+    let Some(run) = run.map(str::to_string).or_else(|| st.last_run()) else {
+        eprintln!("error: the store has no runs yet");
+        return exit::USAGE;
+    };
+    let Some(mut info) = st.run_info(&run) else {
+        eprintln!("error: the store has no run `{run}`");
+        return exit::USAGE;
+    };
+    let arts = st.artifacts_of_run(&run);
+    info["artifacts"] = serde_json::to_value(&arts).unwrap_or_default();
+    if json {
+        return print_out(&(serde_json::to_string_pretty(&info).unwrap_or_default() + "\n"));
+    }
+    let mut out = format!(
+        "Chain of custody — run {run} of `{}` (plan {}), status {}\n\nSources:\n",
+        info["workflow"].as_str().unwrap_or(""),
+        short(&info["plan_hash"]),
+        info["status"].as_str().unwrap_or("unfinished")
+    );
+    for s in info["sources"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "  {}  blake3 {}{}\n",
+            s["path"].as_str().unwrap_or(""),
+            short(&s["raw_hash"]),
+            s["admitted"]
+                .as_str()
+                .map(|r| format!("  (admitted: {r})"))
+                .unwrap_or_default()
+        ));
+    }
+    out.push_str("\nWritten:\n");
+    for a in &arts {
+        out.push_str(&format!(
+            "  {:<6} {}  ← stage `{}` round {} of matter {}, model {}, node {}, blake3 {}\n",
+            a.kind,
+            a.path,
+            a.stage,
+            a.round,
+            a.matter,
+            if a.model.is_empty() { "-" } else { &a.model },
+            &a.node_hash[..12.min(a.node_hash.len())],
+            &a.hash[..12.min(a.hash.len())]
+        ));
+    }
+    print_out(&out)
+}
+
+fn cmd_sources(
+    file: &Utf8Path,
+    matters: &[std::path::PathBuf],
+    json: bool,
+    store: Option<&std::path::Path>,
+    color: bool,
+) -> u8 {
+    let (plan, dir, st) = match open_store(file, store, color, "no sources checked") {
+        Ok(x) => x,
+        Err(c) => return c,
+    };
+    let verdicts = match crate::run::check_sources(&plan, &dir, matters, &st) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let refused = verdicts.iter().any(|v| v.blocked());
+    if json {
+        let _ = print_out(&(serde_json::to_string_pretty(&verdicts).unwrap_or_default() + "\n"));
+    } else {
+        let mut out = String::new();
+        for v in &verdicts {
+            let word = match (&v.refused, &v.admitted) {
+                (None, _) => "admitted".to_string(),
+                (Some(_), Some(r)) => format!("admitted by the workflow ({r})"),
+                (Some(_), None) => "REFUSED".to_string(),
+            };
+            out.push_str(&format!("{:<10} {}  {word}", v.matter, v.file));
+            if let Some(why) = &v.refused {
+                out.push_str(&format!(": {why}"));
+            }
+            out.push('\n');
+        }
+        let _ = print_out(&out);
+    }
+    if refused {
+        exit::ERRORS
+    } else {
+        exit::OK
+    }
+}
+
+fn cmd_cache(
+    action: CacheAction,
+    file: &Utf8Path,
+    keep: usize,
+    store: Option<&std::path::Path>,
+    color: bool,
+) -> u8 {
+    let (_, _, st) = match open_store(file, store, color, "no cache") {
+        Ok(x) => x,
+        Err(c) => return c,
+    };
+    match action {
+        CacheAction::Ls => {
+            let mut out = String::new();
+            for e in st.cache_entries() {
+                let size = std::fs::metadata(st.object_path(&e.text_hash))
+                    .map(|m| m.len())
+                    .unwrap_or(0);
+                out.push_str(&format!(
+                    "{}  {:<12} {:>8} B  {}\n",
+                    &e.key[..16],
+                    e.stage,
+                    size,
+                    e.identity
+                ));
+            }
+            print_out(&out)
+        }
+        CacheAction::Verify => {
+            let objects = st.objects();
+            let mut bad = 0;
+            for (hash, path) in &objects {
+                let ok = std::fs::read(path)
+                    .map(|b| blake3::hash(&b).to_hex().as_str() == hash)
+                    .unwrap_or(false);
+                if !ok {
+                    bad += 1;
+                    println!("damaged: {}", path.display());
+                }
+            }
+            println!("{} objects, {} damaged", objects.len(), bad);
+            if bad > 0 {
+                exit::ERRORS
+            } else {
+                exit::OK
+            }
+        }
+        CacheAction::Gc => match st.gc(keep) {
+            Ok((entries, objects)) => {
+                println!("removed {entries} cache entries and {objects} objects not used by the last {keep} runs");
+                exit::OK
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                exit::ERRORS
+            }
+        },
     }
 }
 

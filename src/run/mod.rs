@@ -290,6 +290,8 @@ struct Matter {
     out_dir: PathBuf,
     /// Source name → its files with text per page (read once, shared by every stage).
     evidence: BTreeMap<String, Vec<EvidenceFile>>,
+    /// Fingerprints of all the matter's evidence: what an output quotes is not its own.
+    evidence_fps: std::collections::HashSet<u64>,
 }
 
 /// What every task shares.
@@ -474,12 +476,22 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
                 }
             }
         }
+        let evidence_fps = if store.is_some() {
+            evidence
+                .values()
+                .flatten()
+                .flat_map(|f| crate::store::shingles::fingerprints(&f.pages.join("\n")))
+                .collect()
+        } else {
+            Default::default()
+        };
         matters.push(Arc::new(Matter {
             name,
             dir: dir.clone(),
             run_dir,
             out_dir,
             evidence,
+            evidence_fps,
         }));
     }
 
@@ -579,6 +591,50 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     Ok(record)
 }
 
+/// The intake guard alone (`lexrun sources`): every source file of every matter, admitted or
+/// refused, without running anything.
+pub fn check_sources(
+    plan: &Plan,
+    workflow_dir: &Path,
+    matters: &[PathBuf],
+    store: &crate::store::Store,
+) -> Result<Vec<intake::Verdict>, RunError> {
+    let dirs: Vec<PathBuf> = if matters.is_empty() {
+        vec![match &plan.workflow.matter {
+            Some(m) => workflow_dir.join(m),
+            None => workflow_dir.to_path_buf(),
+        }]
+    } else {
+        matters.to_vec()
+    };
+    let mut out = Vec::new();
+    for dir in &dirs {
+        if !dir.is_dir() {
+            return Err(RunError::NoMatter(dir.display().to_string()));
+        }
+        let name = dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "matter".into());
+        for s in &plan.sources {
+            let admit: Vec<(String, String)> = s
+                .admit
+                .iter()
+                .map(|a| (a.file.clone(), a.reason.clone()))
+                .collect();
+            for f in matching(dir, &s.files) {
+                let text = prompt::read_pages(&f)
+                    .map_err(RunError::Evidence)?
+                    .join("\n");
+                let shown = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+                out.push(intake::check(store, &name, &shown, &f, &text, &admit));
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn record_header(plan: &Plan, run_id: &str) -> String {
     format!(
         "# Run {run_id} of `{}`\n\n{}\n",
@@ -586,15 +642,18 @@ fn record_header(plan: &Plan, run_id: &str) -> String {
     )
 }
 
+/// A run id unique across processes sharing a store: the time, and a few hex digits from
+/// the clock's nanoseconds and the process id.
 fn new_run_id(out: &Path) -> String {
-    let secs = std::time::SystemTime::now()
+    let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let mut run_id = format!("run-{secs}");
+        .unwrap_or_default();
+    let salt = blake3::hash(format!("{}-{}", now.as_nanos(), std::process::id()).as_bytes());
+    let mut run_id = format!("run-{}-{}", now.as_secs(), &salt.to_hex()[..6]);
     let mut n = 1;
     while out.join(&run_id).exists() {
         n += 1;
-        run_id = format!("run-{secs}-{n}");
+        run_id = format!("run-{}-{}{n}", now.as_secs(), &salt.to_hex()[..6]);
     }
     run_id
 }
@@ -1719,6 +1778,7 @@ async fn stage_call(
                 created: crate::store::now(),
             },
             &reply.text,
+            &m.evidence_fps,
         );
     }
     rec.status = Some(Status::Done);
@@ -2213,6 +2273,7 @@ fn register_output(
                     created: crate::store::now(),
                 },
                 &text,
+                &m.evidence_fps,
             )
             .map_err(|e| e.to_string())?;
     }

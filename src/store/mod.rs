@@ -327,9 +327,19 @@ impl Store {
             .map_err(|e| self.lerr(e))
     }
 
-    /// Records an artifact with the fingerprints of its text.
-    pub fn add_artifact(&self, a: &Artifact, text: &str) -> Result<(), StoreError> {
-        let fps = shingles::fingerprints(text);
+    /// Records an artifact with the fingerprints of its text, leaving out those of the
+    /// evidence it was written from (`evidence`): a passage the output quotes from a source
+    /// must not make that source look like a copy of the output.
+    pub fn add_artifact(
+        &self,
+        a: &Artifact,
+        text: &str,
+        evidence: &std::collections::HashSet<u64>,
+    ) -> Result<(), StoreError> {
+        let fps: Vec<u64> = shingles::fingerprints(text)
+            .into_iter()
+            .filter(|f| !evidence.contains(f))
+            .collect();
         let mut db = self.db();
         let tx = db.transaction().map_err(|e| self.lerr(e))?;
         tx.execute(
@@ -383,8 +393,8 @@ impl Store {
             .flatten()
     }
 
-    /// The earlier artifact that shares the largest part of its fingerprints with `fps`:
-    /// (artifact, share of the smaller of the two fingerprint sets).
+    /// The earlier artifact whose own fingerprints (those not taken from its evidence) are
+    /// most contained in `fps`: (artifact, the share of them found).
     pub fn overlap(&self, fps: &[u64]) -> Option<(Artifact, f64)> {
         if fps.is_empty() {
             return None;
@@ -413,7 +423,7 @@ impl Store {
                     |r| r.get(0),
                 )
                 .ok()?;
-            let share = n as f64 / (fps.len().min(total.max(1) as usize)) as f64;
+            let share = n as f64 / total.max(1) as f64;
             if best.is_none_or(|(_, s)| share > s) {
                 best = Some((id, share.min(1.0)));
             }

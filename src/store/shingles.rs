@@ -1,11 +1,11 @@
-//! Fingerprints of a text for recognising copies: hashes of word 5-grams over the text
+//! Fingerprints of a text for recognising copies: hashes of word 3-grams over the text
 //! normalised to lower-case words (so re-wrapping, punctuation, case and file format do not
-//! matter), winnowed (the smallest hash of every window of 4) so that a long text keeps a
-//! sparse, position-independent subset. Two texts that share a passage share its
-//! fingerprints; a copy with a fifth of its words changed keeps about a third of them.
+//! matter), winnowed (the smallest hash of every two neighbours) so that a long text keeps a
+//! sparse, position-independent subset. Two texts that share any run of four words share a
+//! fingerprint, so a copy with one word in five changed is still recognised.
 
-const K: usize = 5;
-const W: usize = 4;
+const K: usize = 3;
+const W: usize = 2;
 
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())

@@ -531,7 +531,7 @@ pub fn snapshot_body(rec: &RunRecord, out: &Path, matter: &str) -> String {
         }
         let marker = regex::Regex::new(r"<!-- lexrun:provenance [^>]*-->").expect("pattern");
         let t = marker.replace_all(&t, "<!-- lexrun:provenance [redacted] -->");
-        let re = regex::Regex::new(r"run-\d+(-\d+)?").expect("pattern");
+        let re = regex::Regex::new(r"run-\d+(-[0-9a-f]+)?").expect("pattern");
         re.replace_all(&t, "[run]").into_owned()
     };
     let mut s = format!("exit: {}\n", rec.exit_code());

@@ -71,3 +71,27 @@ pub fn pdf(pages: &[PageSpec]) -> Vec<u8> {
     doc.save_to(&mut out).unwrap();
     out
 }
+
+/// Writes a PDF whose pages hold `texts`, wrapped at about 80 characters a line.
+pub fn text_pdf(path: &std::path::Path, texts: &[&str]) {
+    let wrapped: Vec<String> = texts
+        .iter()
+        .map(|t| {
+            let mut lines = Vec::new();
+            let mut cur = String::new();
+            for w in t.split_whitespace() {
+                if cur.len() + w.len() > 80 {
+                    lines.push(std::mem::take(&mut cur));
+                }
+                if !cur.is_empty() {
+                    cur.push(' ');
+                }
+                cur.push_str(w);
+            }
+            lines.push(cur);
+            lines.join("\n")
+        })
+        .collect();
+    let pages: Vec<PageSpec> = wrapped.iter().map(|t| page(t)).collect();
+    std::fs::write(path, pdf(&pages)).unwrap();
+}

@@ -1,0 +1,474 @@
+//! The store: cached answers, resume after SIGKILL, explained misses, the ledger and its
+//! chain of custody, and the intake guard that keeps lexrun's own outputs out of the evidence.
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use support::servers::{Answer, Fake, Seen, Speaks};
+
+const LONG_DRAFT: &str = "1. I rented the flat at 12 Harbor Road from Acme Property LLC under a lease dated January 5, 2024 (TEST000001). \
+The flat had a broken heating system from the first week of the tenancy, and the radiators in both bedrooms stayed cold \
+through the whole of February and March. 2. On March 3, 2024 I gave written notice of the broken heating to the landlord, \
+describing the cold rooms, the damp on the walls and the mould that had started to grow behind the wardrobe. \
+3. Nothing was repaired in the weeks that followed, although the landlord's agent visited once and promised that an \
+engineer would come within days. 4. I paid $1,250.00 in rent for April 2024 (TEST000002) and withheld the rent for May \
+because the flat could not be heated and my children slept in the living room beside an electric heater. \
+5. I kept every receipt and every message about the repairs, and I ask the court to order the landlord to repair the \
+heating and to return the rent for the months in which the flat could not be used as a home.";
+
+/// A scripted server (llama.cpp protocol) with `delay` per token; the drafter writes
+/// `LONG_DRAFT`.
+fn server(delay: Duration) -> Fake {
+    Fake::start(Speaks::Llama, delay, |s: &Seen| {
+        let p = s.prompt();
+        let text = if p.contains("screening a new matter") {
+            r#"{"grounds": true, "reason": "Notice was given.", "needs_figures": false}"#
+                .to_string()
+        } else if p.contains("You are opposing counsel") {
+            r#"{"passes": true, "objections": []}"#.into()
+        } else {
+            LONG_DRAFT.into()
+        };
+        Answer { text, fault: None }
+    })
+}
+
+struct Setup {
+    dir: tempfile::TempDir,
+    store: PathBuf,
+    matter: PathBuf,
+}
+
+/// A private copy of the test matter, and an empty store.
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let matter = dir.path().join("matter");
+    fs::create_dir_all(matter.join("intake")).unwrap();
+    for f in ["01-letter.txt", "02-receipt.txt"] {
+        fs::copy(
+            Path::new("tests/runtime/matter/intake").join(f),
+            matter.join("intake").join(f),
+        )
+        .unwrap();
+    }
+    Setup {
+        store: dir.path().join("store"),
+        matter,
+        dir,
+    }
+}
+
+fn run(s: &Setup, url: &str, out: &str, extra: &[&str]) -> Output {
+    let out = s.dir.path().join(out);
+    Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args(["run", "tests/runtime/pipeline.lex", "--matter"])
+        .arg(&s.matter)
+        .arg("--out")
+        .arg(&out)
+        .arg("--store")
+        .arg(&s.store)
+        .args([
+            "--endpoint",
+            &format!("gpu_a={url}"),
+            "--endpoint",
+            &format!("gpu_b={url}"),
+        ])
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn lexrun(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_second_run_is_answered_from_the_cache() {
+    let s = setup();
+    let srv = server(Duration::ZERO);
+    let o = run(&s, &srv.url, "out1", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let first = srv.calls.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(first, 3, "gate, draft, review");
+    let o = run(&s, &srv.url, "out2", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(
+        srv.calls.load(std::sync::atomic::Ordering::SeqCst),
+        first,
+        "no model was called"
+    );
+    assert!(err(&o).contains("from lexrun's cache"), "{}", err(&o));
+    assert_eq!(
+        fs::read_to_string(s.dir.path().join("out1/draft.md"))
+            .unwrap()
+            .split("<!--")
+            .next(),
+        fs::read_to_string(s.dir.path().join("out2/draft.md"))
+            .unwrap()
+            .split("<!--")
+            .next()
+    );
+    // --refresh calls one stage again; --no-cache all of them.
+    let o = run(&s, &srv.url, "out3", &["--refresh", "draft"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(
+        srv.calls.load(std::sync::atomic::Ordering::SeqCst),
+        first + 1
+    );
+    let o = run(&s, &srv.url, "out4", &["--no-cache"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        srv.calls.load(std::sync::atomic::Ordering::SeqCst),
+        first + 4
+    );
+
+    // A damaged object is a miss with a warning, never a wrong answer.
+    let objects = s.store.join("objects");
+    let mut damaged = 0;
+    for d in fs::read_dir(&objects).unwrap().flatten() {
+        for f in fs::read_dir(d.path()).unwrap().flatten() {
+            if fs::read_to_string(f.path()).is_ok_and(|t| t.starts_with("1. I rented the flat")) {
+                fs::write(f.path(), "1. An invented paragraph.").unwrap();
+                damaged += 1;
+            }
+        }
+    }
+    assert_eq!(damaged, 1);
+    let before = srv.calls.load(std::sync::atomic::Ordering::SeqCst);
+    let o = run(&s, &srv.url, "out5", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(err(&o).contains("damaged"), "{}", err(&o));
+    assert_eq!(
+        srv.calls.load(std::sync::atomic::Ordering::SeqCst),
+        before + 1,
+        "only the draft is called again"
+    );
+    assert!(fs::read_to_string(s.dir.path().join("out5/draft.md"))
+        .unwrap()
+        .contains("broken heating system"));
+    let o = lexrun(&[
+        "cache",
+        "verify",
+        "tests/runtime/pipeline.lex",
+        "--store",
+        s.store.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "the object was stored again: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn why_explains_a_miss() {
+    let s = setup();
+    let srv = server(Duration::ZERO);
+    assert_eq!(run(&s, &srv.url, "a", &[]).status.code(), Some(0));
+    // The client's letter changes: the packet, and so every prompt, changes.
+    let letter = s.matter.join("intake/01-letter.txt");
+    fs::write(
+        &letter,
+        fs::read_to_string(&letter)
+            .unwrap()
+            .replace("Nothing was repaired.", "Nothing was repaired at all."),
+    )
+    .unwrap();
+    assert_eq!(run(&s, &srv.url, "b", &[]).status.code(), Some(0));
+    let o = lexrun(&[
+        "why",
+        "tests/runtime/pipeline.lex",
+        "gate",
+        "--store",
+        s.store.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("called the model") && text.contains("prompt: the rendered prompt differs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("-Nothing was repaired.") && text.contains("+Nothing was repaired at all."),
+        "{text}"
+    );
+    // And a hit says so.
+    assert_eq!(run(&s, &srv.url, "c", &[]).status.code(), Some(0));
+    let o = lexrun(&[
+        "why",
+        "tests/runtime/pipeline.lex",
+        "gate",
+        "--store",
+        s.store.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("answered from the cache"));
+}
+
+#[test]
+fn sigkill_mid_run_then_resume_calls_only_unfinished_stages() {
+    let s = setup();
+    let srv = server(Duration::from_millis(40));
+    let out = s.dir.path().join("killed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args(["run", "tests/runtime/pipeline.lex", "--matter"])
+        .arg(&s.matter)
+        .arg("--out")
+        .arg(&out)
+        .arg("--store")
+        .arg(&s.store)
+        .args([
+            "--endpoint",
+            &format!("gpu_a={}", srv.url),
+            "--endpoint",
+            &format!("gpu_b={}", srv.url),
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it while the draft (the second call) is streaming.
+    let start = std::time::Instant::now();
+    while srv.requests().len() < 2 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    child.kill().unwrap();
+    let _ = child.wait();
+    let killed_at = srv.calls.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(killed_at, 2);
+    let o = run(&s, &srv.url, "resumed", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let again: Vec<String> = srv.requests()[2..]
+        .iter()
+        .map(|r| {
+            let p = r.prompt();
+            if p.contains("screening") {
+                "gate"
+            } else if p.contains("opposing counsel") {
+                "review"
+            } else {
+                "draft"
+            }
+            .to_string()
+        })
+        .collect();
+    assert_eq!(
+        again,
+        ["draft", "review"],
+        "the finished gate was not asked again"
+    );
+}
+
+#[test]
+fn two_runs_share_one_store() {
+    let s = setup();
+    let srv = server(Duration::from_millis(5));
+    let spawn = |out: &str| {
+        Command::new(env!("CARGO_BIN_EXE_lexrun"))
+            .args(["run", "tests/runtime/pipeline.lex", "--matter"])
+            .arg(&s.matter)
+            .arg("--out")
+            .arg(s.dir.path().join(out))
+            .arg("--store")
+            .arg(&s.store)
+            .args([
+                "--endpoint",
+                &format!("gpu_a={}", srv.url),
+                "--endpoint",
+                &format!("gpu_b={}", srv.url),
+            ])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn("a"), spawn("b"));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert_eq!(a.status.code(), Some(0), "{}", err(&a));
+    assert_eq!(b.status.code(), Some(0), "{}", err(&b));
+    for out in ["a", "b"] {
+        assert!(fs::read_to_string(s.dir.path().join(out).join("draft.md"))
+            .unwrap()
+            .contains("broken heating"));
+    }
+    let o = lexrun(&[
+        "cache",
+        "verify",
+        "tests/runtime/pipeline.lex",
+        "--store",
+        s.store.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = lexrun(&[
+        "audit",
+        "tests/runtime/pipeline.lex",
+        "--json",
+        "--store",
+        s.store.to_str().unwrap(),
+    ]);
+    let audit: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(audit["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a["kind"] == "output" && a["stage"] == "draft"));
+}
+
+/// Words of `text` with every `n`th one replaced.
+fn edit(text: &str, n: usize) -> String {
+    text.split(' ')
+        .enumerate()
+        .map(|(i, w)| if i % n == n / 2 { "altered" } else { w })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn outputs_never_come_back_as_evidence() {
+    let s = setup();
+    let srv = server(Duration::ZERO);
+    assert_eq!(run(&s, &srv.url, "out", &[]).status.code(), Some(0));
+    let draft = fs::read_to_string(s.dir.path().join("out/draft.md")).unwrap();
+    let bare = draft.split("\n\n---\n\n").next().unwrap().to_string(); // without the appendix
+    let wrapped: String = bare
+        .split(' ')
+        .collect::<Vec<_>>()
+        .chunks(9)
+        .map(|c| c.join(" "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("exact copy, renamed", draft.clone().into_bytes()),
+        ("without the provenance comment", bare.clone().into_bytes()),
+        ("10% of words changed", edit(&bare, 10).into_bytes()),
+        ("20% of words changed", edit(&bare, 5).into_bytes()),
+        ("re-wrapped lines", wrapped.into_bytes()),
+    ];
+    let check = |name: &str, bytes: &[u8], ext: &str| {
+        let f = s.matter.join(format!("intake/zz-notes.{ext}"));
+        fs::write(&f, bytes).unwrap();
+        let o = lexrun(&[
+            "sources",
+            "tests/runtime/pipeline.lex",
+            "--matter",
+            s.matter.to_str().unwrap(),
+            "--store",
+            s.store.to_str().unwrap(),
+        ]);
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        fs::remove_file(&f).unwrap();
+        (o.status.code(), text, name.to_string())
+    };
+    for (name, bytes) in &cases {
+        let (code, text, name) = check(name, bytes, "txt");
+        assert_eq!(code, Some(1), "{name}: {text}");
+        assert!(
+            text.contains("zz-notes.txt  REFUSED") && text.contains("stage `draft`"),
+            "{name}: {text}"
+        );
+    }
+    // Converted to PDF: see `a_pdf_copy_is_refused_where_pdfs_are_sources`.
+    // Genuine evidence about the same matter is admitted.
+    let genuine = "From: Jane Smith\nTo: Acme Property LLC\nDate: March 3, 2024\n\nThe heating in the flat at 12 Harbor Road \
+        has not worked since February. Please send an engineer this week. The bedrooms are cold and damp.\n";
+    let (code, text, _) = check("genuine", genuine.as_bytes(), "txt");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("zz-notes.txt  admitted"), "{text}");
+
+    // A run refuses a poisoned matter before calling any model.
+    fs::write(s.matter.join("intake/zz-notes.txt"), edit(&bare, 5)).unwrap();
+    let calls = srv.calls.load(std::sync::atomic::Ordering::SeqCst);
+    let o = run(&s, &srv.url, "poisoned", &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("refused as evidence") && err(&o).contains("zz-notes.txt"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(srv.calls.load(std::sync::atomic::Ordering::SeqCst), calls);
+
+    // Admitted on purpose, with a reason in the workflow: it runs, and the ledger says so.
+    let lex = fs::read_to_string("tests/runtime/pipeline.lex").unwrap().replace(
+        "  bates \"TEST\" start 1 width 6\n",
+        "  bates \"TEST\" start 1 width 6\n  admit \"intake/zz-notes.txt\" because \"the client annotated this draft by hand\"\n",
+    );
+    let admitted = s.dir.path().join("admitted.lex");
+    fs::write(&admitted, lex).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args([
+            "run",
+            admitted.to_str().unwrap(),
+            "--matter",
+            s.matter.to_str().unwrap(),
+        ])
+        .args([
+            "--out",
+            s.dir.path().join("admitted-out").to_str().unwrap(),
+            "--store",
+            s.store.to_str().unwrap(),
+        ])
+        .args([
+            "--endpoint",
+            &format!("gpu_a={}", srv.url),
+            "--endpoint",
+            &format!("gpu_b={}", srv.url),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(err(&o).contains("admitted by the workflow"), "{}", err(&o));
+    let db = rusqlite::Connection::open(s.store.join("ledger.sqlite")).unwrap();
+    let reason: String = db
+        .query_row("SELECT reason FROM admissions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(reason, "the client annotated this draft by hand");
+}
+
+#[test]
+fn a_pdf_copy_is_refused_where_pdfs_are_sources() {
+    let s = setup();
+    let srv = server(Duration::ZERO);
+    assert_eq!(run(&s, &srv.url, "out", &[]).status.code(), Some(0));
+    let draft = fs::read_to_string(s.dir.path().join("out/draft.md")).unwrap();
+    let bare = draft.split("\n\n---\n\n").next().unwrap().to_string();
+    let lex = fs::read_to_string("tests/runtime/pipeline.lex")
+        .unwrap()
+        .replace(
+            "files \"intake/*.txt\"",
+            "files \"intake/*.txt\", \"intake/*.pdf\"",
+        );
+    let wf = s.dir.path().join("with-pdf.lex");
+    fs::write(&wf, lex).unwrap();
+    support::pdf::text_pdf(&s.matter.join("intake/scan.pdf"), &[&edit(&bare, 10)]);
+    let o = lexrun(&[
+        "sources",
+        wf.to_str().unwrap(),
+        "--matter",
+        s.matter.to_str().unwrap(),
+        "--store",
+        s.store.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}{}", err(&o));
+    assert!(
+        text.contains("scan.pdf  REFUSED") && text.contains("% of its text matches"),
+        "{text}"
+    );
+}
