@@ -70,7 +70,12 @@ fn run_lexrun(
     extra: &[&str],
 ) -> (Duration, Value) {
     let mut cmd = Command::new(bin);
-    cmd.args(["run", workflow, "--out"]).arg(out);
+    // A fresh store each time: every run calls the models (and stores their answers).
+    let store = tempfile::tempdir().unwrap();
+    cmd.args(["run", workflow, "--out"])
+        .arg(out)
+        .arg("--store")
+        .arg(store.path());
     for (pool, url) in endpoints {
         cmd.arg("--endpoint").arg(format!("{pool}={url}"));
     }

@@ -124,6 +124,11 @@ impl Store {
             .map_err(lerr)?;
         db.pragma_update(None, "journal_mode", "WAL")
             .map_err(lerr)?;
+        // The fingerprint index is probed hundreds of times per source: map it, do not copy it.
+        db.pragma_update(None, "mmap_size", 1i64 << 30)
+            .map_err(lerr)?;
+        db.pragma_update(None, "cache_size", -65536i64)
+            .map_err(lerr)?;
         db.pragma_update(None, "synchronous", "NORMAL")
             .map_err(lerr)?;
         db.execute_batch(SCHEMA).map_err(lerr)?;
@@ -383,14 +388,20 @@ impl Store {
     /// An artifact whose bytes or normalised text have this hash.
     pub fn artifact_by_hash(&self, raw: &str, text: &str) -> Option<Artifact> {
         let db = self.db();
-        let sql = format!(
-            "SELECT {} FROM artifacts WHERE hash = ?1 OR text_hash = ?2 LIMIT 1",
-            Self::ARTIFACT_COLS
-        );
-        db.query_row(&sql, params![raw, text], Self::artifact_row)
-            .optional()
-            .ok()
-            .flatten()
+        // Two indexed lookups (an `OR` across two columns would scan the table).
+        for (col, v) in [("hash", raw), ("text_hash", text)] {
+            let sql = format!(
+                "SELECT {} FROM artifacts WHERE {col} = ?1 LIMIT 1",
+                Self::ARTIFACT_COLS
+            );
+            if let Ok(Some(a)) = db
+                .query_row(&sql, params![v], Self::artifact_row)
+                .optional()
+            {
+                return Some(a);
+            }
+        }
+        None
     }
 
     /// The earlier artifact whose own fingerprints (those not taken from its evidence) are
@@ -401,17 +412,19 @@ impl Store {
         }
         let db = self.db();
         let mut counts: std::collections::HashMap<i64, u32> = std::collections::HashMap::new();
-        {
-            let mut q = db
-                .prepare_cached("SELECT artifact FROM shingles WHERE fp = ?1")
+        // One statement per 500 fingerprints: each is one probe of the (fp, artifact) B-tree.
+        for chunk in fps.chunks(500) {
+            let marks = vec!["?"; chunk.len()].join(",");
+            let sql = format!("SELECT artifact FROM shingles WHERE fp IN ({marks})");
+            let mut q = db.prepare_cached(&sql).ok()?;
+            let rows = q
+                .query_map(
+                    rusqlite::params_from_iter(chunk.iter().map(|f| *f as i64)),
+                    |r| r.get::<_, i64>(0),
+                )
                 .ok()?;
-            for fp in fps {
-                let rows = q
-                    .query_map(params![*fp as i64], |r| r.get::<_, i64>(0))
-                    .ok()?;
-                for id in rows.flatten() {
-                    *counts.entry(id).or_default() += 1;
-                }
+            for id in rows.flatten() {
+                *counts.entry(id).or_default() += 1;
             }
         }
         let mut best: Option<(i64, f64)> = None;

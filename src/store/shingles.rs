@@ -7,21 +7,36 @@
 const K: usize = 3;
 const W: usize = 2;
 
-fn words(text: &str) -> Vec<String> {
+/// A 64-bit hash of each word, lower-cased, without allocating.
+fn words(text: &str) -> Vec<u64> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+        .map(|w| {
+            // FNV-1a over the lower-cased characters.
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for c in w.chars().flat_map(char::to_lowercase) {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    h ^= b as u64;
+                    h = h.wrapping_mul(0x0100_0000_01b3);
+                }
+            }
+            h
+        })
         .collect()
 }
 
-fn hash(ws: &[String]) -> u64 {
-    let mut h = blake3::Hasher::new();
-    for w in ws {
-        h.update(w.as_bytes());
-        h.update(b" ");
-    }
-    let b = h.finalize();
-    u64::from_le_bytes(b.as_bytes()[..8].try_into().unwrap_or([0; 8]))
+/// splitmix64's finaliser: spreads the bits of a combined n-gram hash.
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn hash(ws: &[u64]) -> u64 {
+    mix(ws.iter().fold(0u64, |acc, w| acc.rotate_left(23) ^ w))
 }
 
 /// The winnowed fingerprints of `text`, sorted and unique.
