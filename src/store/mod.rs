@@ -14,6 +14,7 @@
 //! it ever comes back as evidence; the cache of model answers by key, with the key's
 //! components so a miss can be explained; and every deliberate admission of a refused file.
 
+mod bloom;
 pub mod shingles;
 
 use std::io::Write;
@@ -37,6 +38,8 @@ pub struct Store {
     db: Mutex<Connection>,
     /// Warnings met while reading (corrupt objects), for the run to show.
     pub warnings: Mutex<Vec<String>>,
+    /// The fingerprint filter, once loaded and brought up to date.
+    bloom: Mutex<Option<bloom::Bloom>>,
 }
 
 /// A cached model answer.
@@ -99,6 +102,7 @@ CREATE INDEX IF NOT EXISTS artifacts_text ON artifacts(text_hash);
 CREATE INDEX IF NOT EXISTS artifacts_run ON artifacts(run_id);
 CREATE TABLE IF NOT EXISTS shingles (
   fp INTEGER NOT NULL, artifact INTEGER NOT NULL, PRIMARY KEY (fp, artifact)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS shingles_artifact ON shingles(artifact);
 CREATE TABLE IF NOT EXISTS cache (
   key TEXT PRIMARY KEY, stage TEXT NOT NULL, text_hash TEXT NOT NULL, timings TEXT NOT NULL,
   identity TEXT NOT NULL, created INTEGER NOT NULL);
@@ -140,6 +144,7 @@ impl Store {
             dir: dir.to_path_buf(),
             db: Mutex::new(db),
             warnings: Mutex::new(Vec::new()),
+            bloom: Mutex::new(None),
         })
     }
 
@@ -411,20 +416,24 @@ impl Store {
             return None;
         }
         let db = self.db();
+        // Only the fingerprints the filter may hold are looked up in the ledger.
+        let candidates: Vec<u64> = match self.filter(&db).as_deref() {
+            Some(Some(b)) => fps.iter().copied().filter(|f| b.may_contain(*f)).collect(),
+            _ => fps.to_vec(),
+        };
         let mut counts: std::collections::HashMap<i64, u32> = std::collections::HashMap::new();
-        // One statement per 500 fingerprints: each is one probe of the (fp, artifact) B-tree.
-        for chunk in fps.chunks(500) {
-            let marks = vec!["?"; chunk.len()].join(",");
-            let sql = format!("SELECT artifact FROM shingles WHERE fp IN ({marks})");
-            let mut q = db.prepare_cached(&sql).ok()?;
-            let rows = q
-                .query_map(
-                    rusqlite::params_from_iter(chunk.iter().map(|f| *f as i64)),
-                    |r| r.get::<_, i64>(0),
-                )
+        // One probe of the (fp, artifact) B-tree per candidate, through one prepared statement.
+        {
+            let mut q = db
+                .prepare_cached("SELECT artifact FROM shingles WHERE fp = ?1")
                 .ok()?;
-            for id in rows.flatten() {
-                *counts.entry(id).or_default() += 1;
+            for fp in &candidates {
+                let rows = q
+                    .query_map(params![*fp as i64], |r| r.get::<_, i64>(0))
+                    .ok()?;
+                for id in rows.flatten() {
+                    *counts.entry(id).or_default() += 1;
+                }
             }
         }
         let mut best: Option<(i64, f64)> = None;
@@ -448,6 +457,62 @@ impl Store {
         );
         let a = db.query_row(&sql, params![id], Self::artifact_row).ok()?;
         Some((a, share))
+    }
+
+    /// The fingerprint filter, brought up to date with the ledger: loaded from its file,
+    /// extended with the fingerprints of newer artifacts, rebuilt when it is missing, damaged,
+    /// ahead of the ledger or full, and saved when it changed. `None` if it cannot be had
+    /// (then every fingerprint is looked up).
+    fn filter(&self, db: &Connection) -> Option<std::sync::MutexGuard<'_, Option<bloom::Bloom>>> {
+        let mut guard = self.bloom.lock().ok()?;
+        // A bare MAX over the primary key is one B-tree step (COALESCE would scan the table).
+        let latest: i64 = db
+            .prepare_cached("SELECT MAX(id) FROM artifacts")
+            .and_then(|mut q| q.query_row([], |r| r.get::<_, Option<i64>>(0)))
+            .ok()?
+            .unwrap_or(0);
+        let path = self.dir.join("fingerprints.bloom");
+        if guard.is_none() {
+            *guard = bloom::Bloom::load(&path);
+        }
+        if guard.as_ref().is_some_and(|b| b.covers == latest) {
+            return Some(guard);
+        }
+        let mut extended = false;
+        if let Some(b) = guard.as_mut().filter(|b| b.covers < latest && b.fits()) {
+            let mut q = db
+                .prepare("SELECT fp FROM shingles WHERE artifact > ?1")
+                .ok()?;
+            for fp in q
+                .query_map(params![b.covers], |r| r.get::<_, i64>(0))
+                .ok()?
+                .flatten()
+            {
+                b.insert(fp as u64);
+            }
+            b.covers = latest;
+            extended = b.fits();
+        }
+        if !extended {
+            let total: i64 = db
+                .query_row(
+                    "SELECT COALESCE(SUM(fingerprints), 0) FROM artifacts",
+                    [],
+                    |r| r.get(0),
+                )
+                .ok()?;
+            let mut b = bloom::Bloom::with_capacity((total as usize).max(1) * 2);
+            let mut q = db.prepare("SELECT fp FROM shingles").ok()?;
+            for fp in q.query_map([], |r| r.get::<_, i64>(0)).ok()?.flatten() {
+                b.insert(fp as u64);
+            }
+            b.covers = latest;
+            *guard = Some(b);
+        }
+        if let Some(b) = guard.as_ref() {
+            let _ = b.save(&path);
+        }
+        Some(guard)
     }
 
     pub fn artifacts_of_run(&self, run_id: &str) -> Vec<Artifact> {
