@@ -632,3 +632,51 @@ fn ctrl_c_keeps_what_finished() {
         "the finished stage is kept"
     );
 }
+
+#[test]
+fn an_openai_compatible_pool() {
+    let llama = scripted(GATE_YES, |_| r#"{"passes": true, "objections": []}"#.into());
+    let ollama = ollama();
+    let dir = tempfile::tempdir().unwrap();
+    let abs_matter = Path::new("tests/runtime/matter").canonicalize().unwrap();
+    let lex = fs::read_to_string("tests/runtime/pipeline.lex")
+        .unwrap()
+        .replacen("serve   llama_cpp at", "serve   openai at", 1)
+        .replacen("gguf    \"models/tiny-llama-v2.gguf\"", "tag     \"gatekeeper\"", 1)
+        .replace(
+            "matter \"matter\"",
+            &format!("matter \"{}\"", abs_matter.display()),
+        );
+    let file = dir.path().join("openai.lex");
+    fs::write(&file, lex).unwrap();
+    let out = dir.path().join("out");
+    let o = lexrun(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--endpoint",
+        &format!("gpu_a={}", llama.url),
+        "--endpoint",
+        &format!("gpu_b={}", llama.url),
+        "--endpoint",
+        &format!("rtx={}", ollama.url),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let gate = llama
+        .requests()
+        .into_iter()
+        .find(|s| s.prompt().contains("screening"))
+        .unwrap();
+    // The OpenAI dialect: the schema as response_format, no llama.cpp extensions.
+    assert_eq!(gate.body["response_format"]["type"], "json_schema");
+    assert_eq!(gate.body["stream"], true);
+    assert!(gate.body.get("cache_prompt").is_none() && gate.body.get("id_slot").is_none());
+    let (_, rec) = record(&out);
+    assert!(
+        step(&rec, "gate")["timings"]["predicted_n"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}

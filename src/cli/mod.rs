@@ -31,6 +31,10 @@ struct Cli {
     /// Colour in diagnostics: auto (when stderr is a terminal), always or never.
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
     color: Color,
+    /// Log what lexrun does on stderr: -v requests and retries, -vv everything. `RUST_LOG`
+    /// (e.g. `RUST_LOG=lexrun=debug`) takes precedence.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -327,6 +331,7 @@ enum Format {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logging(cli.verbose);
     let color = match cli.color {
         Color::Always => true,
         Color::Never => false,
@@ -1316,6 +1321,25 @@ fn store_dir(
         .map(std::path::Path::to_path_buf)
         .or_else(|| std::env::var_os("LEXRUN_STORE").map(std::path::PathBuf::from))
         .unwrap_or_else(|| workflow_dir.join(".lexrun"))
+}
+
+/// Tracing to stderr: off unless `-v` or `RUST_LOG` asks for it.
+fn init_logging(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(v) if !v.is_empty() => EnvFilter::new(v),
+        _ => EnvFilter::new(match verbose {
+            0 => "off",
+            1 => "lexrun=debug",
+            _ => "lexrun=trace,info",
+        }),
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .try_init();
 }
 
 fn parse_endpoints(list: &[String]) -> Option<std::collections::BTreeMap<String, String>> {

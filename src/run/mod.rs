@@ -1620,6 +1620,7 @@ async fn stage_call(
             rec.warnings.push(w);
         }
     }
+    tracing::debug!(stage = %step.name, round, key = %cache_key, hit = hit.is_some(), "cache");
     let (reply, answer) = if let Some(h) = hit {
         rec.cached = true;
         rec.started_ms = sh.started.elapsed().as_millis() as u64;

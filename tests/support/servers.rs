@@ -358,6 +358,14 @@ impl Cx {
                 });
                 respond(&mut out, 200, "application/json", &props.to_string())
             }
+            ("GET", "/v1/models", Speaks::Llama) => {
+                // The OpenAI-style list (vLLM and others serve the models they were started with).
+                let v = json!({"object": "list", "data": [
+                    {"id": "gatekeeper", "object": "model", "owned_by": "test"},
+                    {"id": "drafter", "object": "model", "owned_by": "test"},
+                ]});
+                respond(&mut out, 200, "application/json", &v.to_string())
+            }
             ("POST", "/tokenize", Speaks::Llama) => {
                 let n = body["content"].as_str().unwrap_or("").len().div_ceil(4);
                 let tokens: Vec<u32> = (0..n as u32).collect();

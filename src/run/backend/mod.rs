@@ -188,12 +188,16 @@ pub async fn call(
     let mut tries = 0;
     loop {
         let started = Instant::now();
+        tracing::debug!(stage = %call.stage, model = %call.model, prompt_bytes = call.prompt.len(), "model call");
         let result = match tokio::time::timeout(call.timeout, backend.chat(call, on_token)).await {
             Ok(r) => r,
             Err(_) => Err(CallError::Timeout(call.timeout)),
         };
         match result {
-            Ok(reply) => return Ok((reply, attempts)),
+            Ok(reply) => {
+                tracing::debug!(stage = %call.stage, tokens = reply.timings.predicted_n, ms = started.elapsed().as_millis() as u64, "answer");
+                return Ok((reply, attempts));
+            }
             Err(CallError::Loading(msg)) => {
                 on_note(format!("waiting for the server to load its model ({msg})"));
                 let waited = wait_ready(backend, limits, on_note).await;
@@ -205,6 +209,7 @@ pub async fn call(
             Err(e) if e.retryable() && tries < limits.retries => {
                 tries += 1;
                 let why = format!("{e} (after {} ms)", started.elapsed().as_millis());
+                tracing::warn!(stage = %call.stage, attempt = tries, error = %e, "retrying");
                 on_note(format!(
                     "attempt {tries} failed: {why}; retrying in {} ms",
                     backoff.as_millis()
