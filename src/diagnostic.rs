@@ -219,6 +219,7 @@ codes! {
     BadGlob = "E071", Error, "a file pattern that does not parse";
     BadBates = "E073", Error, "an invalid Bates numbering declaration";
     NoFiles = "E074", Error, "a `sources` block without `files`";
+    BadAdmit = "E075", Error, "an `admit` without a reason, or of a file outside the matter";
     BadOutput = "E080", Error, "an output path lexrun cannot write";
     DuplicateOutput = "E081", Error, "two outputs written to one path";
     VerifyAgainstOutput = "E082", Error, "verification against a stage's output instead of evidence";

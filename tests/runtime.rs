@@ -642,7 +642,11 @@ fn an_openai_compatible_pool() {
     let lex = fs::read_to_string("tests/runtime/pipeline.lex")
         .unwrap()
         .replacen("serve   llama_cpp at", "serve   openai at", 1)
-        .replacen("gguf    \"models/tiny-llama-v2.gguf\"", "tag     \"gatekeeper\"", 1)
+        .replacen(
+            "gguf    \"models/tiny-llama-v2.gguf\"",
+            "tag     \"gatekeeper\"",
+            1,
+        )
         .replace(
             "matter \"matter\"",
             &format!("matter \"{}\"", abs_matter.display()),

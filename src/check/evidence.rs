@@ -102,6 +102,26 @@ pub(crate) fn sources(cx: &mut Cx) -> Vec<Sources> {
         for pat in &s.files {
             ok &= check_glob(cx, f, pat, &outputs);
         }
+        for (file, reason) in &s.admit {
+            let outside = file.node.starts_with('/') || file.node.split('/').any(|p| p == "..");
+            if reason.node.trim().is_empty() || file.node.trim().is_empty() || outside {
+                let (span, what) = if outside || file.node.trim().is_empty() {
+                    (file.span, "a file inside the matter folder")
+                } else {
+                    (reason.span, "the reason a person admits it")
+                };
+                cx.error(
+                    Diagnostic::new(
+                        Code::BadAdmit,
+                        format!("`admit` in sources `{}` needs {what}", s.name.node),
+                    )
+                    .in_file(f)
+                    .label(span, "")
+                    .help("write `admit \"intake/annotated-draft.txt\" because \"the client's own corrections\"`: the file relative to the matter, and why it may be used although lexrun wrote it"),
+                );
+                ok = false;
+            }
+        }
         let bates = s.bates.as_ref().and_then(|b| bates(cx, f, b));
         if s.bates.is_some() && bates.is_none() {
             ok = false;
