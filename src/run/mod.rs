@@ -386,14 +386,7 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         .collect();
 
     // Matters, their folders and their evidence.
-    let dirs: Vec<PathBuf> = if opts.matters.is_empty() {
-        vec![match &plan.workflow.matter {
-            Some(m) => workflow_dir.join(m),
-            None => workflow_dir.to_path_buf(),
-        }]
-    } else {
-        opts.matters.clone()
-    };
+    let dirs = matter_dirs(plan, workflow_dir, &opts.matters);
     let multi = dirs.len() > 1;
     let run_id = new_run_id(&opts.out);
     let store = match &opts.store {
@@ -410,11 +403,7 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         if !dir.is_dir() {
             return Err(RunError::NoMatter(dir.display().to_string()));
         }
-        let mut name = dir
-            .canonicalize()
-            .ok()
-            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| "matter".into());
+        let mut name = matter_name(dir);
         let base = name.clone();
         let mut n = 1;
         while !names.insert(name.clone()) {
@@ -591,6 +580,25 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     Ok(record)
 }
 
+/// The matter folders: those given, else the workflow's `matter`, else its own folder.
+fn matter_dirs(plan: &Plan, workflow_dir: &Path, given: &[PathBuf]) -> Vec<PathBuf> {
+    if !given.is_empty() {
+        return given.to_vec();
+    }
+    vec![match &plan.workflow.matter {
+        Some(m) => workflow_dir.join(m),
+        None => workflow_dir.to_path_buf(),
+    }]
+}
+
+/// A matter's name: its folder's name.
+fn matter_name(dir: &Path) -> String {
+    dir.canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "matter".into())
+}
+
 /// The intake guard alone (`lexrun sources`): every source file of every matter, admitted or
 /// refused, without running anything.
 pub fn check_sources(
@@ -599,24 +607,13 @@ pub fn check_sources(
     matters: &[PathBuf],
     store: &crate::store::Store,
 ) -> Result<Vec<intake::Verdict>, RunError> {
-    let dirs: Vec<PathBuf> = if matters.is_empty() {
-        vec![match &plan.workflow.matter {
-            Some(m) => workflow_dir.join(m),
-            None => workflow_dir.to_path_buf(),
-        }]
-    } else {
-        matters.to_vec()
-    };
+    let dirs = matter_dirs(plan, workflow_dir, matters);
     let mut out = Vec::new();
     for dir in &dirs {
         if !dir.is_dir() {
             return Err(RunError::NoMatter(dir.display().to_string()));
         }
-        let name = dir
-            .canonicalize()
-            .ok()
-            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| "matter".into());
+        let name = matter_name(dir);
         for s in &plan.sources {
             let admit: Vec<(String, String)> = s
                 .admit
@@ -724,6 +721,30 @@ struct Done {
     results: Vec<(String, Produced)>,
     records: Vec<StepRecord>,
     verification: Vec<VerifyRecord>,
+}
+
+impl Done {
+    /// Records one model call: its record, and its text on success; a failure fails the unit.
+    fn call(&mut self, r: Result<(Produced, StepRecord), Box<StepRecord>>) -> Option<Produced> {
+        match r {
+            Ok((p, rec)) => {
+                self.records.push(rec);
+                Some(p)
+            }
+            Err(rec) => {
+                self.status = Status::Failed;
+                self.why = rec.why.clone();
+                self.records.push(*rec);
+                None
+            }
+        }
+    }
+
+    /// A new version of `stage` (a revision): later rounds and steps read it.
+    fn replace(&mut self, results: &mut BTreeMap<String, Arc<Produced>>, stage: &str, p: Produced) {
+        results.insert(stage.to_string(), Arc::new(p.clone()));
+        self.results.push((stage.to_string(), p));
+    }
 }
 
 async fn schedule(sh: &Arc<Shared>, matters: &[Arc<Matter>]) -> (Vec<MatterRecord>, bool) {
@@ -1144,17 +1165,9 @@ async fn run_model_unit(
 ) {
     let step = &sh.plan.steps[i];
     let mut results = results.clone();
-    let first = stage_call(sh, m, i, &results, 1, None).await;
-    let (mut out, rec) = match first {
-        Ok(x) => x,
-        Err(rec) => {
-            done.status = Status::Failed;
-            done.why = rec.why.clone();
-            done.records.push(*rec);
-            return;
-        }
+    let Some(mut out) = done.call(stage_call(sh, m, i, &results, 1, None).await) else {
+        return;
     };
-    done.records.push(rec);
     // The revise loop: target and reviewer take turns until the reviewer is satisfied.
     if let Some(rev) = &ms.revise {
         let target = sh.plan.steps.iter().position(|s| s.name == rev.target);
@@ -1201,31 +1214,15 @@ async fn run_model_unit(
             let Some(t) = target else { break };
             round += 1;
             let feedback = feedback_of(&out);
-            match stage_call(sh, m, t, &results, round, Some(feedback)).await {
-                Ok((p, rec)) => {
-                    done.records.push(rec);
-                    results.insert(rev.target.clone(), Arc::new(p.clone()));
-                    done.results.push((rev.target.clone(), p));
-                }
-                Err(rec) => {
-                    done.status = Status::Failed;
-                    done.why = rec.why.clone();
-                    done.records.push(*rec);
-                    return;
-                }
-            }
-            match stage_call(sh, m, i, &results, round, None).await {
-                Ok((p, rec)) => {
-                    done.records.push(rec);
-                    out = p;
-                }
-                Err(rec) => {
-                    done.status = Status::Failed;
-                    done.why = rec.why.clone();
-                    done.records.push(*rec);
-                    return;
-                }
-            }
+            let Some(p) = done.call(stage_call(sh, m, t, &results, round, Some(feedback)).await)
+            else {
+                return;
+            };
+            done.replace(&mut results, &rev.target, p);
+            let Some(p) = done.call(stage_call(sh, m, i, &results, round, None).await) else {
+                return;
+            };
+            out = p;
         }
     }
     // `stop when`: this stage finished, and everything downstream is skipped.
@@ -1954,19 +1951,12 @@ async fn run_verify_unit(
                     ));
                 }
                 round += 1;
-                match stage_call(sh, m, stage_idx, &results, round, Some(fb)).await {
-                    Ok((p, rec)) => {
-                        done.records.push(rec);
-                        results.insert(v.stage.clone(), Arc::new(p.clone()));
-                        done.results.push((v.stage.clone(), p));
-                    }
-                    Err(rec) => {
-                        done.status = Status::Failed;
-                        done.why = rec.why.clone();
-                        done.records.push(*rec);
-                        return;
-                    }
-                }
+                let Some(p) =
+                    done.call(stage_call(sh, m, stage_idx, &results, round, Some(fb)).await)
+                else {
+                    return;
+                };
+                done.replace(&mut results, &v.stage, p);
             }
             "blocked" => {
                 let why = format!(

@@ -126,8 +126,29 @@ impl Store {
         let db = Connection::open(&db_path).map_err(lerr)?;
         db.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(lerr)?;
-        db.pragma_update(None, "journal_mode", "WAL")
-            .map_err(lerr)?;
+        // Switching to WAL and creating the schema take the database's write lock, and SQLite
+        // may refuse them at once (without waiting) while another lexrun holds it: retry.
+        let setup = |db: &Connection| -> rusqlite::Result<()> {
+            db.pragma_update(None, "journal_mode", "WAL")?;
+            db.execute_batch(SCHEMA)
+        };
+        let started = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(5);
+        loop {
+            match setup(&db) {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if matches!(
+                        e.code,
+                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                    ) && started.elapsed() < std::time::Duration::from_secs(30) =>
+                {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(200));
+                }
+                Err(e) => return Err(lerr(e)),
+            }
+        }
         // The fingerprint index is probed hundreds of times per source: map it, do not copy it.
         db.pragma_update(None, "mmap_size", 1i64 << 30)
             .map_err(lerr)?;
@@ -135,7 +156,6 @@ impl Store {
             .map_err(lerr)?;
         db.pragma_update(None, "synchronous", "NORMAL")
             .map_err(lerr)?;
-        db.execute_batch(SCHEMA).map_err(lerr)?;
         {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(&db_path, std::fs::Permissions::from_mode(0o600));
@@ -150,6 +170,25 @@ impl Store {
 
     fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.db.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs one ledger statement that returns no rows.
+    fn exec(&self, sql: &str, p: impl rusqlite::Params) -> Result<(), StoreError> {
+        self.db()
+            .execute(sql, p)
+            .map(|_| ())
+            .map_err(|e| self.lerr(e))
+    }
+
+    fn cache_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CacheEntry> {
+        Ok(CacheEntry {
+            key: r.get(0)?,
+            stage: r.get(1)?,
+            text_hash: r.get(2)?,
+            timings: serde_json::from_str(&r.get::<_, String>(3)?).unwrap_or(Value::Null),
+            identity: r.get(4)?,
+            created: r.get(5)?,
+        })
     }
 
     fn lerr(&self, e: rusqlite::Error) -> StoreError {
@@ -203,16 +242,7 @@ impl Store {
             .query_row(
                 "SELECT key, stage, text_hash, timings, identity, created FROM cache WHERE key = ?1",
                 params![key],
-                |r| {
-                    Ok(CacheEntry {
-                        key: r.get(0)?,
-                        stage: r.get(1)?,
-                        text_hash: r.get(2)?,
-                        timings: serde_json::from_str(&r.get::<_, String>(3)?).unwrap_or(Value::Null),
-                        identity: r.get(4)?,
-                        created: r.get(5)?,
-                    })
-                },
+                Self::cache_row,
             )
             .optional()
             .ok()
@@ -220,13 +250,10 @@ impl Store {
     }
 
     pub fn cache_put(&self, e: &CacheEntry) -> Result<(), StoreError> {
-        self.db()
-            .execute(
+        self.exec(
                 "INSERT OR REPLACE INTO cache (key, stage, text_hash, timings, identity, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![e.key, e.stage, e.text_hash, e.timings.to_string(), e.identity, e.created],
             )
-            .map(|_| ())
-            .map_err(|e| self.lerr(e))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -241,13 +268,10 @@ impl Store {
         components: &Value,
         hit: bool,
     ) -> Result<(), StoreError> {
-        self.db()
-            .execute(
+        self.exec(
                 "INSERT INTO keys (run_id, workflow, matter, stage, round, key, components, hit, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![run_id, workflow, matter, stage, round, key, components.to_string(), hit, now()],
             )
-            .map(|_| ())
-            .map_err(|e| self.lerr(e))
     }
 
     /// The keys a stage had in its most recent runs, newest first: (run, matter, round, key,
@@ -284,23 +308,17 @@ impl Store {
         workflow: &str,
         plan_hash: &str,
     ) -> Result<(), StoreError> {
-        self.db()
-            .execute(
+        self.exec(
                 "INSERT OR REPLACE INTO runs (run_id, workflow, plan_hash, started) VALUES (?1, ?2, ?3, ?4)",
                 params![run_id, workflow, plan_hash, now()],
             )
-            .map(|_| ())
-            .map_err(|e| self.lerr(e))
     }
 
     pub fn finish_run(&self, run_id: &str, status: &str) -> Result<(), StoreError> {
-        self.db()
-            .execute(
-                "UPDATE runs SET finished = ?2, status = ?3 WHERE run_id = ?1",
-                params![run_id, now(), status],
-            )
-            .map(|_| ())
-            .map_err(|e| self.lerr(e))
+        self.exec(
+            "UPDATE runs SET finished = ?2, status = ?3 WHERE run_id = ?1",
+            params![run_id, now(), status],
+        )
     }
 
     pub fn add_source(
@@ -312,13 +330,10 @@ impl Store {
         text: &str,
         admitted: Option<&str>,
     ) -> Result<(), StoreError> {
-        self.db()
-            .execute(
+        self.exec(
                 "INSERT INTO sources (run_id, matter, path, raw_hash, text_hash, admitted) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![run_id, matter, path, raw, text, admitted],
             )
-            .map(|_| ())
-            .map_err(|e| self.lerr(e))
     }
 
     pub fn add_admission(
@@ -328,13 +343,10 @@ impl Store {
         reason: &str,
         refused_because: &str,
     ) -> Result<(), StoreError> {
-        self.db()
-            .execute(
+        self.exec(
                 "INSERT INTO admissions (run_id, file, reason, refused_because) VALUES (?1, ?2, ?3, ?4)",
                 params![run_id, file, reason, refused_because],
             )
-            .map(|_| ())
-            .map_err(|e| self.lerr(e))
     }
 
     /// Records an artifact with the fingerprints of its text, leaving out those of the
@@ -579,18 +591,9 @@ impl Store {
         let Ok(mut q) = db.prepare("SELECT key, stage, text_hash, timings, identity, created FROM cache ORDER BY created DESC") else {
             return Vec::new();
         };
-        q.query_map([], |r| {
-            Ok(CacheEntry {
-                key: r.get(0)?,
-                stage: r.get(1)?,
-                text_hash: r.get(2)?,
-                timings: serde_json::from_str(&r.get::<_, String>(3)?).unwrap_or(Value::Null),
-                identity: r.get(4)?,
-                created: r.get(5)?,
-            })
-        })
-        .map(|rows| rows.flatten().collect())
-        .unwrap_or_default()
+        q.query_map([], Self::cache_row)
+            .map(|rows| rows.flatten().collect())
+            .unwrap_or_default()
     }
 
     /// Every object file: (hash it is named by, path).

@@ -522,6 +522,13 @@ fn check_expectations(t: &Test, rec: &RunRecord, failures: &mut Vec<String>) {
     }
 }
 
+static MARKER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"<!-- lexrun:provenance [^>]*-->").expect("the marker pattern compiles")
+});
+static RUN_ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"run-\d+(-[0-9a-f]+)?").expect("the run id pattern compiles")
+});
+
 /// What a snapshot keeps: decisions, texts, claims. What it drops: run ids, times, paths.
 pub fn snapshot_body(rec: &RunRecord, out: &Path, matter: &str) -> String {
     let redact = |s: &str| -> String {
@@ -529,10 +536,8 @@ pub fn snapshot_body(rec: &RunRecord, out: &Path, matter: &str) -> String {
         if !matter.is_empty() {
             t = t.replace(matter, "[matter]");
         }
-        let marker = regex::Regex::new(r"<!-- lexrun:provenance [^>]*-->").expect("pattern");
-        let t = marker.replace_all(&t, "<!-- lexrun:provenance [redacted] -->");
-        let re = regex::Regex::new(r"run-\d+(-[0-9a-f]+)?").expect("pattern");
-        re.replace_all(&t, "[run]").into_owned()
+        let t = MARKER.replace_all(&t, "<!-- lexrun:provenance [redacted] -->");
+        RUN_ID.replace_all(&t, "[run]").into_owned()
     };
     let mut s = format!("exit: {}\n", rec.exit_code());
     for m in &rec.matters {
