@@ -8,8 +8,10 @@
 pub mod evidence;
 pub mod extract;
 mod index;
+mod needs;
 mod normalize;
 pub mod report;
+mod wordkeys;
 
 use std::fmt;
 

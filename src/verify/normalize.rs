@@ -8,21 +8,38 @@ pub fn normalize(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut pending_space = false;
     let mut rest = s;
-    // Most evidence is plain ASCII words: copy each run of ordinary characters at once and
-    // look closely only at white space, hyphens and non-ASCII characters.
+    // Most evidence is plain ASCII: copy runs of ordinary characters and single spaces at
+    // once, turn other ASCII white space and control characters into one pending space here,
+    // and look closely only at hyphens and non-ASCII characters.
     loop {
-        let plain = rest
-            .bytes()
-            .position(|b| !(b.is_ascii_graphic() && b != b'-'))
-            .unwrap_or(rest.len());
-        if plain > 0 {
-            if pending_space {
-                out.push(' ');
-                pending_space = false;
+        let bytes = rest.as_bytes();
+        let plain = |b: u8| b.is_ascii_graphic() && b != b'-';
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if plain(b) {
+                // A run of ordinary characters and single spaces between them, copied at once.
+                let mut j = i + 1;
+                while j < bytes.len()
+                    && (plain(bytes[j])
+                        || bytes[j] == b' ' && bytes.get(j + 1).is_some_and(|&n| plain(n)))
+                {
+                    j += 1;
+                }
+                if pending_space {
+                    out.push(' ');
+                    pending_space = false;
+                }
+                out.push_str(&rest[i..j]);
+                i = j;
+            } else if b.is_ascii() && b != b'-' {
+                pending_space = !out.is_empty();
+                i += 1;
+            } else {
+                break;
             }
-            out.push_str(&rest[..plain]);
-            rest = &rest[plain..];
         }
+        rest = &rest[i..];
         if rest.is_empty() {
             break;
         }
