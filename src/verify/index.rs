@@ -1,11 +1,13 @@
 //! An index of what the evidence says about the draft's claims, built in one streaming pass:
 //! each source file is read, normalised, scanned and dropped, so memory stays near the size
-//! of the largest file however large the evidence. Two threads share the files.
+//! of a few files however large the evidence. One thread per core (up to eight) takes files
+//! from a shared queue.
 //!
 //! Only what the draft claims is recorded (its dates, amounts, cases, statutes, quotations),
 //! plus every page's Bates stamp; each claim is then one hash lookup.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use regex::Regex;
 
@@ -93,7 +95,12 @@ pub struct Index {
     /// Quotations whose first three words appear somewhere.
     quote_openings: HashSet<String>,
     stamps: HashMap<(String, u64), Located>,
+    /// Bates prefixes: stamped ones where first seen, then declared ones.
     prefixes: Vec<String>,
+    /// While scanning: stamped prefixes and where each was first seen; the documents read,
+    /// by number, so that files come out in source order whichever thread read them.
+    seen_prefixes: HashMap<String, (usize, u32)>,
+    file_ids: Vec<usize>,
 }
 
 /// A location with its place in source order.
@@ -142,24 +149,47 @@ impl Index {
             keys: &keys,
             firsts: &firsts,
         };
-        let n = ev.sources.len();
-        let mid = n.div_ceil(2);
-        let (mut a, b) = std::thread::scope(|s| {
-            let h = s.spawn(|| scanner.scan(ev, 0..mid));
-            let b = scanner.scan(ev, mid..n);
-            (h.join().unwrap_or_default(), b)
+        // Threads take the next file as they finish one, so one large file does not leave
+        // the others idle; each holds one file at a time.
+        let next = AtomicUsize::new(0);
+        let threads = std::thread::available_parallelism()
+            .map_or(2, usize::from)
+            .clamp(1, MAX_THREADS)
+            .min(ev.sources.len().max(1));
+        let mut ix = std::thread::scope(|s| {
+            let helpers: Vec<_> = (1..threads)
+                .map(|_| s.spawn(|| scanner.scan(ev, &next)))
+                .collect();
+            let mut ix = scanner.scan(ev, &next);
+            for h in helpers {
+                ix.merge(h.join().unwrap_or_default());
+            }
+            ix
         });
-        a.merge(b);
+        let mut files: Vec<(usize, SourceFile)> = std::mem::take(&mut ix.file_ids)
+            .into_iter()
+            .zip(std::mem::take(&mut ix.files))
+            .collect();
+        files.sort_by_key(|(id, _)| *id);
+        ix.files = files.into_iter().map(|(_, f)| f).collect();
+        let mut stamped: Vec<(String, (usize, u32))> = ix.seen_prefixes.drain().collect();
+        stamped.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        ix.prefixes = stamped.into_iter().map(|(p, _)| p).collect();
         for p in &ev.declared_prefixes {
-            if !a.prefixes.iter().any(|x| x.eq_ignore_ascii_case(p)) {
-                a.prefixes.push(p.clone());
+            if !ix.prefixes.iter().any(|x| x.eq_ignore_ascii_case(p)) {
+                ix.prefixes.push(p.clone());
             }
         }
-        a
+        ix
     }
 
     fn merge(&mut self, other: Index) {
         self.files.extend(other.files);
+        self.file_ids.extend(other.file_ids);
+        for (p, at) in other.seen_prefixes {
+            let e = self.seen_prefixes.entry(p).or_insert(at);
+            *e = (*e).min(at);
+        }
         for (k, v) in other.dates {
             keep_first(&mut self.dates, k, v);
         }
@@ -184,11 +214,6 @@ impl Index {
             e.sort_by_key(|s| s.order);
         }
         self.quote_openings.extend(other.quote_openings);
-        for p in other.prefixes {
-            if !self.prefixes.contains(&p) {
-                self.prefixes.push(p);
-            }
-        }
     }
 
     /// The source files read, in order, with any that could not be read.
@@ -355,6 +380,9 @@ impl Index {
     }
 }
 
+/// The most threads that read evidence at once.
+const MAX_THREADS: usize = 8;
+
 /// One thread's share of the scanning.
 struct Scanner<'a> {
     wanted: &'a Wanted,
@@ -366,10 +394,16 @@ struct Scanner<'a> {
 }
 
 impl Scanner<'_> {
-    fn scan(&self, ev: &Evidence, range: std::ops::Range<usize>) -> Index {
+    /// Scans files, taking the next unread one each time, until none is left.
+    fn scan(&self, ev: &Evidence, next: &AtomicUsize) -> Index {
         let mut ix = Index::default();
-        for di in range {
-            match ev.sources[di].load() {
+        loop {
+            let di = next.fetch_add(1, Ordering::Relaxed);
+            let Some(source) = ev.sources.get(di) else {
+                return ix;
+            };
+            ix.file_ids.push(di);
+            match source.load() {
                 Doc::Unreadable { path, problem } => ix.files.push(SourceFile {
                     path,
                     pages: 0,
@@ -379,7 +413,6 @@ impl Scanner<'_> {
                 Doc::Pages { path, pages } => self.scan_doc(&mut ix, di, path, &pages),
             }
         }
-        ix
     }
 
     fn scan_doc(&self, ix: &mut Index, di: usize, path: String, raw: &[String]) {
@@ -409,9 +442,9 @@ impl Scanner<'_> {
                 let (prefix, digits) = b.split_at(split);
                 let prefix = prefix.trim_end_matches([' ', '_', '-']).to_string();
                 if let Ok(n) = digits.parse() {
-                    if !ix.prefixes.contains(&prefix) {
-                        ix.prefixes.push(prefix.clone());
-                    }
+                    ix.seen_prefixes
+                        .entry(prefix.clone())
+                        .or_insert((di, *number));
                     let mut l = loc(*number, bates, text, 0, 0);
                     l.loc.snippet.clear();
                     keep_first(&mut ix.stamps, (prefix.to_ascii_uppercase(), n), l);
