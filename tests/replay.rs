@@ -7,29 +7,15 @@
 //! `cargo test --test replay record_example_cassettes -- --ignored` writes them again.
 
 mod support;
-use support::fresh_store;
+use support::{lexrun, stderr as err};
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use support::servers::{self, Answer, Fake, Seen, Speaks};
-
-fn lexrun(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .env("LEXRUN_STORE", fresh_store())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("lexrun runs")
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn figures_server() -> Fake {
     Fake::start(Speaks::Ollama, Duration::ZERO, |_| {

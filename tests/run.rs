@@ -2,18 +2,10 @@
 //! records, declared outputs, and the refusals and failures a user can meet.
 
 use std::fs;
-use std::process::{Command, Output};
+use std::process::Command;
 
 mod support;
-use support::fresh_store;
-
-fn lexrun(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .env("LEXRUN_STORE", fresh_store())
-        .args(args)
-        .output()
-        .expect("lexrun runs")
-}
+use support::{fresh_store, lexrun};
 
 #[test]
 fn the_exhibits_workflow_runs_end_to_end() {

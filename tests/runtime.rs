@@ -3,7 +3,7 @@
 //! free ports and points the workflow's pools at them with `--endpoint`.
 
 mod support;
-use support::fresh_store;
+use support::{fresh_store, lexrun, stderr};
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,19 +12,6 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::servers::{self, Answer, Fake, Fault, Seen, Speaks};
-
-fn lexrun(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .env("LEXRUN_STORE", fresh_store())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("lexrun runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// The one run folder in `out`, and its record.
 fn record(out: &Path) -> (PathBuf, Value) {

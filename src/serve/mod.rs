@@ -136,6 +136,21 @@ pub fn llama_server(pool: &Pool, workflow_dir: &Path) -> Result<PathBuf, ServeEr
     )))
 }
 
+/// The models (all, or those named in `only`) on pools of one server kind, in plan order.
+fn models_served_by<'a>(
+    plan: &'a Plan,
+    only: &'a [String],
+    kind: ServerKind,
+) -> impl Iterator<Item = (&'a Pool, &'a Model)> + 'a {
+    plan.models
+        .iter()
+        .filter(move |m| only.is_empty() || only.contains(&m.name))
+        .filter_map(move |m| {
+            let pool = plan.pools.iter().find(|p| p.name == m.pool)?;
+            (pool.server == kind).then_some((&pool.item, &m.item))
+        })
+}
+
 /// The servers `up` would start, in plan order.
 pub fn launches(
     plan: &Plan,
@@ -154,17 +169,7 @@ pub fn launches(
     }
     let mut out = Vec::new();
     let mut per_pool: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for m in plan
-        .models
-        .iter()
-        .filter(|m| only.is_empty() || only.contains(&m.name))
-    {
-        let Some(pool) = plan.pools.iter().find(|p| p.name == m.pool) else {
-            continue;
-        };
-        if pool.server != ServerKind::LlamaCpp {
-            continue;
-        }
+    for (pool, m) in models_served_by(plan, only, ServerKind::LlamaCpp) {
         per_pool.entry(&pool.name).or_default().push(&m.name);
         out.push(launch(pool, m, workflow_dir, endpoints)?);
     }
@@ -389,17 +394,7 @@ pub async fn up(
         wait_up(r, limits).await?;
     }
     // Ollama pools: the model must exist; preload it so it stays resident.
-    for m in plan
-        .models
-        .iter()
-        .filter(|m| only.is_empty() || only.contains(&m.name))
-    {
-        let Some(pool) = plan.pools.iter().find(|p| p.name == m.pool) else {
-            continue;
-        };
-        if pool.server != ServerKind::Ollama {
-            continue;
-        }
+    for (pool, m) in models_served_by(plan, only, ServerKind::Ollama) {
         let url = endpoints.get(&pool.name).unwrap_or(&pool.endpoint);
         preload_ollama(m, url, limits).await?;
     }

@@ -531,7 +531,8 @@ impl Scanner<'_> {
         // Quotations: every anchor found in one pass per page, then checked in full; later
         // parts of a quotation may be on later pages of the same file.
         if !self.quotes.is_empty() {
-            let mut found = vec![false; self.quotes.len()];
+            let n = self.quotes.len();
+            let mut found = vec![false; n];
             let mut later = Later::default();
             let mut places = Vec::new();
             for (pi, (number, bates, text)) in pages.iter().enumerate() {
@@ -541,7 +542,6 @@ impl Scanner<'_> {
                 // In page order, so each quotation is located at its first occurrence.
                 places.sort_unstable();
                 for &(start, id) in &places {
-                    let n = self.quotes.len();
                     let qi = id % n;
                     if found[qi] {
                         continue;

@@ -16,3 +16,20 @@ pub fn fresh_store() -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
+
+/// Runs lexrun with `args`, a fresh store and no colours.
+#[allow(dead_code)]
+pub fn lexrun(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .env("LEXRUN_STORE", fresh_store())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("lexrun runs")
+}
+
+/// What a lexrun run printed on standard error.
+#[allow(dead_code)]
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
