@@ -245,6 +245,10 @@ enum Command {
         /// prefixes stamped on the source pages are used.
         #[arg(long = "bates-prefix", value_name = "PREFIX")]
         bates_prefix: Vec<String>,
+        /// Accept a reporter abbreviation the citation catalogue does not list, e.g.
+        /// "Betts' Dec."; repeat for more.
+        #[arg(long = "allow-reporter", value_name = "ABBREVIATION")]
+        allow_reporter: Vec<String>,
         /// Print one JSON object instead of the Markdown report.
         #[arg(long, conflicts_with = "html")]
         json: bool,
@@ -474,10 +478,11 @@ pub fn main() -> ExitCode {
         Command::Verify {
             sources,
             bates_prefix,
+            allow_reporter,
             json,
             html,
             draft,
-        } => cmd_verify(&sources, bates_prefix, json, html, &draft),
+        } => cmd_verify(&sources, bates_prefix, &allow_reporter, json, html, &draft),
     };
     ExitCode::from(code)
 }
@@ -601,6 +606,7 @@ fn read_draft(path: &std::path::Path) -> Result<String, String> {
 fn cmd_verify(
     sources: &[std::path::PathBuf],
     prefixes: Vec<String>,
+    allow_reporters: &[String],
     json: bool,
     html: bool,
     draft_path: &std::path::Path,
@@ -620,7 +626,10 @@ fn cmd_verify(
         }
     };
     let evidence = match verify::evidence::load(sources, prefixes) {
-        Ok(ev) => ev,
+        Ok(mut ev) => {
+            ev.allowed_reporters = verify::Allowed::new(allow_reporters);
+            ev
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return exit::USAGE;

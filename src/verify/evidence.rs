@@ -53,6 +53,8 @@ pub struct Evidence {
     pub sources: Vec<DocSource>,
     /// Bates prefixes declared by the caller; those stamped on pages are added to them.
     pub declared_prefixes: Vec<String>,
+    /// Reporter abbreviations accepted beyond the catalogue (`allow reporter "…"`).
+    pub allowed_reporters: super::Allowed,
 }
 
 /// A stamp at the foot of a page: a capitalised prefix and at least four digits, alone at the

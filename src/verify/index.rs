@@ -29,6 +29,8 @@ pub struct Wanted {
     /// The numbers each kind of claim needs on a page, so that pages without them are not
     /// scanned for that kind at all.
     needs: Needs,
+    /// Reporter abbreviations accepted beyond the catalogue, read the same way in the evidence.
+    pub allowed: super::Allowed,
 }
 
 impl Wanted {
@@ -253,7 +255,7 @@ impl Index {
     /// Checks one claim.
     pub fn check(&self, claim: Claim) -> Outcome {
         let found: Result<Location, String> = match &claim.key {
-            Key::Unresolved(why) => Err(why.clone()),
+            Key::Unresolved(why) | Key::Unrecognized(why) => Err(why.clone()),
             Key::Date { year, month, day } => self
                 .dates
                 .get(&(*year, *month, *day))
@@ -329,8 +331,12 @@ impl Index {
                 reason: None,
             },
             Err(why) => Outcome {
+                status: if matches!(claim.key, Key::Unrecognized(_)) {
+                    Status::Unrecognized
+                } else {
+                    Status::Unsupported
+                },
                 claim,
-                status: Status::Unsupported,
                 source: None,
                 reason: Some(format!("{why}{}", self.unreadable_note())),
             },
@@ -487,7 +493,7 @@ impl Scanner<'_> {
             let statutes = w.needs.statutes(&numbers);
             // `Id.` after a statute is resolved against the page's cases too.
             if w.needs.cases(&numbers) || statutes {
-                let cases = extract::citations(text);
+                let cases = extract::citations(text, &w.allowed);
                 for c in &cases {
                     if let Key::Case {
                         volume,

@@ -5,6 +5,8 @@
 //! Needs only text: `evidence` reads sources (text, Markdown, PDF text layers) into pages,
 //! `extract` finds claims, `index` looks them up, `report` writes what an attorney reads.
 
+pub mod catalogue;
+pub mod cites;
 pub mod evidence;
 pub mod extract;
 mod index;
@@ -17,6 +19,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+pub use cites::Allowed;
 pub use evidence::{Doc, DocSource, Evidence, SourceFile};
 pub use index::{Index, Wanted};
 pub use normalize::normalize;
@@ -85,6 +88,9 @@ pub enum Key {
     /// A claim that cannot be checked as written (a short form with nothing to refer to, a
     /// Bates number with an undeclared prefix); always unsupported, with this reason.
     Unresolved(String),
+    /// Text shaped like a citation whose reporter no catalogue knows; never supported, with
+    /// this reason.
+    Unrecognized(String),
 }
 
 impl Key {
@@ -141,7 +147,7 @@ impl fmt::Display for Key {
                 let v = *thousandths as f64 / 1000.0;
                 write!(f, "{v}%")
             }
-            Key::Unresolved(why) => f.write_str(why),
+            Key::Unresolved(why) | Key::Unrecognized(why) => f.write_str(why),
         }
     }
 }
@@ -185,6 +191,19 @@ pub struct Location {
 pub enum Status {
     Supported,
     Unsupported,
+    /// Shaped like a citation, but in no catalogue: it cannot be checked, so it is never
+    /// passed silently.
+    Unrecognized,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Supported => "supported",
+            Status::Unsupported => "unsupported",
+            Status::Unrecognized => "unrecognized",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -197,7 +216,12 @@ pub struct Outcome {
 
 /// Finds every claim in a draft. `prefixes` are the Bates prefixes of the sources.
 pub fn claims(draft: &str, prefixes: &[String]) -> Vec<Claim> {
-    let cases = extract::citations(draft);
+    claims_allowing(draft, prefixes, &Allowed::default())
+}
+
+/// [`claims`], accepting reporter abbreviations beyond the catalogue.
+pub fn claims_allowing(draft: &str, prefixes: &[String], allowed: &Allowed) -> Vec<Claim> {
+    let cases = extract::citations(draft, allowed);
     let statutes = extract::statutes_and_ids(draft, &cases);
     let cites: Vec<(usize, usize)> = cases
         .iter()
@@ -247,9 +271,15 @@ pub fn warm() {
 }
 
 pub fn verify(draft: &str, evidence: &Evidence) -> Verification {
-    let wanted = Wanted::of(&claims(draft, &evidence.declared_prefixes));
+    let allowed = &evidence.allowed_reporters;
+    let mut wanted = Wanted::of(&claims_allowing(
+        draft,
+        &evidence.declared_prefixes,
+        allowed,
+    ));
+    wanted.allowed = allowed.clone();
     let index = Index::build(&wanted, evidence);
-    let outcomes = index.check_all(claims(draft, &index.bates_prefixes()));
+    let outcomes = index.check_all(claims_allowing(draft, &index.bates_prefixes(), allowed));
     Verification {
         outcomes,
         files: index.files().to_vec(),

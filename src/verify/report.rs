@@ -25,6 +25,8 @@ struct JsonReport<'a> {
     claims: Vec<JsonClaim<'a>>,
     supported: usize,
     unsupported: usize,
+    #[serde(skip_serializing_if = "is_zero")]
+    unrecognized: usize,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     unreadable_sources: Vec<Unreadable<'a>>,
 }
@@ -35,17 +37,27 @@ struct Unreadable<'a> {
     problem: &'a str,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn count(outcomes: &[Outcome], status: Status) -> usize {
+    outcomes.iter().filter(|o| o.status == status).count()
+}
+
+/// Supported, and not supported (unsupported or unrecognised).
 fn counts(outcomes: &[Outcome]) -> (usize, usize) {
-    let s = outcomes
-        .iter()
-        .filter(|o| o.status == Status::Supported)
-        .count();
+    let s = count(outcomes, Status::Supported);
     (s, outcomes.len() - s)
 }
 
 /// Exactly one JSON object, in draft order; offsets are byte offsets into the draft.
 pub fn json(outcomes: &[Outcome], files: &[SourceFile]) -> String {
-    let (supported, unsupported) = counts(outcomes);
+    let (supported, unrecognized) = (
+        count(outcomes, Status::Supported),
+        count(outcomes, Status::Unrecognized),
+    );
+    let unsupported = count(outcomes, Status::Unsupported);
     let r = JsonReport {
         claims: outcomes
             .iter()
@@ -61,6 +73,7 @@ pub fn json(outcomes: &[Outcome], files: &[SourceFile]) -> String {
             .collect(),
         supported,
         unsupported,
+        unrecognized,
         unreadable_sources: files
             .iter()
             .filter_map(|f| {
@@ -93,17 +106,24 @@ pub fn markdown(
     outcomes: &[Outcome],
     files: &[SourceFile],
 ) -> String {
-    let (supported, unsupported) = counts(outcomes);
+    let (supported, not_supported) = counts(outcomes);
+    let unrecognized = count(outcomes, Status::Unrecognized);
+    let unsupported = not_supported - unrecognized;
     let mut s = String::new();
     let _ = writeln!(s, "# Verification of {draft_name}\n");
-    let verdict = if unsupported == 0 && files.iter().all(|f| f.problem.is_none()) {
+    let verdict = if not_supported == 0 && files.iter().all(|f| f.problem.is_none()) {
         "Every claim is supported by the sources."
     } else {
         "**Not ready to sign:** the claims below are not supported by the sources."
     };
+    let also = if unrecognized > 0 {
+        format!(", {unrecognized} unrecognized")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "{} claims checked: {supported} supported, {unsupported} unsupported. {verdict}\n",
+        "{} claims checked: {supported} supported, {unsupported} unsupported{also}. {verdict}\n",
         outcomes.len()
     );
     let bad: Vec<&SourceFile> = files.iter().filter(|f| f.problem.is_some()).collect();
@@ -144,6 +164,21 @@ pub fn markdown(
         let _ = writeln!(s, "## Unsupported\n");
         let _ = writeln!(s, "| line | kind | claim | why |\n|---|---|---|---|");
         for o in outcomes.iter().filter(|o| o.status == Status::Unsupported) {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                line_of(draft, o.claim.start),
+                o.claim.kind.as_str(),
+                md_escape(&o.claim.text),
+                md_escape(o.reason.as_deref().unwrap_or(""))
+            );
+        }
+        s.push('\n');
+    }
+    if unrecognized > 0 {
+        let _ = writeln!(s, "## Unrecognized (could not be checked)\n");
+        let _ = writeln!(s, "| line | kind | claim | why |\n|---|---|---|---|");
+        for o in outcomes.iter().filter(|o| o.status == Status::Unrecognized) {
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} |",
@@ -215,6 +250,7 @@ pub fn html(draft_name: &str, draft: &str, outcomes: &[Outcome], files: &[Source
         .iter()
         .filter(|o| o.status == Status::Unsupported)
         .collect();
+    ordered.extend(outcomes.iter().filter(|o| o.status == Status::Unrecognized));
     ordered.extend(outcomes.iter().filter(|o| o.status == Status::Supported));
     for o in ordered {
         let detail = match (&o.source, &o.reason) {
@@ -229,11 +265,7 @@ pub fn html(draft_name: &str, draft: &str, outcomes: &[Outcome], files: &[Source
             (None, Some(r)) => html_escape(r),
             _ => String::new(),
         };
-        let status = if o.status == Status::Supported {
-            "supported"
-        } else {
-            "unsupported"
-        };
+        let status = o.status.as_str();
         let _ = writeln!(
             s,
             "<tr class=\"{status}\"><td>{}</td><td>{}</td><td>{}</td><td>{status}</td><td>{detail}</td></tr>",
