@@ -7,8 +7,8 @@
 //!
 //! Spellings are compared in a squashed form — letters and digits only, lower case, with the
 //! ordinals `2nd`/`3rd` written as `2d`/`3d` — so `Wn.2d`, `Wn. 2d` and `WN 2D` are one key.
-//! Every spelling maps to its edition's canonical name; a variant that reporters-db gives to
-//! several editions joins them into one group (matching is then by the group).
+//! Every spelling maps to its edition's canonical name; a spelling that names several editions
+//! (reporters-db gives a few variants to two reporters) matches only itself.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -89,6 +89,9 @@ pub struct Catalogue {
     pub source: String,
     /// How many edition and variation spellings the catalogue holds.
     pub spelling_count: usize,
+    /// Squashed spellings that the catalogue writes in lower case (`p.2d`, `wl`); any other
+    /// reporter must be written with a capital, so `Exhibit 3 p. 4` names no reporter.
+    lowercase: Vec<String>,
 }
 
 /// The catalogue, parsed on first use (about a millisecond).
@@ -235,75 +238,75 @@ impl Catalogue {
             ));
         }
 
-        // Spellings → the editions they name. An edition's own spelling names only itself.
+        // Spellings → the editions they name.
         let mut names: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut own: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, r) in raw.iter().enumerate() {
-            own.entry(squash(&r.name)).or_default().push(i);
-        }
-        for (var, ed) in &variations {
-            let Some(&i) = by_name.get(ed) else {
+        let mut lowercase: Vec<String> = Vec::new();
+        let spelled = raw
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.name.as_str(), Some(i)))
+            .chain(
+                variations
+                    .iter()
+                    .map(|(v, ed)| (v.as_str(), by_name.get(ed).copied())),
+            );
+        for (spelling, ed) in spelled {
+            let Some(i) = ed else {
                 continue;
             };
-            let k = squash(var);
-            if own.contains_key(&k) {
-                continue;
+            let k = squash(spelling);
+            if spelling.starts_with(|c: char| c.is_lowercase()) {
+                lowercase.push(k.clone());
             }
             let v = names.entry(k).or_default();
             if !v.contains(&i) {
                 v.push(i);
             }
         }
-        names.extend(own);
-        // Editions that share a spelling form one group (union-find).
-        let mut parent: Vec<usize> = (0..raw.len()).collect();
-        fn root(p: &mut [usize], mut i: usize) -> usize {
-            while p[i] != i {
-                p[i] = p[p[i]];
-                i = p[i];
+        // One entry per edition; a spelling that names several editions is an entry of its
+        // own, keyed by the spelling itself (so it matches only what is written the same way)
+        // and dated by the widest of its editions' ranges.
+        let mut editions: Vec<Edition> = raw
+            .iter()
+            .map(|r| Edition {
+                name: r.name.clone(),
+                key: squash(&r.name),
+                start: r.start,
+                end: r.end,
+                series: r.series,
+            })
+            .collect();
+        let mut spellings: HashMap<String, usize> = HashMap::new();
+        let mut keys: Vec<&String> = names.keys().collect();
+        keys.sort();
+        for k in keys {
+            let eds = &names[k];
+            if let [one] = eds.as_slice() {
+                spellings.insert(k.clone(), *one);
+                continue;
             }
-            i
-        }
-        for eds in names.values() {
-            for w in eds.windows(2) {
-                let (a, b) = (root(&mut parent, w[0]), root(&mut parent, w[1]));
-                if a != b {
-                    parent[a.max(b)] = a.min(b);
-                }
-            }
-        }
-        let mut group_of: HashMap<usize, usize> = HashMap::new();
-        let mut editions: Vec<Edition> = Vec::new();
-        for i in 0..raw.len() {
-            let g = root(&mut parent, i);
-            let gi = *group_of.entry(g).or_insert_with(|| {
-                editions.push(Edition {
-                    name: raw[g].name.clone(),
-                    key: squash(&raw[g].name),
-                    start: raw[g].start,
-                    end: raw[g].end,
-                    series: raw[g].series,
-                });
-                editions.len() - 1
+            let bound = |f: fn(&Raw) -> Option<u16>, pick: fn(u16, u16) -> u16| {
+                eds.iter()
+                    .map(|&i| f(&raw[i]))
+                    .try_fold(None, |acc: Option<u16>, y| {
+                        y.map(|y| Some(acc.map_or(y, |a| pick(a, y))))
+                    })
+                    .flatten()
+            };
+            editions.push(Edition {
+                name: eds
+                    .iter()
+                    .map(|&i| raw[i].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                key: k.clone(),
+                start: bound(|r| r.start, u16::min),
+                end: bound(|r| r.end, u16::max),
+                series: raw[eds[0]].series,
             });
-            if g != i {
-                let e = &mut editions[gi];
-                e.start = match (e.start, raw[i].start) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    _ => None,
-                };
-                e.end = match (e.end, raw[i].end) {
-                    (Some(a), Some(b)) => Some(a.max(b)),
-                    _ => None,
-                };
-            }
-            group_of.insert(i, gi);
+            spellings.insert(k.clone(), editions.len() - 1);
         }
         let spelling_count = names.len();
-        let spellings = names
-            .into_iter()
-            .map(|(k, eds)| (k, group_of[&eds[0]]))
-            .collect();
         let law_spellings = law_written.iter().map(|(s, i)| (squash(s), *i)).collect();
         Ok(Catalogue {
             editions,
@@ -314,6 +317,7 @@ impl Catalogue {
             templates,
             source,
             spelling_count,
+            lowercase,
         })
     }
 
@@ -324,8 +328,15 @@ impl Catalogue {
             .map(|&i| &self.editions[i])
     }
 
-    /// Whether the squashed spelling is a reporter or journal.
-    pub fn edition_squashed(&self, squashed: &str) -> Option<&Edition> {
+    /// The reporter or journal a spelling names, as written: one written in lower case must
+    /// be a lower-case spelling of the catalogue.
+    pub fn edition_written(&self, written: &str, squashed: &str) -> Option<&Edition> {
+        let lower = written
+            .trim_start_matches(['(', '['])
+            .starts_with(|c: char| c.is_lowercase());
+        if lower && !self.lowercase.iter().any(|l| l == squashed) {
+            return None;
+        }
         self.spellings.get(squashed).map(|&i| &self.editions[i])
     }
 
@@ -345,12 +356,20 @@ impl Catalogue {
     }
 }
 
-/// A law's key: squashed, without a trailing `Ann.` or `A.` (annotated editions cite the same
-/// sections): `U.S.C.A.` → `usc`, `Tex. Prop. Code Ann.` → `texpropcode`.
+/// A law's key: squashed, without `Ann.` (annotated editions cite the same sections):
+/// `Tex. Prop. Code Ann.` → `texpropcode`, `Md. Code Ann., Real Prop.` → `mdcoderealprop`.
 pub fn law_key(name: &str) -> String {
-    let s = squash(name);
-    let s = s.strip_suffix("ann").unwrap_or(&s);
-    s.to_string()
+    let kept: Vec<&str> = name
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| {
+            !w.is_empty()
+                && !matches!(
+                    w.trim_end_matches('.').to_ascii_lowercase().as_str(),
+                    "ann" | "annotated"
+                )
+        })
+        .collect();
+    squash(&kept.join(" "))
 }
 
 #[cfg(test)]

@@ -80,8 +80,8 @@ pub struct Found {
     pub cite: Cite,
 }
 
-/// The most words a reporter spelling is read over.
-const MAX_WORDS: usize = 8;
+/// The most words a reporter spelling is read over (the longest in the catalogue has 11).
+const MAX_WORDS: usize = 12;
 
 /// Every citation in `text`, in order.
 pub fn scan(text: &str, allowed: &Allowed) -> Vec<Found> {
@@ -186,7 +186,7 @@ fn lookup(spelling: &str, allowed: &Allowed) -> Option<Reporter> {
     if k.is_empty() {
         return None;
     }
-    if let Some(e) = CATALOGUE.edition_squashed(&k) {
+    if let Some(e) = CATALOGUE.edition_written(spelling, &k) {
         return Some(Reporter::Known(e));
     }
     allowed.has(&k).then_some(Reporter::Allowed(k))

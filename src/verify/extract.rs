@@ -22,7 +22,7 @@ const PIN: &str = r"[0-9]{1,5}(?:(?-u:\s)*[-–—](?-u:\s)*[0-9]{1,5})?";
 
 static ID_CITE: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
-        r"(?:^|[\t\n\x0B\x0C\r (;,])(?P<id>[Ii]d\.|[Ii]bid\.?)(?:,?(?-u:\s)+at(?-u:\s)+\*?(?P<pin>{PIN}))?"
+        r"(?:^|[\t\n\x0B\x0C\r (;,])(?P<id>[Ii]d\.|[Ii]bid\.?)(?:,?(?-u:\s)+at(?-u:\s)+(?P<pin>\*?{PIN}))?"
     ))
     .expect("Id. pattern compiles")
 });
@@ -60,8 +60,16 @@ const NOT_SUPRA_NAMES: &[&str] = &[
 const SECTION: &str = r"[0-9]+[A-Za-z0-9.:/-]*(?:\([A-Za-z0-9]+\))*(?:(?-u:\s)*[-–](?-u:\s)*[0-9]+[A-Za-z0-9.]*(?:\([A-Za-z0-9]+\))*)?";
 
 /// A law's name as written, with its periods optional and its spacing free: `Pa. C.S.`,
-/// `Pa.C.S.` and `Pa C S` are one spelling.
+/// `Pa.C.S.` and `Pa C S` are one spelling. A word ends with its period or at a word's end, so
+/// `U.S.C.S.` never reads the `S` of a following `Section`.
 fn law_pattern(spelling: &str) -> String {
+    let word_end = |p: &str| {
+        if p.ends_with(|c: char| c.is_alphanumeric()) {
+            r"\b"
+        } else {
+            ""
+        }
+    };
     let mut out = String::new();
     for (i, word) in spelling.split_whitespace().enumerate() {
         if i > 0 {
@@ -73,12 +81,18 @@ fn law_pattern(spelling: &str) -> String {
                 out.push_str(r"(?-u:\s)?");
             }
             first = false;
+            let quote = |p: &str| regex::escape(p).replace(['\'', '’'], "['’]");
             match part.strip_suffix('.') {
                 Some(p) => {
-                    out.push_str(&regex::escape(p).replace('\'', "['’]").replace('’', "['’]"));
-                    out.push_str(r"\.?");
+                    out.push_str(&quote(p));
+                    out.push_str(r"(?:\.|");
+                    out.push_str(if word_end(p).is_empty() { "" } else { r"\b" });
+                    out.push(')');
                 }
-                None => out.push_str(&regex::escape(part).replace('\'', "['’]")),
+                None => {
+                    out.push_str(&quote(part));
+                    out.push_str(word_end(part));
+                }
             }
         }
     }
@@ -91,7 +105,7 @@ fn law_pattern(spelling: &str) -> String {
 static STATUTE: LazyLock<Regex> = LazyLock::new(|| {
     let c = &*CATALOGUE;
     let mut names: Vec<String> = c.law_written.iter().map(|(s, _)| law_pattern(s)).collect();
-    let subject = r"(?:[A-Z][A-Za-z'’.-]*(?-u:\s)*(?:&(?-u:\s)*)?){1,5}?";
+    let subject = r"(?:[A-Z][A-Za-z'’.-]*(?-u:\s)*(?:&(?-u:\s)*)?){1,5}";
     for t in &c.templates {
         let mut p = law_pattern(&t.before);
         p.push_str(r"(?-u:\s)*");
@@ -117,17 +131,17 @@ static STATUTE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The law a matched name belongs to: a catalogue spelling, or a code named by its subject.
-fn law_of(written: &str) -> Option<(String, Vec<LawForm>)> {
+fn law_of(written: &str) -> Option<(String, Vec<LawForm>, bool)> {
     let c = &*CATALOGUE;
     if let Some(l) = c.law(written) {
-        return Some((l.key.clone(), l.forms.clone()));
+        return Some((l.key.clone(), l.forms.clone(), false));
     }
     // `Cal. Bus. & Prof. Code` keeps its subject: each subject is its own code.
     c.templates.iter().find_map(|t| {
         let w = squash_law(written);
         let (b, a) = (squash_law(&t.before), squash_law(&t.after));
         (w.starts_with(&b) && w.ends_with(&a) && w.len() > b.len() + a.len())
-            .then(|| (law_key(written), c.law_at(t.law).forms.clone()))
+            .then(|| (law_key(written), c.law_at(t.law).forms.clone(), true))
     })
 }
 
@@ -245,6 +259,20 @@ pub fn citations(text: &str, allowed: &Allowed) -> Vec<Claim> {
                     }
                     _ => false,
                 };
+                // A repeated citation without its year (`2019 WL 123456, at *3`) takes the
+                // year of the same citation given in full earlier.
+                let year = year.or_else(|| {
+                    fulls.iter().rev().find_map(|f| match &f.key {
+                        Key::Case {
+                            volume: v,
+                            reporter: r,
+                            page: p,
+                            year: Some(y),
+                            ..
+                        } if *v == volume && r == reporter.key() && Some(*p) == page => Some(*y),
+                        _ => None,
+                    })
+                });
                 let key = Key::Case {
                     volume,
                     reporter: reporter.key().to_string(),
@@ -347,8 +375,12 @@ fn case_name(before: &str) -> String {
         .rev()
         .take(6)
         .take_while(|w| {
-            w.chars().next().is_some_and(char::is_uppercase)
-                || matches!(**w, "&" | "of" | "the" | "and")
+            // `Celotex Corp.`, `eBay Inc.`, `de Soto`.
+            w.chars().any(char::is_uppercase)
+                || matches!(
+                    **w,
+                    "&" | "of" | "the" | "and" | "de" | "van" | "von" | "la" | "du"
+                )
         })
         .count();
     format!("{}{}", words[words.len() - keep..].join(" "), &b[v..])
@@ -372,9 +404,14 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
         {
             continue;
         }
-        let Some((law, forms)) = law_of(code.as_str()) else {
+        let Some((law, forms, by_subject)) = law_of(code.as_str()) else {
             continue;
         };
+        // A code named by its subject is a statute only with its section sign: the subject
+        // words are free, the sign is what marks them as a code's name.
+        if by_subject && c.name("marker").is_none() && c.name("sub").is_none() {
+            continue;
+        }
         let title = c.name("title").map(|t| t.as_str());
         let sub = c
             .name("sub")
