@@ -477,3 +477,50 @@ fn lexrun_verify_json_reports_unrecognized_and_exits_1() {
     assert_eq!(v["claims"][1]["status"], "unsupported", "{v}");
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// `allow reporter` in a workflow reaches the plan, and only through the plan the verifier.
+#[test]
+fn a_workflow_can_accept_named_reporters() {
+    let dir = tempfile::tempdir().unwrap();
+    let lex = dir.path().join("w.lex");
+    std::fs::write(
+        &lex,
+        r#"workflow w
+pool gpu {
+  gpus 0
+  vram 32 GiB
+  serve llama_cpp at "http://127.0.0.1:8081"
+}
+model m on gpu {
+  gguf "models/m.gguf"
+  weights 8 GiB
+  layers 32  kv_heads 8  head_dim 128
+  ctx 8k
+}
+sources client {
+  files "intake/*.txt"
+}
+stage draft {
+  model m
+  prompt "Draft from {{evidence}}"
+  reads client
+}
+verify draft against client {
+  citations must appear
+  allow reporter "Betts' Dec.", "Zqx. Rptr."
+}
+"#,
+    )
+    .unwrap();
+    let path = camino::Utf8PathBuf::from_path_buf(lex).unwrap();
+    let checked = lexrun::check::check_path(&path);
+    let workflow = checked.workflow.expect("the workflow checks");
+    let plan = lexrun::plan::lower(&workflow);
+    assert_eq!(
+        plan.verify[0].allow_reporters,
+        vec!["Betts' Dec.".to_string(), "Zqx. Rptr.".to_string()]
+    );
+    assert!(plan
+        .to_text()
+        .contains("reporters accepted beyond the catalogue: Betts' Dec., Zqx. Rptr."));
+}

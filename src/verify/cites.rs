@@ -599,6 +599,17 @@ mod tests {
             .collect()
     }
 
+    proptest::proptest! {
+        /// Any text, any encoding damage: spans on character boundaries, never a panic.
+        #[test]
+        fn any_text_scans_without_panicking(t in "(?s)[0-9 A-Za-z.,'’&()\\[\\]_*§é\u{a0}\n-]{0,80}") {
+            for f in scan(&t, &Allowed::new(&["Zz."])) {
+                proptest::prop_assert!(t.is_char_boundary(f.start) && t.is_char_boundary(f.end));
+                proptest::prop_assert!(f.start <= f.end);
+            }
+        }
+    }
+
     #[test]
     fn a_series_marker_is_never_a_page() {
         assert_eq!(cites("190 Wash. App. 2d 3790"), ["190 washapp2d 3790"]);
