@@ -524,3 +524,56 @@ verify draft against client {
         .to_text()
         .contains("reporters accepted beyond the catalogue: Betts' Dec., Zqx. Rptr."));
 }
+
+/// Every spelling of the catalogue in the four short forms after its full citation:
+/// `VOL ABBR at PIN`, `VOL ABBR, at PIN`, `Id. at PIN`, `NAME, supra, at PIN`.
+#[test]
+fn short_forms_of_every_spelling_resolve() {
+    let all = spellings();
+    let (mut tried, mut resolved) = (0, 0);
+    let mut missed = Vec::new();
+    for (i, (spelling, _, year)) in all.iter().enumerate() {
+        let vol = 10 + (i % 900) as u32;
+        let page = 100 + (i % 7000) as u32;
+        let y = year.map(|y| format!(" ({y})")).unwrap_or_default();
+        let full = format!("Quill v. Rook, {vol} {spelling} {page}{y}.");
+        for (n, short) in [
+            format!("{vol} {spelling} at {}", page + 3),
+            format!("{vol} {}, at {}", spelling.trim_end_matches(','), page + 3),
+            format!("Id. at {}", page + 3),
+            format!("Quill, supra, at {}", page + 3),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let draft = format!("{full} Later: {short}.");
+            let claims = verify::claims(&draft, &[]);
+            let Some(first) = claims.iter().find(|c| c.kind == Kind::Citation) else {
+                continue; // not recognised in full: counted by the recognition test
+            };
+            tried += 1;
+            let at = full.len() + " Later: ".len();
+            let ok = claims.iter().any(|c| {
+                c.start >= at
+                    && matches!((&c.key, &first.key),
+                        (Key::Case { volume, reporter, page: p, pin: Some(pin), .. },
+                         Key::Case { volume: v0, reporter: r0, page: p0, .. })
+                        if volume == v0 && reporter == r0 && p == p0 && *pin == (page + 3).to_string())
+            });
+            if ok {
+                resolved += 1;
+            } else if missed.len() < 20 {
+                missed.push(format!("[{n}] {draft}"));
+            }
+        }
+    }
+    let rate = resolved as f64 / tried as f64;
+    println!(
+        "short forms resolved: {resolved} of {tried} ({:.2}%)",
+        rate * 100.0
+    );
+    for m in &missed {
+        println!("  unresolved: {m}");
+    }
+    assert!(rate >= 0.95, "{rate}");
+}

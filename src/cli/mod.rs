@@ -649,7 +649,7 @@ fn cmd_verify(
     }
     let name = draft_path.display().to_string();
     let out = if json {
-        verify::report::json(&v.outcomes, &v.files) + "\n"
+        verify::report::json_with_document_dates(&v.outcomes, &v.files, &v.document_dates) + "\n"
     } else if html {
         verify::report::html(&name, &draft, &v.outcomes, &v.files)
     } else {

@@ -87,13 +87,13 @@ struct CaseSeen {
 #[derive(Default)]
 pub struct Index {
     files: Vec<SourceFile>,
-    dates: HashMap<(i32, u32, u32), Located>,
-    money: HashMap<i64, Located>,
-    percents: HashMap<i64, Located>,
+    dates: HashMap<(i32, u32, u32), Places>,
+    money: HashMap<i64, Places>,
+    percents: HashMap<i64, Places>,
     cases: HashMap<(u32, String, u32), Vec<CaseSeen>>,
-    statutes: HashMap<(String, String), Located>,
+    statutes: HashMap<(String, String), Places>,
     /// Quotation text → where all of it was found.
-    quotes: HashMap<String, Located>,
+    quotes: HashMap<String, Places>,
     /// Quotations whose first three words appear somewhere.
     quote_openings: HashSet<String>,
     stamps: HashMap<(String, u64), Located>,
@@ -110,6 +110,56 @@ pub struct Index {
 struct Located {
     order: (usize, u32),
     loc: Location,
+}
+
+/// Every page a fact is on, and the first of them with its place on the page.
+#[derive(Clone, Debug)]
+struct Places {
+    first: Located,
+    pages: Vec<(usize, u32)>,
+}
+
+/// Records a fact's place: every page it is on, the first one in full.
+fn record<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Places>, k: K, v: Located) {
+    match map.get_mut(&k) {
+        Some(p) => {
+            if !p.pages.contains(&v.order) {
+                p.pages.push(v.order);
+            }
+            if v.order < p.first.order {
+                p.first = v;
+            }
+        }
+        None => {
+            map.insert(
+                k,
+                Places {
+                    pages: vec![v.order],
+                    first: v,
+                },
+            );
+        }
+    }
+}
+
+fn merge_places<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Places>, other: HashMap<K, Places>) {
+    for (k, o) in other {
+        match map.get_mut(&k) {
+            Some(p) => {
+                for pg in o.pages {
+                    if !p.pages.contains(&pg) {
+                        p.pages.push(pg);
+                    }
+                }
+                if o.first.order < p.first.order {
+                    p.first = o.first;
+                }
+            }
+            None => {
+                map.insert(k, o);
+            }
+        }
+    }
 }
 
 fn keep_first<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Located>, k: K, v: Located) {
@@ -192,21 +242,11 @@ impl Index {
             let e = self.seen_prefixes.entry(p).or_insert(at);
             *e = (*e).min(at);
         }
-        for (k, v) in other.dates {
-            keep_first(&mut self.dates, k, v);
-        }
-        for (k, v) in other.money {
-            keep_first(&mut self.money, k, v);
-        }
-        for (k, v) in other.percents {
-            keep_first(&mut self.percents, k, v);
-        }
-        for (k, v) in other.statutes {
-            keep_first(&mut self.statutes, k, v);
-        }
-        for (k, v) in other.quotes {
-            keep_first(&mut self.quotes, k, v);
-        }
+        merge_places(&mut self.dates, other.dates);
+        merge_places(&mut self.money, other.money);
+        merge_places(&mut self.percents, other.percents);
+        merge_places(&mut self.statutes, other.statutes);
+        merge_places(&mut self.quotes, other.quotes);
         for (k, v) in other.stamps {
             keep_first(&mut self.stamps, k, v);
         }
@@ -247,6 +287,98 @@ impl Index {
         }
     }
 
+    /// The pages a cite (a Bates number or range) names that some source is stamped with:
+    /// their places in source order and their locations. A range names every page between
+    /// its ends (at most 10,000).
+    pub fn cited_pages(&self, key: &Key) -> Vec<((usize, u32), Location)> {
+        let (prefix, from, to) = match key {
+            Key::Bates { prefix, number } => (prefix, *number, *number),
+            Key::BatesRange { prefix, from, to } if from <= to => {
+                (prefix, *from, (*to).min(from + 10_000))
+            }
+            _ => return Vec::new(),
+        };
+        let p = prefix.to_ascii_uppercase();
+        (from..=to)
+            .filter_map(|n| self.stamps.get(&(p.clone(), n)))
+            .map(|l| (l.order, l.loc.clone()))
+            .collect()
+    }
+
+    /// Every page a supported fact is on.
+    fn pages_of(&self, key: &Key) -> Vec<(usize, u32)> {
+        let places = match key {
+            Key::Date { year, month, day } => self.dates.get(&(*year, *month, *day)),
+            Key::Money { cents } => self.money.get(cents),
+            Key::Percent { thousandths } => self.percents.get(thousandths),
+            Key::Statute { code, section } => {
+                let mut v: Vec<(usize, u32)> = Vec::new();
+                for k in [
+                    (code.clone(), section.clone()),
+                    (code.clone(), base_section(section)),
+                ] {
+                    if let Some(p) = self.statutes.get(&k) {
+                        v.extend(&p.pages);
+                    }
+                }
+                return v;
+            }
+            Key::Quote { text } => self.quotes.get(text),
+            Key::Case {
+                volume,
+                reporter,
+                page,
+                ..
+            } => {
+                return self
+                    .cases
+                    .get(&(*volume, reporter.clone(), *page))
+                    .map(|seen| seen.iter().map(|s| s.order).collect())
+                    .unwrap_or_default()
+            }
+            _ => None,
+        };
+        places.map(|p| p.pages.clone()).unwrap_or_default()
+    }
+
+    /// Checks a claim that its sentence cites to `cited` pages: supported only if it is on
+    /// one of them; found elsewhere, `miscited`, naming where it really is.
+    pub fn check_cited(&self, claim: Claim, cited: &[((usize, u32), Location)]) -> Outcome {
+        let mut o = self.check(claim);
+        o.cited = cited.iter().map(|(_, l)| l.clone()).collect();
+        if cited.is_empty() || o.status != Status::Supported {
+            return o;
+        }
+        let pages = self.pages_of(&o.claim.key);
+        if let Some((_, l)) = cited.iter().find(|(at, _)| pages.contains(at)) {
+            if o.source
+                .as_ref()
+                .is_none_or(|s| (&s.file, s.page) != (&l.file, l.page))
+            {
+                o.source = Some(l.clone());
+            }
+            return o;
+        }
+        let name = |l: &Location| {
+            l.bates
+                .clone()
+                .unwrap_or_else(|| format!("{} page {}", l.file, l.page))
+        };
+        let cited_names: Vec<String> = cited.iter().map(|(_, l)| name(l)).collect();
+        let actual = o.source.as_ref().map(name).unwrap_or_default();
+        o.status = Status::Miscited;
+        o.reason = Some(format!(
+            "found on {actual}, not on the cited {} {}; cite {actual} instead",
+            if cited_names.len() == 1 {
+                "page"
+            } else {
+                "pages"
+            },
+            cited_names.join(", ")
+        ));
+        o
+    }
+
     /// Checks every claim.
     pub fn check_all(&self, claims: Vec<Claim>) -> Vec<Outcome> {
         claims.into_iter().map(|c| self.check(c)).collect()
@@ -259,19 +391,19 @@ impl Index {
             Key::Date { year, month, day } => self
                 .dates
                 .get(&(*year, *month, *day))
-                .map(|l| l.loc.clone())
+                .map(|l| l.first.loc.clone())
                 .ok_or_else(|| {
                     format!("no page of the sources gives the date {year:04}-{month:02}-{day:02}")
                 }),
             Key::Money { cents } => self
                 .money
                 .get(cents)
-                .map(|l| l.loc.clone())
+                .map(|l| l.first.loc.clone())
                 .ok_or_else(|| format!("the amount {} appears in no source", claim.text.trim())),
             Key::Percent { thousandths } => self
                 .percents
                 .get(thousandths)
-                .map(|l| l.loc.clone())
+                .map(|l| l.first.loc.clone())
                 .ok_or_else(|| format!("{} appears in no source", claim.text.trim())),
             Key::Case {
                 volume,
@@ -286,7 +418,7 @@ impl Index {
                 .statutes
                 .get(&(code.clone(), section.clone()))
                 .or_else(|| self.statutes.get(&(code.clone(), base_section(section))))
-                .map(|l| l.loc.clone())
+                .map(|l| l.first.loc.clone())
                 .ok_or_else(|| format!("{} is cited in no source", claim.text.trim())),
             Key::Bates { prefix, number } => self
                 .stamps
@@ -306,22 +438,26 @@ impl Index {
                     (_, None) => Err(format!("no page is stamped {prefix}{to:0w$}")),
                 }
             }
-            Key::Quote { text } => self.quotes.get(text).map(|l| l.loc.clone()).ok_or_else(|| {
-                let segs = quote_segments(text);
-                match segs.first() {
-                    None => "the quotation has no words to look for".into(),
-                    Some(s) if s.anchor().trim().is_empty() => {
-                        "the quotation is all bracketed alterations".into()
+            Key::Quote { text } => self
+                .quotes
+                .get(text)
+                .map(|l| l.first.loc.clone())
+                .ok_or_else(|| {
+                    let segs = quote_segments(text);
+                    match segs.first() {
+                        None => "the quotation has no words to look for".into(),
+                        Some(s) if s.anchor().trim().is_empty() => {
+                            "the quotation is all bracketed alterations".into()
+                        }
+                        Some(_) if segs.len() > 1 => {
+                            "its words do not appear in order in any one source".into()
+                        }
+                        Some(_) if self.quote_openings.contains(text) => {
+                            "a source has its opening words, but the rest differs".into()
+                        }
+                        Some(_) => "no source has these words".into(),
                     }
-                    Some(_) if segs.len() > 1 => {
-                        "its words do not appear in order in any one source".into()
-                    }
-                    Some(_) if self.quote_openings.contains(text) => {
-                        "a source has its opening words, but the rest differs".into()
-                    }
-                    Some(_) => "no source has these words".into(),
-                }
-            }),
+                }),
         };
         match found {
             Ok(loc) => Outcome {
@@ -329,6 +465,7 @@ impl Index {
                 status: Status::Supported,
                 source: Some(loc),
                 reason: None,
+                cited: Vec::new(),
             },
             Err(why) => Outcome {
                 status: if matches!(claim.key, Key::Unrecognized(_)) {
@@ -339,6 +476,7 @@ impl Index {
                 claim,
                 source: None,
                 reason: Some(format!("{why}{}", self.unreadable_note())),
+                cited: Vec::new(),
             },
         }
     }
@@ -462,7 +600,7 @@ impl Scanner<'_> {
                 for c in extract::dates(text) {
                     if let Key::Date { year, month, day } = c.key {
                         if w.dates.contains(&(year, month, day)) {
-                            keep_first(
+                            record(
                                 &mut ix.dates,
                                 (year, month, day),
                                 loc(*number, bates, text, c.start, c.end),
@@ -474,13 +612,13 @@ impl Scanner<'_> {
             if w.needs.amounts(&numbers) {
                 for c in extract::amounts(text) {
                     match c.key {
-                        Key::Money { cents } if w.money.contains(&cents) => keep_first(
+                        Key::Money { cents } if w.money.contains(&cents) => record(
                             &mut ix.money,
                             cents,
                             loc(*number, bates, text, c.start, c.end),
                         ),
                         Key::Percent { thousandths } if w.percents.contains(&thousandths) => {
-                            keep_first(
+                            record(
                                 &mut ix.percents,
                                 thousandths,
                                 loc(*number, bates, text, c.start, c.end),
@@ -522,7 +660,7 @@ impl Scanner<'_> {
                                 (code.clone(), base_section(section)),
                             ] {
                                 if w.statutes.contains(&k) {
-                                    keep_first(
+                                    record(
                                         &mut ix.statutes,
                                         k,
                                         loc(*number, bates, text, c.start, c.end),
@@ -565,7 +703,7 @@ impl Scanner<'_> {
                     }
                     if let Some((s, e)) = quote_at(qi, segs, &pages, pi, start, &mut later) {
                         found[qi] = true;
-                        keep_first(
+                        record(
                             &mut ix.quotes,
                             self.wanted.quotes[qi].clone(),
                             loc(*number, bates, text, s, e),

@@ -12,6 +12,7 @@ pub mod extract;
 mod index;
 mod needs;
 mod normalize;
+pub mod pinpoint;
 pub mod report;
 mod wordkeys;
 
@@ -194,6 +195,8 @@ pub enum Status {
     /// Shaped like a citation, but in no catalogue: it cannot be checked, so it is never
     /// passed silently.
     Unrecognized,
+    /// In the evidence, but not on the page its sentence cites.
+    Miscited,
 }
 
 impl Status {
@@ -202,6 +205,7 @@ impl Status {
             Status::Supported => "supported",
             Status::Unsupported => "unsupported",
             Status::Unrecognized => "unrecognized",
+            Status::Miscited => "miscited",
         }
     }
 }
@@ -210,8 +214,11 @@ impl Status {
 pub struct Outcome {
     pub claim: Claim,
     pub status: Status,
+    /// Where the claim is supported; for a miscited claim, where it really is.
     pub source: Option<Location>,
     pub reason: Option<String>,
+    /// The pages the claim's sentence cites (empty when it cites none).
+    pub cited: Vec<Location>,
 }
 
 /// Finds every claim in a draft. `prefixes` are the Bates prefixes of the sources.
@@ -255,6 +262,9 @@ pub fn claims_allowing(draft: &str, prefixes: &[String], allowed: &Allowed) -> V
 pub struct Verification {
     pub outcomes: Vec<Outcome>,
     pub files: Vec<SourceFile>,
+    /// The draft's own dates (its execution or jurat), which are not claims about the
+    /// evidence.
+    pub document_dates: Vec<Claim>,
 }
 
 /// Checks every claim of a draft against the evidence. The evidence is read once, streaming,
@@ -279,10 +289,31 @@ pub fn verify(draft: &str, evidence: &Evidence) -> Verification {
     ));
     wanted.allowed = allowed.clone();
     let index = Index::build(&wanted, evidence);
-    let outcomes = index.check_all(claims_allowing(draft, &index.bates_prefixes(), allowed));
+    let all = claims_allowing(draft, &index.bates_prefixes(), allowed);
+    let own = pinpoint::own_dates(draft, &all);
+    let binding = pinpoint::bind(draft, &all);
+    let cited: Vec<Vec<((usize, u32), Location)>> = binding
+        .iter()
+        .map(|cites| {
+            cites
+                .iter()
+                .flat_map(|&c| index.cited_pages(&all[c].key))
+                .collect()
+        })
+        .collect();
+    let mut outcomes = Vec::with_capacity(all.len());
+    let mut document_dates = Vec::new();
+    for ((claim, own), cited) in all.into_iter().zip(own).zip(cited) {
+        if own {
+            document_dates.push(claim);
+        } else {
+            outcomes.push(index.check_cited(claim, &cited));
+        }
+    }
     Verification {
         outcomes,
         files: index.files().to_vec(),
+        document_dates,
     }
 }
 
