@@ -249,3 +249,59 @@ fn json_carries_cited_pages_and_the_documents_own_dates() {
     assert_eq!(v["document_dates"][0]["text"], "March 18, 2024");
     assert_eq!(v["claims"].as_array().unwrap().len(), 2, "{v}");
 }
+
+/// `Ex. B at 2` through the binder's slip sheets, or through an exhibit index's Bates ranges.
+#[test]
+fn exhibit_letter_cites_resolve_through_slip_sheets_and_the_index() {
+    let mut binder = Evidence::new(vec![]);
+    binder.add_pages(
+        "binder.pdf".into(),
+        vec![
+            "Exhibit A\n\nSMITH000000".into(),
+            "Rent is $2,150.00 per month.\n\nSMITH000001".into(),
+            "Exhibit B".into(),
+            "Notice sent November 14, 2023.\n\nSMITH000002".into(),
+            "Invoice total $3,875.00.\n\nSMITH000003".into(),
+        ],
+    );
+    let status = |ev: &Evidence, draft: &str| -> Vec<(String, Status, Option<String>)> {
+        verify::verify(draft, ev)
+            .outcomes
+            .into_iter()
+            .map(|o| (o.claim.text, o.status, o.reason))
+            .collect()
+    };
+    let s = status(&binder, "I paid $3,875.00 (Ex. B at 2).");
+    assert_eq!(s[0].1, Status::Supported, "{s:?}");
+    let s = status(&binder, "I paid $3,875.00 (Exhibit B, at 1).");
+    assert_eq!(s[0].1, Status::Miscited, "{s:?}");
+    assert!(s[0].2.as_deref().unwrap().contains("SMITH000003"), "{s:?}");
+    let s = status(&binder, "Rent was $2,150.00. See Ex. A.");
+    assert_eq!(s[0].1, Status::Supported, "{s:?}");
+    let s = status(&binder, "Rent was $2,150.00 (Ex. C at 1).");
+    assert_eq!(s[1].1, Status::Unsupported, "{s:?}");
+    assert!(s[1].2.as_deref().unwrap().contains("no Exhibit C"), "{s:?}");
+    let s = status(&binder, "Rent was $2,150.00 (Ex. A at 4).");
+    assert!(s[1].2.as_deref().unwrap().contains("has 1 page"), "{s:?}");
+
+    // The same exhibits through an index beside stamped files.
+    let mut stamped = Evidence::new(vec![]);
+    stamped.add_pages(
+        "exhibit-index.md".into(),
+        vec!["| Exhibit | Description | Bates range | Pages |\n|---|---|---|---|\n| A | lease | SMITH000001 | 1 |\n| B | notices | SMITH000002–SMITH000003 | 2 |\n".into()],
+    );
+    stamped.add_pages(
+        "02-notices.txt".into(),
+        vec![
+            "Notice sent November 14, 2023.\n\nSMITH000002".into(),
+            "Invoice total $3,875.00.\n\nSMITH000003".into(),
+        ],
+    );
+    let s = status(&stamped, "I paid $3,875.00 (Ex. B at 2).");
+    assert_eq!(s[0].1, Status::Supported, "{s:?}");
+    let s = status(
+        &stamped,
+        "Notice went out on November 14, 2023 (Ex. B at 2).",
+    );
+    assert_eq!(s[0].1, Status::Miscited, "{s:?}");
+}

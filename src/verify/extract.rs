@@ -674,6 +674,35 @@ fn looks_incidental(prefix: &str, digits: &str, after: &str) -> bool {
     zip || year || common
 }
 
+static EXHIBIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:^|[^A-Za-z])(?P<cite>(?:Exhibit|Exh\.|Ex\.)(?-u:\s)+(?P<label>[A-Z]{1,2}|[0-9]{1,3})(?:,?(?-u:\s)+at(?-u:\s)+(?:pp?\.(?-u:\s)*)?(?P<from>[0-9]{1,4})(?:(?-u:\s)*[-–—](?-u:\s)*(?P<to>[0-9]{1,4}))?)?)(?:[^A-Za-z0-9]|$)")
+        .expect("exhibit pattern compiles")
+});
+
+/// Cites to exhibits: `Ex. B`, `Exhibit 3`, `Ex. B at 2`, `Exh. C, at 4–5`.
+pub fn exhibits(text: &str) -> Vec<Claim> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(c) = EXHIBIT.captures_at(text, at) {
+        let m = c.name("cite").expect("cite group");
+        at = m.end();
+        let from: Option<u32> = c.name("from").and_then(|f| f.as_str().parse().ok());
+        let to: Option<u32> = c.name("to").and_then(|t| t.as_str().parse().ok());
+        let pages = from.map(|f| (f, to.unwrap_or(f)));
+        out.push(Claim::new(
+            Kind::Bates,
+            text,
+            m.start(),
+            m.end(),
+            Key::Exhibit {
+                label: c["label"].to_string(),
+                pages,
+            },
+        ));
+    }
+    out
+}
+
 /// The longest quotation looked for, in characters.
 const QUOTE_MAX: usize = 4000;
 

@@ -97,6 +97,12 @@ pub struct Index {
     /// Quotations whose first three words appear somewhere.
     quote_openings: HashSet<String>,
     stamps: HashMap<(String, u64), Located>,
+    /// Exhibits found by their slip sheets (`Exhibit B` alone on a page): label → the pages
+    /// after the sheet, in order.
+    exhibit_pages: HashMap<String, Vec<Located>>,
+    /// Exhibits listed in an exhibit index (`| Exhibit | Description | Bates range | …`):
+    /// label → Bates prefix and range.
+    exhibit_ranges: HashMap<String, (String, u64, u64)>,
     /// Bates prefixes: stamped ones where first seen, then declared ones.
     prefixes: Vec<String>,
     /// While scanning: stamped prefixes and where each was first seen; the documents read,
@@ -250,6 +256,12 @@ impl Index {
         for (k, v) in other.stamps {
             keep_first(&mut self.stamps, k, v);
         }
+        for (k, v) in other.exhibit_pages {
+            self.exhibit_pages.entry(k).or_insert(v);
+        }
+        for (k, v) in other.exhibit_ranges {
+            self.exhibit_ranges.entry(k).or_insert(v);
+        }
         for (k, mut v) in other.cases {
             let e = self.cases.entry(k).or_default();
             e.append(&mut v);
@@ -291,6 +303,9 @@ impl Index {
     /// their places in source order and their locations. A range names every page between
     /// its ends (at most 10,000).
     pub fn cited_pages(&self, key: &Key) -> Vec<((usize, u32), Location)> {
+        if let Key::Exhibit { label, pages } = key {
+            return self.exhibit(label, *pages).unwrap_or_default();
+        }
         let (prefix, from, to) = match key {
             Key::Bates { prefix, number } => (prefix, *number, *number),
             Key::BatesRange { prefix, from, to } if from <= to => {
@@ -303,6 +318,75 @@ impl Index {
             .filter_map(|n| self.stamps.get(&(p.clone(), n)))
             .map(|l| (l.order, l.loc.clone()))
             .collect()
+    }
+
+    /// The pages of an exhibit (all of them, or pages `from..=to` of it): by its slip sheet
+    /// in a binder, else by its Bates range in an exhibit index. `Err` says why not.
+    fn exhibit(
+        &self,
+        label: &str,
+        pages: Option<(u32, u32)>,
+    ) -> Result<Vec<((usize, u32), Location)>, String> {
+        let pick = |n: usize| -> Result<(usize, usize), String> {
+            match pages {
+                None => Ok((0, n)),
+                Some((a, b)) if a >= 1 && a <= b && (b as usize) <= n => {
+                    Ok((a as usize - 1, b as usize))
+                }
+                Some((a, b)) => Err(format!(
+                    "Exhibit {label} has {n} page{}, so it has no page{} {}",
+                    if n == 1 { "" } else { "s" },
+                    if a == b { "" } else { "s" },
+                    if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}-{b}")
+                    }
+                )),
+            }
+        };
+        if let Some(all) = self.exhibit_pages.get(label) {
+            let (a, b) = pick(all.len())?;
+            return Ok(all[a..b].iter().map(|l| (l.order, l.loc.clone())).collect());
+        }
+        if let Some((prefix, from, to)) = self.exhibit_ranges.get(label) {
+            let n = (to.saturating_sub(*from) + 1) as usize;
+            let (a, b) = pick(n)?;
+            let p = prefix.to_ascii_uppercase();
+            let found: Vec<((usize, u32), Location)> = (from + a as u64..from + b as u64)
+                .filter_map(|k| self.stamps.get(&(p.clone(), k)))
+                .map(|l| (l.order, l.loc.clone()))
+                .collect();
+            if found.is_empty() {
+                return Err(format!(
+                    "the exhibit index gives Exhibit {label} as {prefix}{from:06}–{prefix}{to:06}, but no source page is stamped with those numbers"
+                ));
+            }
+            return Ok(found);
+        }
+        Err(
+            if self.exhibit_pages.is_empty() && self.exhibit_ranges.is_empty() {
+                format!(
+                "the sources have no slip sheets or exhibit index to find Exhibit {label} in; add the binder or its index to the sources, or cite Bates numbers"
+            )
+            } else {
+                let mut known: Vec<&String> = self
+                    .exhibit_pages
+                    .keys()
+                    .chain(self.exhibit_ranges.keys())
+                    .collect();
+                known.sort();
+                known.dedup();
+                format!(
+                    "there is no Exhibit {label} (the exhibits are {})",
+                    known
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+        )
     }
 
     /// Every page a supported fact is on.
@@ -425,6 +509,12 @@ impl Index {
                 .get(&(prefix.to_ascii_uppercase(), *number))
                 .map(|l| l.loc.clone())
                 .ok_or_else(|| format!("no page of the sources is stamped {}", claim.text.trim())),
+            Key::Exhibit { label, pages } => self.exhibit(label, *pages).and_then(|v| {
+                v.into_iter()
+                    .next()
+                    .map(|(_, l)| l)
+                    .ok_or_else(|| format!("Exhibit {label} has no pages"))
+            }),
             Key::BatesRange { prefix, from, to } => {
                 let p = prefix.to_ascii_uppercase();
                 let w = width_of(&claim.text);
@@ -524,6 +614,67 @@ impl Index {
     }
 }
 
+/// The label of a slip sheet: a page whose only words are `Exhibit X` (besides its stamp).
+fn slip_sheet(text: &str, stamp: Option<&str>) -> Option<String> {
+    let mut rest = text.trim();
+    if let Some(s) = stamp {
+        rest = rest.trim_end_matches(s).trim();
+    }
+    let label = rest
+        .strip_prefix("Exhibit ")
+        .or_else(|| rest.strip_prefix("EXHIBIT "))?
+        .trim();
+    (!label.is_empty()
+        && label.len() <= 3
+        && label
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
+    .then(|| label.to_string())
+}
+
+/// Rows of an exhibit index table (`| A | description | SMITH000001–SMITH000003 | 3 |`):
+/// label → Bates prefix and range, from the columns headed `Exhibit` and `Bates range`.
+fn exhibit_index_rows(text: &str) -> Vec<(String, (String, u64, u64))> {
+    let cells = |l: &str| -> Vec<String> {
+        l.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut cols: Option<(usize, usize)> = None;
+    for line in text.lines().filter(|l| l.trim_start().starts_with('|')) {
+        let c = cells(line);
+        if let (Some(e), Some(b)) = (
+            c.iter().position(|x| x.eq_ignore_ascii_case("exhibit")),
+            c.iter().position(|x| x.eq_ignore_ascii_case("bates range")),
+        ) {
+            cols = Some((e, b));
+            continue;
+        }
+        let Some((e, b)) = cols else { continue };
+        let (Some(label), Some(range)) = (c.get(e), c.get(b)) else {
+            continue;
+        };
+        let ends: Vec<&str> = range.split(['–', '-', '—']).map(str::trim).collect();
+        let parse = |s: &str| {
+            let d = s.find(|ch: char| ch.is_ascii_digit())?;
+            Some((s[..d].trim().to_string(), s[d..].parse::<u64>().ok()?))
+        };
+        let (Some((p, from)), Some((_, to))) = (
+            ends.first().and_then(|s| parse(s)),
+            ends.last().and_then(|s| parse(s)),
+        ) else {
+            continue;
+        };
+        if !label.is_empty() && from <= to {
+            out.push((label.clone(), (p, from, to)));
+        }
+    }
+    out
+}
+
 /// The most threads that read evidence at once.
 const MAX_THREADS: usize = 8;
 
@@ -580,6 +731,25 @@ impl Scanner<'_> {
                 snippet: snippet(text, s, e),
             },
         };
+        // Slip sheets: a page that says only `Exhibit B` (and its stamp) starts exhibit B.
+        let mut current: Option<String> = None;
+        for ((number, bates, text), original) in pages.iter().zip(raw) {
+            if let Some(label) = slip_sheet(text, bates.as_deref()) {
+                ix.exhibit_pages.entry(label.clone()).or_default();
+                current = Some(label);
+                continue;
+            }
+            if let Some(label) = &current {
+                let mut l = loc(*number, bates, text, 0, 0);
+                l.loc.snippet.clear();
+                ix.exhibit_pages.entry(label.clone()).or_default().push(l);
+            }
+            if original.contains("Exhibit") && original.contains('|') {
+                for (label, range) in exhibit_index_rows(original) {
+                    ix.exhibit_ranges.entry(label).or_insert(range);
+                }
+            }
+        }
         for (number, bates, text) in &pages {
             if let Some(b) = bates {
                 let split = b.find(|c: char| c.is_ascii_digit()).unwrap_or(b.len());

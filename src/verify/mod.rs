@@ -77,6 +77,12 @@ pub enum Key {
         from: u64,
         to: u64,
     },
+    /// A cite to an exhibit (`Ex. B at 2`, `Exhibit 3`), resolved through the binder's slip
+    /// sheets or its exhibit index: the exhibit's label and, if given, its pages.
+    Exhibit {
+        label: String,
+        pages: Option<(u32, u32)>,
+    },
     Quote {
         text: String,
     },
@@ -142,6 +148,11 @@ impl fmt::Display for Key {
             Key::Date { year, month, day } => write!(f, "{year:04}-{month:02}-{day:02}"),
             Key::Bates { prefix, number } => write!(f, "{prefix}{number:06}"),
             Key::BatesRange { prefix, from, to } => write!(f, "{prefix}{from:06}–{prefix}{to:06}"),
+            Key::Exhibit { label, pages } => match pages {
+                Some((a, b)) if a == b => write!(f, "Exhibit {label} at {a}"),
+                Some((a, b)) => write!(f, "Exhibit {label} at {a}-{b}"),
+                None => write!(f, "Exhibit {label}"),
+            },
             Key::Quote { text } => f.write_str(text),
             Key::Money { cents } => write!(f, "${}.{:02}", cents / 100, cents % 100),
             Key::Percent { thousandths } => {
@@ -252,6 +263,7 @@ pub fn claims_allowing(draft: &str, prefixes: &[String], allowed: &Allowed) -> V
     );
     let dates_and_amounts: Vec<(usize, usize)> = all.iter().map(|c| (c.start, c.end)).collect();
     all.extend(extract::bates(draft, prefixes, &dates_and_amounts));
+    all.extend(extract::exhibits(draft));
     all.extend(extract::quotes(draft));
     all.sort_by_key(|c| (c.start, c.kind));
     all
