@@ -128,8 +128,18 @@ fn md_escape(s: &str) -> String {
     one_line(s).replace('|', "\\|")
 }
 
-fn line_of(draft: &str, at: usize) -> usize {
-    draft[..at.min(draft.len())].matches('\n').count() + 1
+/// Line numbers of byte offsets, from the draft's line starts found once: a report on a large
+/// draft stays linear in its size.
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn of(draft: &str) -> Lines {
+        Lines(memchr::memchr_iter(b'\n', draft.as_bytes()).collect())
+    }
+
+    fn at(&self, offset: usize) -> usize {
+        self.0.partition_point(|&nl| nl < offset) + 1
+    }
 }
 
 /// Markdown, unsupported claims first.
@@ -139,6 +149,7 @@ pub fn markdown(
     outcomes: &[Outcome],
     files: &[SourceFile],
 ) -> String {
+    let lines = Lines::of(draft);
     let (supported, not_supported) = counts(outcomes);
     let unrecognized = count(outcomes, Status::Unrecognized);
     let miscited = count(outcomes, Status::Miscited);
@@ -203,7 +214,7 @@ pub fn markdown(
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} |",
-                line_of(draft, o.claim.start),
+                lines.at(o.claim.start),
                 o.claim.kind.as_str(),
                 md_escape(&o.claim.text),
                 md_escape(o.reason.as_deref().unwrap_or(""))
@@ -235,7 +246,7 @@ pub fn markdown(
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} |",
-                line_of(draft, o.claim.start),
+                lines.at(o.claim.start),
                 o.claim.kind.as_str(),
                 md_escape(&o.claim.text),
                 md_escape(&cited.join("; ")),
@@ -257,7 +268,7 @@ pub fn markdown(
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} |",
-                line_of(draft, o.claim.start),
+                lines.at(o.claim.start),
                 o.claim.kind.as_str(),
                 md_escape(&o.claim.text),
                 md_escape(o.reason.as_deref().unwrap_or(""))
@@ -270,7 +281,7 @@ pub fn markdown(
         .iter()
         .zip(super::pinpoint::own_dates(draft, &claims))
         .filter(|(_, own)| *own)
-        .map(|(c, _)| format!("{} (line {})", one_line(&c.text), line_of(draft, c.start)))
+        .map(|(c, _)| format!("{} (line {})", one_line(&c.text), lines.at(c.start)))
         .collect();
     if !own.is_empty() {
         let _ = writeln!(
@@ -299,7 +310,7 @@ pub fn markdown(
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {page} | {bates} |",
-                line_of(draft, o.claim.start),
+                lines.at(o.claim.start),
                 o.claim.kind.as_str(),
                 md_escape(&o.claim.text),
                 md_escape(&file)
@@ -318,6 +329,7 @@ fn html_escape(s: &str) -> String {
 
 /// A standalone HTML page with the same content as the Markdown report.
 pub fn html(draft_name: &str, draft: &str, outcomes: &[Outcome], files: &[SourceFile]) -> String {
+    let lines = Lines::of(draft);
     let (supported, unsupported) = counts(outcomes);
     let mut s = String::new();
     let _ = write!(
@@ -359,11 +371,26 @@ pub fn html(draft_name: &str, draft: &str, outcomes: &[Outcome], files: &[Source
         let _ = writeln!(
             s,
             "<tr class=\"{status}\"><td>{}</td><td>{}</td><td>{}</td><td>{status}</td><td>{detail}</td></tr>",
-            line_of(draft, o.claim.start),
+            lines.at(o.claim.start),
             o.claim.kind.as_str(),
             html_escape(&one_line(&o.claim.text))
         );
     }
     s.push_str("</table>\n</body></html>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lines;
+
+    #[test]
+    fn line_numbers_of_offsets() {
+        let t = "a\nbb\n\nccc";
+        let l = Lines::of(t);
+        assert_eq!(
+            [0, 1, 2, 4, 5, 6, 9].map(|o| l.at(o)),
+            [1, 1, 2, 2, 3, 4, 4]
+        );
+    }
 }
