@@ -6,19 +6,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 mod support;
 
 use lopdf::{dictionary, Document, Object, Stream};
+use support::lexrun;
 use support::pdf::{page, pdf, PageSpec};
-
-fn lexrun(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .args(args)
-        .output()
-        .expect("lexrun runs")
-}
 
 /// Stamps `files` with `prefix` into `out`, asserting success.
 fn stamp(prefix: &str, out: &Path, files: &[&Path]) {

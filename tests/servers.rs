@@ -12,18 +12,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::servers::{self, Fake, Speaks};
+use support::{stderr as err, Lexrun};
 
 fn lexrun(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
-    c.args(args).env("NO_COLOR", "1");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("lexrun runs")
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    env.iter()
+        .fold(Lexrun::new().args(args), |l, (k, v)| l.env(k, v))
+        .output()
 }
 
 #[test]

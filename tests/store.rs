@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use support::servers::{Answer, Fake, Seen, Speaks};
+use support::{lexrun, stderr as err};
 
 const LONG_DRAFT: &str = "1. I rented the flat at 12 Harbor Road from Acme Property LLC under a lease dated January 5, 2024 (TEST000001). \
 The flat had a broken heating system from the first week of the tenancy, and the radiators in both bedrooms stayed cold \
@@ -78,18 +79,6 @@ fn run(s: &Setup, url: &str, out: &str, extra: &[&str]) -> Output {
             &format!("gpu_b={url}"),
         ])
         .args(extra)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn lexrun(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .args(args)
         .env("NO_COLOR", "1")
         .output()
         .unwrap()

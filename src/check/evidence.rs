@@ -3,9 +3,9 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use super::model::{Bates, Output, Policy, Sources, Step, StepKind, Verify, VerifyRule};
 use super::{Cx, Decl, Kind};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
+use crate::plan::workflow::{Bates, Output, Policy, Sources, Step, StepKind, Verify, VerifyRule};
 use crate::suggest::did_you_mean;
 use crate::syntax::ast;
 
@@ -135,7 +135,7 @@ pub(crate) fn sources(cx: &mut Cx) -> Vec<Sources> {
                 admit: s
                     .admit
                     .iter()
-                    .map(|(f, r)| super::model::Admit {
+                    .map(|(f, r)| crate::plan::workflow::Admit {
                         file: f.node.clone(),
                         reason: r.node.clone(),
                     })

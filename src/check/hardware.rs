@@ -3,12 +3,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use camino::Utf8PathBuf;
-
-use super::model::{Link, Model, Pool, ServerKind, Shape, Weights};
-use super::{Cx, Kind, Origin};
+use super::{Cx, Kind};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::gguf;
+use crate::plan::workflow::{Link, Model, Pool, ServerKind, Shape, Weights};
 use crate::suggest::did_you_mean;
 use crate::syntax::ast;
 
@@ -365,7 +363,7 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
                 None
             }
             (Some(g), None) => {
-                let path = resolve_path(cx, e.module, &g.node);
+                let path = cx.resolve_path(e.module, &g.node);
                 let present = path.as_ref().is_some_and(|p| p.is_file());
                 Some((
                     Weights::Gguf {
@@ -837,13 +835,5 @@ pub(crate) fn fit(cx: &mut Cx, pools: &[Pool], models: &[Model]) {
                 )),
             );
         }
-    }
-}
-
-/// A path from the file at `module`, resolved against that file's folder.
-pub(crate) fn resolve_path(cx: &Cx, module: usize, rel: &str) -> Option<Utf8PathBuf> {
-    match cx.dir_of(module) {
-        Origin::Disk { dir } => Some(dir.join(rel)),
-        Origin::Std { .. } => None,
     }
 }

@@ -6,7 +6,6 @@
 mod evidence;
 mod hardware;
 mod load;
-pub mod model;
 pub mod stdlib;
 mod steps;
 mod templates;
@@ -16,11 +15,11 @@ use std::collections::{BTreeMap, HashMap};
 use camino::Utf8Path;
 
 use crate::diagnostic::{Code, Diagnostic, FileId, SourceMap, Span};
+use crate::plan::workflow::Workflow;
 use crate::suggest::did_you_mean;
 use crate::syntax::ast;
 use load::Module;
 pub use load::Origin;
-use model::Workflow;
 
 /// The outcome of checking a file.
 #[derive(Debug)]
@@ -414,6 +413,15 @@ impl<'a> Cx<'a> {
     /// The folder relative paths in `file` resolve against, for files on disk.
     pub(crate) fn dir_of(&self, module: usize) -> &Origin {
         &self.modules[module].origin
+    }
+
+    /// A path written in the file at `module`, resolved against that file's folder; `None`
+    /// for the standard library, which has no folder.
+    pub(crate) fn resolve_path(&self, module: usize, rel: &str) -> Option<camino::Utf8PathBuf> {
+        match self.dir_of(module) {
+            Origin::Disk { dir } => Some(dir.join(rel)),
+            Origin::Std { .. } => None,
+        }
     }
 }
 

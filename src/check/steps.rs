@@ -3,13 +3,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::model::{
-    Expr, FieldType, Model, ModelStage, OptionValue, Prompt, Revise, Step, StepKind, ToolStage,
-    Type, Value,
-};
 use super::templates::{self, Provided};
 use super::{and_list, hardware, Cx, Decl, Entry, Kind, Origin};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
+use crate::plan::workflow::{
+    CmpOp, Expr, FieldType, Model, ModelStage, OptionValue, Prompt, Revise, Step, StepKind,
+    ToolStage, Type, Value,
+};
 use crate::suggest::did_you_mean;
 use crate::syntax::{ast, dedent};
 
@@ -583,13 +583,25 @@ fn expr(cx: &mut Cx, f: FileId, c: &ast::Cond, scope: &CondScope) -> Option<(Exp
             }
             Some((
                 Expr::Compare {
-                    cmp: *op,
+                    cmp: cmp_op(*op),
                     left: l,
                     right: r,
                 },
                 Some(Type::Bool),
             ))
         }
+    }
+}
+
+/// The plan states its own operator, so the runtime never reads the syntax tree.
+fn cmp_op(op: ast::CmpOp) -> CmpOp {
+    match op {
+        ast::CmpOp::Eq => CmpOp::Eq,
+        ast::CmpOp::Ne => CmpOp::Ne,
+        ast::CmpOp::Lt => CmpOp::Lt,
+        ast::CmpOp::Le => CmpOp::Le,
+        ast::CmpOp::Gt => CmpOp::Gt,
+        ast::CmpOp::Ge => CmpOp::Ge,
     }
 }
 

@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use handlebars::template::{Parameter, Template, TemplateElement};
 
-use super::model::{FieldType, Prompt};
 use super::steps::inline_text;
 use super::{stdlib, Cx, Decl, Kind, Origin};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
+use crate::plan::workflow::{FieldType, Prompt};
 use crate::suggest::did_you_mean;
 use crate::syntax::{ast, with_pest};
 

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::check::model::{Bates, OptionValue, Step, ToolStage};
-use crate::exhibits::{bates, merge, text};
+use crate::exhibits::{bates, merge};
+use crate::plan::workflow::{Bates, OptionValue, Step, ToolStage};
+use crate::sources::scan as text;
 use crate::verify;
 
 use super::Produced;
@@ -153,7 +154,7 @@ pub(super) fn run(
                 for p in &pages {
                     rows.push(serde_json::json!({
                         "file": f.display().to_string(), "page": p.page, "from": p.from,
-                        "bates": verify::evidence::stamp_of(&p.text), "text": p.text,
+                        "bates": crate::sources::stamp_of(&p.text), "text": p.text,
                     }));
                 }
                 result.pages.push((

@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::check::model::{Model, Pool, ServerKind, Weights};
+use crate::backend::{self, Backend, Call, Health, Limits};
+use crate::plan::workflow::{Model, Pool, ServerKind, Weights};
 use crate::plan::Plan;
-use crate::run::backend::{self, Backend, Call, Health, Limits};
 
 /// One server `up` would start: its environment and command line.
 #[derive(Clone, Debug, Serialize)]
@@ -78,6 +78,8 @@ pub struct Record {
 pub enum ServeError {
     #[error("{0}")]
     Input(String),
+    #[error("{0}")]
+    Connect(#[from] crate::backend::ConnectError),
     #[error("{0}")]
     Failed(String),
 }
@@ -402,8 +404,7 @@ pub async fn up(
 }
 
 async fn wait_up(r: &Record, limits: &Limits) -> Result<(), ServeError> {
-    let backend =
-        backend::connect(ServerKind::LlamaCpp, &r.url, limits).map_err(ServeError::Input)?;
+    let backend = backend::connect(ServerKind::LlamaCpp, &r.url, limits)?;
     let start = Instant::now();
     let mut state = "starting".to_string();
     loop {
@@ -450,12 +451,12 @@ async fn preload_ollama(m: &Model, url: &str, limits: &Limits) -> Result<(), Ser
             m.name
         )));
     };
-    let backend = backend::connect(ServerKind::Ollama, url, limits).map_err(ServeError::Input)?;
+    let backend = backend::connect(ServerKind::Ollama, url, limits)?;
     backend
         .identity(tag)
         .await
         .map_err(|e| ServeError::Failed(format!("model `{}` on {url}: {e}", m.name)))?;
-    let http = backend::Http::new(url, limits).map_err(ServeError::Input)?;
+    let http = backend::Http::new(url, limits)?;
     let body = json!({"model": tag, "prompt": "", "keep_alive": -1, "options": {"num_ctx": m.ctx}});
     http.post(&http.url("/api/generate"), &body)
         .await
@@ -703,7 +704,7 @@ pub async fn bench(
         let backend: Box<dyn Backend> = match backend::connect(pool.server, &url, limits) {
             Ok(b) => b,
             Err(e) => {
-                r.error = Some(e);
+                r.error = Some(e.to_string());
                 out.push(r);
                 continue;
             }

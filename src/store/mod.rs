@@ -28,9 +28,9 @@ use serde_json::Value;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("the store `{0}`: {1}")]
-    Io(String, String),
+    Io(String, #[source] std::io::Error),
     #[error("the ledger `{0}`: {1}; if it is damaged, move it aside (the objects stay valid) and run again")]
-    Ledger(String, String),
+    Ledger(String, #[source] rusqlite::Error),
 }
 
 pub struct Store {
@@ -117,12 +117,11 @@ CREATE TABLE IF NOT EXISTS admissions (
 
 impl Store {
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        let io = |e: std::io::Error| StoreError::Io(dir.display().to_string(), e.to_string());
+        let io = |e: std::io::Error| StoreError::Io(dir.display().to_string(), e);
         private_dir(dir).map_err(io)?;
         private_dir(&dir.join("objects")).map_err(io)?;
         let db_path = dir.join("ledger.sqlite");
-        let lerr =
-            |e: rusqlite::Error| StoreError::Ledger(db_path.display().to_string(), e.to_string());
+        let lerr = |e: rusqlite::Error| StoreError::Ledger(db_path.display().to_string(), e);
         let db = Connection::open(&db_path).map_err(lerr)?;
         db.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(lerr)?;
@@ -192,10 +191,7 @@ impl Store {
     }
 
     fn lerr(&self, e: rusqlite::Error) -> StoreError {
-        StoreError::Ledger(
-            self.dir.join("ledger.sqlite").display().to_string(),
-            e.to_string(),
-        )
+        StoreError::Ledger(self.dir.join("ledger.sqlite").display().to_string(), e)
     }
 
     pub fn object_path(&self, hash: &str) -> PathBuf {
@@ -210,7 +206,7 @@ impl Store {
         if path.is_file() && self.get(&hash).is_some() {
             return Ok(hash);
         }
-        let io = |e: std::io::Error| StoreError::Io(path.display().to_string(), e.to_string());
+        let io = |e: std::io::Error| StoreError::Io(path.display().to_string(), e);
         let parent = path.parent().unwrap_or(&self.dir);
         private_dir(parent).map_err(io)?;
         let mut tmp = tempfile::NamedTempFile::new_in(parent).map_err(io)?;

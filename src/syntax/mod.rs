@@ -4,6 +4,7 @@
 pub mod ast;
 mod parse;
 mod recover;
+pub mod test_file;
 
 pub use parse::{decode, dedent, parse, with_pest, Parsed};
 

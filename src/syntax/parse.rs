@@ -1157,7 +1157,7 @@ fn entry_key(e: &Pair<Rule>, span: Span, firsts: &mut Vec<(String, Span)>) -> (S
 // The AST's `Rule` type would clash with pest's generated `Rule`.
 use super::ast::Rule as Rule_;
 
-fn unescape(raw: &str) -> String {
+pub(crate) fn unescape(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.chars();
     while let Some(c) = chars.next() {

@@ -424,7 +424,7 @@ impl Scanner<'_> {
                 if r.trim().is_empty() {
                     empty.push(i as u32 + 1);
                 }
-                (i as u32 + 1, super::evidence::stamp_of(r), normalize(r))
+                (i as u32 + 1, crate::sources::stamp_of(r), normalize(r))
             })
             .collect();
         let loc = |number: u32, bates: &Option<String>, text: &str, s: usize, e: usize| Located {
