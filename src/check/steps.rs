@@ -11,7 +11,7 @@ use crate::plan::workflow::{
     ToolStage, Type, Value,
 };
 use crate::suggest::did_you_mean;
-use crate::syntax::{ast, dedent};
+use crate::syntax::ast;
 
 /// What the checker knows of each step while checking others.
 struct Info<'a> {
@@ -1164,9 +1164,4 @@ fn example(kind: &OptKind) -> &'static str {
         OptKind::Switch => "on",
         OptKind::Choice(c) => c.first().copied().unwrap_or(""),
     }
-}
-
-/// Used by templates: the dedented text of an inline prompt.
-pub(crate) fn inline_text(raw: &str) -> String {
-    dedent(raw)
 }

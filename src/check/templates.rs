@@ -5,7 +5,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use handlebars::template::{Parameter, Template, TemplateElement};
 
-use super::steps::inline_text;
 use super::{stdlib, Cx, Decl, Kind, Origin};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::plan::workflow::{FieldType, Prompt};
@@ -94,7 +93,7 @@ pub(crate) fn resolve(
         }
     }
     let text = match p {
-        ast::Prompt::Inline(_) => inline_text(&raw),
+        ast::Prompt::Inline(_) => crate::syntax::dedent(&raw),
         _ => raw,
     };
     ok.then_some(Prompt { origin, text })

@@ -7,7 +7,7 @@
 use pest::error::{ErrorVariant, InputLocation};
 use pest::Parser as _;
 
-use super::parse::{Block, LexParser, Rule};
+use super::grammar::{with_pest, Block, LexParser, Rule};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::suggest::did_you_mean;
 
@@ -431,7 +431,7 @@ fn unclosed_brace(text: &str, base: usize, file: FileId) -> Option<Diagnostic> {
 }
 
 fn reparse(text: &str, base: usize, file: FileId, rule: Rule, form: &str) -> Diagnostic {
-    match super::parse::with_pest(true, || LexParser::parse(rule, text)) {
+    match with_pest(true, || LexParser::parse(rule, text)) {
         Err(e) => pest_error(&e, text, base, file, Some(form)),
         Ok(pairs) => {
             // The setting parsed but something follows it.

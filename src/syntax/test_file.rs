@@ -5,7 +5,8 @@
 use pest::iterators::Pair;
 use pest::Parser as _;
 
-use super::parse::{unescape, with_pest, LexParser, Rule};
+use super::grammar::{with_pest, LexParser, Rule};
+use super::literal::unescape;
 use crate::diagnostic::Span;
 
 /// One `test "NAME" { … }` block, as written.
