@@ -3,12 +3,16 @@
 //!
 //! All checks run even after errors, so one pass reports every problem in a file.
 
+mod conditions;
 mod evidence;
 mod hardware;
 mod load;
 pub mod stdlib;
+mod step_graph;
+mod step_info;
 mod steps;
 mod templates;
+mod tools;
 
 use std::collections::{BTreeMap, HashMap};
 
