@@ -7,6 +7,8 @@ mod conditions;
 mod evidence;
 mod hardware;
 mod load;
+mod models;
+mod pools;
 pub mod stdlib;
 mod step_graph;
 mod step_info;
@@ -170,8 +172,8 @@ impl<'a> Cx<'a> {
     fn run(&mut self) -> Option<Workflow> {
         let header = self.header();
         self.collect_names();
-        let pools = hardware::pools(self);
-        let models = hardware::models(self, &pools);
+        let pools = pools::pools(self);
+        let models = models::models(self, &pools);
         hardware::fit(self, &pools, &models);
         let sources = evidence::sources(self);
         let steps = steps::steps(self, &models);

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::templates::{self, Provided};
-use super::{hardware, Cx, Decl, Entry, Kind};
+use super::{models, Cx, Decl, Entry, Kind};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::plan::workflow::{Model, ModelStage, Prompt, Revise, Step, StepKind};
 use crate::syntax::ast;
@@ -286,7 +286,7 @@ fn model_stage(
     });
     let mut sampling = model.map(|m| m.sampling.clone()).unwrap_or_default();
     for x in &s.sampling {
-        if hardware::check_sampling(cx, f, x) {
+        if models::check_sampling(cx, f, x) {
             sampling.insert(x.key.node.clone(), x.value.node);
         }
     }
