@@ -166,6 +166,18 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// The async runtime for a command: `workers` threads (default: one per core).
+fn runtime(workers: Option<usize>) -> Result<tokio::runtime::Runtime, u8> {
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = workers {
+        b.worker_threads(n);
+    }
+    b.enable_all().build().map_err(|e| {
+        eprintln!("error: cannot start the runtime: {e}");
+        exit::USAGE
+    })
+}
+
 /// Writes a command's result to stdout; a closed or failing stdout is an I/O error (exit 2).
 fn print_out(out: &str) -> u8 {
     let mut stdout = std::io::stdout().lock();

@@ -61,16 +61,9 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
         }
     }
     // One worker is plenty for a handful of streams; CPU work runs on blocking threads.
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-    {
+    let rt = match runtime(Some(1)) {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return exit::USAGE;
-        }
+        Err(code) => return code,
     };
     match rt.block_on(crate::run::run(&plan, &dir, &opts)) {
         Ok(rec) => {

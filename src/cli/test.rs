@@ -46,15 +46,9 @@ pub(super) fn cmd_test(paths: &[std::path::PathBuf], accept: bool, review: bool)
         );
         return exit::USAGE;
     }
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match runtime(None) {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return exit::USAGE;
-        }
+        Err(code) => return code,
     };
     let outcomes = rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();

@@ -120,6 +120,16 @@ pub struct Sources {
     pub admit: Vec<Admit>,
 }
 
+impl Sources {
+    /// The files admitted on purpose, as (file, reason).
+    pub fn admitted(&self) -> Vec<(String, String)> {
+        self.admit
+            .iter()
+            .map(|a| (a.file.clone(), a.reason.clone()))
+            .collect()
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Admit {
     /// The file, relative to the matter folder.

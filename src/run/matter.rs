@@ -73,11 +73,7 @@ pub fn check_sources(
         }
         let name = matter_name(dir);
         for s in &plan.sources {
-            let admit: Vec<(String, String)> = s
-                .admit
-                .iter()
-                .map(|a| (a.file.clone(), a.reason.clone()))
-                .collect();
+            let admit = s.admitted();
             for f in matching(dir, &s.files) {
                 let text = prompt::read_pages(&f)
                     .map_err(RunError::Evidence)?

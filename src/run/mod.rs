@@ -278,11 +278,7 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         }
         if let Some(store) = &store {
             for s in &plan.sources {
-                let admit: Vec<(String, String)> = s
-                    .admit
-                    .iter()
-                    .map(|a| (a.file.clone(), a.reason.clone()))
-                    .collect();
+                let admit = s.admitted();
                 for f in evidence.get(&s.name).into_iter().flatten() {
                     let text = f.pages.join("\n");
                     verdicts.push(intake::check(
