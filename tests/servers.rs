@@ -22,11 +22,10 @@ fn lexrun(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 #[test]
 fn dry_run_shows_each_server_pinned_to_its_board() {
-    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+    let o = Lexrun::new()
         .args(["up", "workflows/affidavit.lex", "--dry-run"])
         .env_remove("LEXRUN_LLAMA_SERVER")
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("CUDA_VISIBLE_DEVICES=4,5,8,9 llama-server"));

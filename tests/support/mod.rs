@@ -56,8 +56,28 @@ impl Lexrun {
         self
     }
 
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.command.env_remove(key);
+        self
+    }
+
+    pub fn stdout(mut self, to: std::process::Stdio) -> Self {
+        self.command.stdout(to);
+        self
+    }
+
+    pub fn stderr(mut self, to: std::process::Stdio) -> Self {
+        self.command.stderr(to);
+        self
+    }
+
     pub fn output(mut self) -> std::process::Output {
         self.command.output().expect("lexrun runs")
+    }
+
+    /// Starts lexrun without waiting, for tests that signal or race it.
+    pub fn spawn(mut self) -> std::process::Child {
+        self.command.spawn().expect("lexrun starts")
     }
 }
 
