@@ -61,45 +61,10 @@ pub(super) fn cmd_up(
         Err(code) => return code,
     };
     if dry_run {
-        let launches = match serve::launches(&cx.plan, &cx.dir, only, &cx.endpoints) {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::USAGE;
-            }
+        return match serve::dry_run(&cx.plan, &cx.dir, only, &cx.endpoints) {
+            Ok(out) => print_out(&out),
+            Err(e) => fail(&e),
         };
-        let mut out = String::new();
-        for l in &launches {
-            out.push_str(&format!(
-                "# {} on pool {} at {}\n{}\n\n",
-                l.model,
-                l.pool,
-                l.url,
-                l.shell()
-            ));
-        }
-        for m in cx
-            .plan
-            .models
-            .iter()
-            .filter(|m| only.is_empty() || only.contains(&m.name))
-        {
-            let Some(p) = cx.plan.pools.iter().find(|p| p.name == m.pool) else {
-                continue;
-            };
-            if p.server == crate::plan::workflow::ServerKind::Ollama {
-                let url = cx.endpoints.get(&p.name).unwrap_or(&p.endpoint);
-                let tag = match &m.weights {
-                    crate::plan::workflow::Weights::Tag { tag } => tag.clone(),
-                    crate::plan::workflow::Weights::Gguf { path, .. } => path.clone(),
-                };
-                out.push_str(&format!(
-                    "# {} on pool {} at {url} (Ollama)\nPOST {url}/api/generate {{\"model\": \"{tag}\", \"keep_alive\": -1, \"options\": {{\"num_ctx\": {}}}}}\n\n",
-                    m.name, p.name, m.ctx
-                ));
-            }
-        }
-        return print_out(&out);
     }
     let limits = crate::backend::Limits {
         load: std::time::Duration::from_secs(timeout),

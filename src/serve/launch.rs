@@ -204,3 +204,45 @@ pub(super) fn launch(
         gguf,
     })
 }
+
+/// What `up --dry-run` prints: the environment and command line of every server `up` would
+/// start, then the preload request for every model on an Ollama pool.
+pub fn dry_run(
+    plan: &Plan,
+    workflow_dir: &Path,
+    only: &[String],
+    endpoints: &BTreeMap<String, String>,
+) -> Result<String, ServeError> {
+    let mut out = String::new();
+    for l in &launches(plan, workflow_dir, only, endpoints)? {
+        out.push_str(&format!(
+            "# {} on pool {} at {}\n{}\n\n",
+            l.model,
+            l.pool,
+            l.url,
+            l.shell()
+        ));
+    }
+    let chosen = plan
+        .models
+        .iter()
+        .filter(|m| only.is_empty() || only.contains(&m.name));
+    for m in chosen {
+        let Some(p) = plan.pools.iter().find(|p| p.name == m.pool) else {
+            continue;
+        };
+        if p.server != ServerKind::Ollama {
+            continue;
+        }
+        let url = endpoints.get(&p.name).unwrap_or(&p.endpoint);
+        let tag = match &m.weights {
+            Weights::Tag { tag } => tag,
+            Weights::Gguf { path, .. } => path,
+        };
+        out.push_str(&format!(
+            "# {} on pool {} at {url} (Ollama)\nPOST {url}/api/generate {{\"model\": \"{tag}\", \"keep_alive\": -1, \"options\": {{\"num_ctx\": {}}}}}\n\n",
+            m.name, p.name, m.ctx
+        ));
+    }
+    Ok(out)
+}

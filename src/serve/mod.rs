@@ -25,7 +25,7 @@ mod record;
 mod status;
 
 pub use bench::{bench, Bench};
-pub use launch::{launches, llama_server, tensor_split, Launch};
+pub use launch::{dry_run, launches, llama_server, tensor_split, Launch};
 pub use record::servers_dir;
 pub use status::{status, Status};
 
