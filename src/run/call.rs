@@ -35,7 +35,8 @@ pub(super) async fn stage_call(
     };
     match call.steps(feedback.as_deref()).await {
         Ok(p) => Ok((p, rec)),
-        Err(why) => {
+        Err(failure) => {
+            let why = failure.to_string();
             sh.events
                 .stage_finished(&key, "failed", &why, json!({"matter": m.name, "why": why}));
             rec.status = Some(Status::Failed);
@@ -44,6 +45,70 @@ pub(super) async fn stage_call(
             rec.duration_ms = started.elapsed().as_millis() as u64;
             Err(Box::new(rec))
         }
+    }
+}
+
+/// Why one call of a model stage failed; recorded as the step's `why`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(super) enum CallFailure {
+    #[error("model `{0}` is not in the plan")]
+    NoModel(String),
+    #[error("pool `{0}` is not in the plan")]
+    NoPool(String),
+    #[error("cannot create `{}`: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    #[error("cannot write `{}`: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    #[error("cannot render the prompt ({origin}): {source}")]
+    Render {
+        origin: String,
+        #[source]
+        source: Arc<handlebars::RenderError>,
+    },
+    /// The server failed; says which pool and where, and what to try.
+    #[error("{server} server for pool `{pool}` at {endpoint}: {source}{}", hint(.source))]
+    Server {
+        server: &'static str,
+        pool: String,
+        endpoint: String,
+        #[source]
+        source: CallError,
+    },
+    /// A replayed cassette does not hold this request.
+    #[error("{0}")]
+    NotRecorded(String),
+    #[error("the prompt is {tokens} tokens ({counted}){} but model `{model}` has a context of {ctx} tokens{}; read fewer sources in this stage, or raise the model's `ctx`",
+        if *reserve > 0 { format!(" + {reserve} for the answer") } else { String::new() },
+        match slot_ctx { Some(n) => format!(" (the server gives each slot {n})"), None => String::new() })]
+    TooLong {
+        tokens: u64,
+        counted: &'static str,
+        reserve: u64,
+        model: String,
+        ctx: u64,
+        /// The server's context per slot, when it is less than the model's.
+        slot_ctx: Option<u64>,
+    },
+    #[error("the answer does not match `returns` after a corrective retry: {source} (the answer is in {})", file.display())]
+    Rejected {
+        #[source]
+        source: Arc<schema::SchemaError>,
+        file: PathBuf,
+    },
+}
+
+fn write_failure(path: &Path) -> impl FnOnce(std::io::Error) -> CallFailure + '_ {
+    move |e| CallFailure::Write {
+        path: path.to_path_buf(),
+        source: Arc::new(e),
     }
 }
 
@@ -67,7 +132,7 @@ struct Target<'a> {
 }
 
 impl<'a> StageCall<'a> {
-    async fn steps(&mut self, feedback: Option<&str>) -> Result<Produced, String> {
+    async fn steps(&mut self, feedback: Option<&str>) -> Result<Produced, CallFailure> {
         let target = self.target()?;
         let dir = self.folder()?;
         self.rec.inputs = self.step.reads.clone();
@@ -89,19 +154,19 @@ impl<'a> StageCall<'a> {
         )
     }
 
-    fn target(&self) -> Result<Target<'a>, String> {
+    fn target(&self) -> Result<Target<'a>, CallFailure> {
         let sh: &'a Shared = self.sh;
         let model = model_of(sh, &self.ms.model)
-            .ok_or_else(|| format!("model `{}` is not in the plan", self.ms.model))?;
+            .ok_or_else(|| CallFailure::NoModel(self.ms.model.clone()))?;
         let pool = sh
             .pools
             .get(&model.pool)
-            .ok_or_else(|| format!("pool `{}` is not in the plan", model.pool))?;
+            .ok_or_else(|| CallFailure::NoPool(model.pool.clone()))?;
         Ok(Target { model, pool })
     }
 
     /// The call's folder: the stage's, or `round-N` inside it for a revision.
-    fn folder(&self) -> Result<PathBuf, String> {
+    fn folder(&self) -> Result<PathBuf, CallFailure> {
         let dir = if self.round > 1 {
             self.m
                 .run_dir
@@ -110,8 +175,10 @@ impl<'a> StageCall<'a> {
         } else {
             self.m.run_dir.join(&self.step.name)
         };
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(|e| CallFailure::Create {
+            path: dir.clone(),
+            source: Arc::new(e),
+        })?;
         Ok(dir)
     }
 
@@ -120,11 +187,13 @@ impl<'a> StageCall<'a> {
         &self,
         feedback: Option<&str>,
         dir: &Path,
-    ) -> Result<(String, PathBuf), String> {
+    ) -> Result<(String, PathBuf), CallFailure> {
         let (sh, m, step, ms, round) = (self.sh, self.m, self.step, self.ms, self.round);
         let vars = template_vars(sh, m, step, ms, self.results, round, feedback);
-        let mut text = prompt::render(&ms.prompt.text, &vars)
-            .map_err(|e| format!("cannot render the prompt ({}): {e}", ms.prompt.origin))?;
+        let mut text = prompt::render(&ms.prompt.text, &vars).map_err(|e| CallFailure::Render {
+            origin: ms.prompt.origin.clone(),
+            source: Arc::new(e),
+        })?;
         // A revision round of a stage whose template has no place for feedback still gets it.
         if let Some(f) = feedback {
             if !ms.prompt.text.contains("revision") {
@@ -134,8 +203,7 @@ impl<'a> StageCall<'a> {
             }
         }
         let prompt_file = dir.join("prompt.md");
-        std::fs::write(&prompt_file, &text)
-            .map_err(|e| format!("cannot write `{}`: {e}", prompt_file.display()))?;
+        std::fs::write(&prompt_file, &text).map_err(write_failure(&prompt_file))?;
         Ok((text, prompt_file))
     }
 
@@ -146,7 +214,7 @@ impl<'a> StageCall<'a> {
     }
 
     /// The server: ready, and serving what it should. Asked once per model and run.
-    async fn identity(&mut self, t: &Target<'_>) -> Result<Identity, String> {
+    async fn identity(&mut self, t: &Target<'_>) -> Result<Identity, CallFailure> {
         let (sh, pool, model) = (self.sh, t.pool, t.model);
         let on_note = self.on_note();
         let ident = match pool.identity.get(&model.name) {
@@ -193,7 +261,7 @@ impl<'a> StageCall<'a> {
         t: &Target<'_>,
         ident: &Identity,
         text: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), CallFailure> {
         let model = t.model;
         let ctx = ident.n_ctx.map_or(model.ctx, |n| n.min(model.ctx));
         // No tokenizer makes more tokens than bytes (plus a few specials), so a prompt that
@@ -211,15 +279,14 @@ impl<'a> StageCall<'a> {
         self.rec.prompt_tokens = tokens;
         let tokens = tokens.unwrap_or(0);
         if tokens + reserve > ctx {
-            return Err(format!(
-                "the prompt is {tokens} tokens ({counted}){} but model `{}` has a context of {ctx} tokens{}; read fewer sources in this stage, or raise the model's `ctx`",
-                if reserve > 0 { format!(" + {reserve} for the answer") } else { String::new() },
-                model.name,
-                match ident.n_ctx {
-                    Some(n) if n < model.ctx => format!(" (the server gives each slot {n})"),
-                    _ => String::new(),
-                }
-            ));
+            return Err(CallFailure::TooLong {
+                tokens,
+                counted,
+                reserve,
+                model: model.name.clone(),
+                ctx,
+                slot_ctx: ident.n_ctx.filter(|n| *n < model.ctx),
+            });
         }
         Ok(())
     }
@@ -261,7 +328,7 @@ impl<'a> StageCall<'a> {
         cache_key: &CacheKey,
         text: String,
         dir: &Path,
-    ) -> Result<(Reply, Option<Value>), String> {
+    ) -> Result<(Reply, Option<Value>), CallFailure> {
         let (sh, step) = (self.sh, self.step);
         let hash = cache_key.hash();
         let hit = self.cached(&hash);
@@ -364,7 +431,7 @@ impl<'a> StageCall<'a> {
         t: &Target<'_>,
         mut call: backend::Call,
         dir: &Path,
-    ) -> Result<(Reply, Option<Value>), String> {
+    ) -> Result<(Reply, Option<Value>), CallFailure> {
         let (sh, pool, model) = (self.sh, t.pool, t.model);
         let _permit = pool.slots.clone().acquire_owned().await;
         let began = Instant::now();
@@ -394,7 +461,7 @@ impl<'a> StageCall<'a> {
             .await
             {
                 Ok(x) => x,
-                Err((CallError::NotRecorded(msg), _)) => return Err(msg),
+                Err((CallError::NotRecorded(msg), _)) => return Err(CallFailure::NotRecorded(msg)),
                 Err((e, attempts)) => {
                     self.rec.retries.extend(attempts.retries);
                     self.rec.waited_for_load_ms += attempts.waited_for_load_ms;
@@ -421,10 +488,10 @@ impl<'a> StageCall<'a> {
                 Err(e) => {
                     let rejected = dir.join("rejected-answer.txt");
                     let _ = std::fs::write(&rejected, &reply.text);
-                    return Err(format!(
-                        "the answer does not match `returns` after a corrective retry: {e} (the answer is in {})",
-                        rejected.display()
-                    ));
+                    return Err(CallFailure::Rejected {
+                        source: Arc::new(e),
+                        file: rejected,
+                    });
                 }
             }
         };
@@ -444,7 +511,7 @@ impl<'a> StageCall<'a> {
         answer: Option<Value>,
         dir: &Path,
         prompt_file: &Path,
-    ) -> Result<Produced, String> {
+    ) -> Result<Produced, CallFailure> {
         let (sh, m, step, round) = (self.sh, self.m, self.step, self.round);
         let rec = &mut *self.rec;
         let t_ = &reply.timings;
@@ -475,8 +542,7 @@ impl<'a> StageCall<'a> {
             ..Produced::default()
         };
         let out_md = dir.join("output.md");
-        std::fs::write(&out_md, &reply.text)
-            .map_err(|e| format!("cannot write `{}`: {e}", out_md.display()))?;
+        std::fs::write(&out_md, &reply.text).map_err(write_failure(&out_md))?;
         p.files.push(out_md.clone());
         p.primary.insert("md".into(), out_md.clone());
         p.primary.insert("txt".into(), out_md.clone());
@@ -541,14 +607,13 @@ impl<'a> StageCall<'a> {
 }
 
 /// A server's failure, naming the pool and where it was asked.
-fn server_error(pool: &PoolRt, e: &CallError) -> String {
-    format!(
-        "{} server for pool `{}` at {}: {e}{}",
-        pool.pool.server.as_str(),
-        pool.pool.name,
-        pool.endpoint,
-        hint(e)
-    )
+fn server_error(pool: &PoolRt, e: &CallError) -> CallFailure {
+    CallFailure::Server {
+        server: pool.pool.server.as_str(),
+        pool: pool.pool.name.clone(),
+        endpoint: pool.endpoint.clone(),
+        source: e.clone(),
+    }
 }
 
 fn hint(e: &CallError) -> &'static str {

@@ -55,7 +55,9 @@ use prompt::EvidenceFile;
 
 pub use cache_key::{CacheKey, Change, CACHE_FORMAT};
 pub use matter::check_sources;
-pub use record::{MatterRecord, OutputRecord, RunRecord, Status, StepRecord, VerifyRecord};
+pub use record::{
+    MatterRecord, OutputRecord, RecordError, RunRecord, Status, StepRecord, VerifyRecord,
+};
 
 use call::*;
 use matter::*;
@@ -160,7 +162,7 @@ struct PoolRt {
     backend: Box<dyn Backend>,
     slots: Arc<Semaphore>,
     /// Identity per model, asked once.
-    identity: BTreeMap<String, OnceCell<Result<Identity, String>>>,
+    identity: BTreeMap<String, OnceCell<Result<Identity, call::CallFailure>>>,
 }
 
 /// Runs a plan; returns the record (also written as `run.json`).

@@ -4,6 +4,23 @@
 use super::*;
 use serde::Deserialize;
 
+/// Why a `run.json` could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("cannot read `{}`: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}` is not a run record: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 /// How a step ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -109,11 +126,15 @@ pub struct RunRecord {
 
 impl RunRecord {
     /// Reads a `run.json`.
-    pub fn read(path: &Path) -> Result<RunRecord, String> {
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-        serde_json::from_slice(&bytes)
-            .map_err(|e| format!("`{}` is not a run record: {e}", path.display()))
+    pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
+        let bytes = std::fs::read(path).map_err(|source| RecordError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_slice(&bytes).map_err(|source| RecordError::Parse {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 
     /// 0: every output produced; 1: a step failed or was blocked; 3: a gate stopped the

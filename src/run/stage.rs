@@ -32,7 +32,10 @@ pub(super) async fn run_tool_unit(
     .await;
     rec.duration_ms = started.elapsed().as_millis() as u64;
     rec.inputs = inputs.iter().map(|p| p.display().to_string()).collect();
-    match joined.map_err(|e| e.to_string()).and_then(|r| r) {
+    match joined
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()))
+    {
         Ok((p, summary)) => {
             rec.outputs = p
                 .files
