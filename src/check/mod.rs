@@ -8,6 +8,7 @@ mod evidence;
 mod hardware;
 mod load;
 mod models;
+mod outputs;
 mod pools;
 pub mod stdlib;
 mod step_graph;
@@ -15,6 +16,7 @@ mod step_info;
 mod steps;
 mod templates;
 mod tools;
+mod verify_rules;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -177,8 +179,8 @@ impl<'a> Cx<'a> {
         hardware::fit(self, &pools, &models);
         let sources = evidence::sources(self);
         let steps = steps::steps(self, &models);
-        let verify = evidence::verify(self, &steps);
-        let outputs = evidence::outputs(self, &steps, &verify);
+        let verify = verify_rules::verify(self, &steps);
+        let outputs = outputs::outputs(self, &steps, &verify);
         let (name, description, matter) = header?;
         Some(Workflow {
             name,
