@@ -19,6 +19,7 @@ pub mod cache_key;
 mod call;
 pub mod events;
 mod expr;
+mod failure;
 pub mod intake;
 mod matter;
 mod outputs;
@@ -162,7 +163,7 @@ struct PoolRt {
     backend: Box<dyn Backend>,
     slots: Arc<Semaphore>,
     /// Identity per model, asked once.
-    identity: BTreeMap<String, OnceCell<Result<Identity, call::CallFailure>>>,
+    identity: BTreeMap<String, OnceCell<Result<Identity, failure::CallFailure>>>,
 }
 
 /// Runs a plan; returns the record (also written as `run.json`).
