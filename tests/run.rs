@@ -35,9 +35,16 @@ fn the_exhibits_workflow_runs_end_to_end() {
         "{index}"
     );
     let check = fs::read_to_string(out.path().join("draft-check.md")).unwrap();
-    // The sample draft's invented case and its execution date; everything else, including
-    // what only the OCR'd scan shows (January 3, 2024), is supported.
-    assert!(check.contains("20 supported, 2 unsupported"), "{check}");
+    // The sample draft's invented case; its execution date is the document's own; everything
+    // else, each on the page its sentence cites, including what only the OCR'd scan shows
+    // (January 3, 2024), is supported.
+    assert!(check.contains("20 supported, 1 unsupported"), "{check}");
+    assert!(
+        check.contains(
+            "Dates of the document itself, not checked against the evidence: March 18, 2024"
+        ),
+        "{check}"
+    );
     assert!(check.contains("10 Cal. 3d 616"), "{check}");
     let (run, record) = run_record(out.path());
     let steps: Vec<&str> = record.matters[0]

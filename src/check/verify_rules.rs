@@ -57,10 +57,39 @@ pub(crate) fn rules(
     f: FileId,
     body: &ast::VerifyBody,
     depth: usize,
+    allowed: &mut Vec<String>,
 ) -> Option<(Vec<RuleDraft>, Option<OnFailure>)> {
     let mut out: Vec<RuleDraft> = Vec::new();
     let mut on_failure = None;
     let mut ok = true;
+    for (what, names) in &body.allow {
+        if !matches!(what.node.as_str(), "reporter" | "reporters") {
+            cx.error(
+                Diagnostic::new(
+                    Code::BadRule,
+                    format!("lexrun cannot allow `{}`", what.node),
+                )
+                .in_file(f)
+                .label(what.span, "")
+                .help("write `allow reporter \"ABBREVIATION\"` to accept a reporter abbreviation lexrun's catalogue does not list"),
+            );
+            ok = false;
+            continue;
+        }
+        for n in names {
+            if n.node.trim().is_empty() || !n.node.chars().any(char::is_alphabetic) {
+                cx.error(
+                    Diagnostic::new(Code::BadRule, "an allowed reporter needs its abbreviation")
+                        .in_file(f)
+                        .label(n.span, "")
+                        .help("write the abbreviation as it appears in citations, e.g. `allow reporter \"Betts' Dec.\"`"),
+                );
+                ok = false;
+            } else if !allowed.contains(&n.node) {
+                allowed.push(n.node.clone());
+            }
+        }
+    }
     for inc in &body.includes {
         let Some(entry) = cx.lookup(inc, f, &[Kind::Ruleset]) else {
             ok = false;
@@ -73,7 +102,7 @@ pub(crate) fn rules(
             ok = false;
             continue;
         }
-        let Some((inner, inner_fail)) = rules(cx, entry.file, &r.body, depth + 1) else {
+        let Some((inner, inner_fail)) = rules(cx, entry.file, &r.body, depth + 1, allowed) else {
             ok = false;
             continue;
         };
@@ -236,7 +265,8 @@ pub(crate) fn verify(cx: &mut Cx, steps: &[Step]) -> Vec<Verify> {
                 ok = false;
             }
         }
-        let Some((drafts, fail)) = rules(cx, f, &v.body, 0) else {
+        let mut allow_reporters = Vec::new();
+        let Some((drafts, fail)) = rules(cx, f, &v.body, 0, &mut allow_reporters) else {
             continue;
         };
         if drafts.is_empty() {
@@ -266,6 +296,7 @@ pub(crate) fn verify(cx: &mut Cx, steps: &[Step]) -> Vec<Verify> {
                 rules: rs,
                 on_failure,
                 max_rounds: rounds.unwrap_or(2),
+                allow_reporters,
             });
         }
     }

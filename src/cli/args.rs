@@ -226,6 +226,10 @@ pub(super) enum Command {
         /// prefixes stamped on the source pages are used.
         #[arg(long = "bates-prefix", value_name = "PREFIX")]
         bates_prefix: Vec<String>,
+        /// Accept a reporter abbreviation the citation catalogue does not list, e.g.
+        /// "Betts' Dec."; repeat for more.
+        #[arg(long = "allow-reporter", value_name = "ABBREVIATION")]
+        allow_reporter: Vec<String>,
         /// Print one JSON object instead of the Markdown report.
         #[arg(long, conflicts_with = "html")]
         json: bool,

@@ -158,10 +158,11 @@ pub fn main() -> ExitCode {
         Command::Verify {
             sources,
             bates_prefix,
+            allow_reporter,
             json,
             html,
             draft,
-        } => cmd_verify(&sources, bates_prefix, json, html, &draft),
+        } => cmd_verify(&sources, bates_prefix, &allow_reporter, json, html, &draft),
     };
     ExitCode::from(code)
 }

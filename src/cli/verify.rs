@@ -54,6 +54,7 @@ pub(super) fn read_draft(path: &std::path::Path) -> Result<String, DraftError> {
 pub(super) fn cmd_verify(
     sources: &[std::path::PathBuf],
     prefixes: Vec<String>,
+    allow_reporters: &[String],
     json: bool,
     html: bool,
     draft_path: &std::path::Path,
@@ -70,7 +71,10 @@ pub(super) fn cmd_verify(
         Err(e) => return fail(&e),
     };
     let evidence = match crate::verify::evidence::load(sources, prefixes) {
-        Ok(ev) => ev,
+        Ok(mut ev) => {
+            ev.allowed_reporters = crate::verify::Allowed::new(allow_reporters);
+            ev
+        }
         Err(e) => return fail(&e),
     };
     if evidence.sources.is_empty() {
@@ -87,7 +91,8 @@ pub(super) fn cmd_verify(
     }
     let name = draft_path.display().to_string();
     let out = if json {
-        crate::verify::report::json(&v.outcomes, &v.files) + "\n"
+        crate::verify::report::json_with_document_dates(&v.outcomes, &v.files, &v.document_dates)
+            + "\n"
     } else if html {
         crate::verify::report::html(&name, &draft, &v.outcomes, &v.files)
     } else {

@@ -156,6 +156,13 @@ pub(super) fn render(p: &Plan) -> String {
                     r.policy.as_str()
                 );
             }
+            if !v.allow_reporters.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "      reporters accepted beyond the catalogue: {}",
+                    v.allow_reporters.join(", ")
+                );
+            }
             if v.rules.iter().any(|r| r.policy.as_str() == "revise") {
                 let _ = writeln!(
                     s,

@@ -287,6 +287,9 @@ pub struct Verify {
     pub on_failure: Policy,
     /// Rounds of revision when a rule's policy is `revise`.
     pub max_rounds: u32,
+    /// Reporter abbreviations accepted beyond the citation catalogue (`allow reporter`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_reporters: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -234,7 +234,7 @@ pub(super) fn run(
             let bad = v
                 .outcomes
                 .iter()
-                .filter(|o| o.status == verify::Status::Unsupported)
+                .filter(|o| o.status != verify::Status::Supported)
                 .count();
             format!("{} claims checked, {bad} unsupported", v.outcomes.len())
         }

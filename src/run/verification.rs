@@ -30,6 +30,7 @@ pub(super) async fn run_verify_unit(
             (None, None) => return,
         };
         let mut ev = verify::Evidence::new(sh.prefixes.clone());
+        ev.allowed_reporters = verify::Allowed::new(&v.allow_reporters);
         for a in &v.against {
             if let Some(files) = m.evidence.get(a) {
                 for f in files {
@@ -58,7 +59,8 @@ pub(super) async fn run_verify_unit(
         let mut revising = Vec::new();
         let mut flagged = 0;
         for o in &outcome.outcomes {
-            if o.status != verify::Status::Unsupported {
+            // Unrecognised citations fall under the citations rule like unsupported ones.
+            if o.status == verify::Status::Supported {
                 continue;
             }
             let kind = o.claim.kind.as_str();

@@ -342,6 +342,9 @@ pub struct VerifyBody {
     pub rules: Vec<Rule>,
     pub includes: Vec<Name>,
     pub on_failure: Option<OnFailure>,
+    /// `allow reporter "…"`: what is allowed (`reporter`) and the abbreviations.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<(Name, Vec<Spanned<String>>)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -49,6 +49,8 @@ pub struct Evidence {
     pub sources: Vec<DocSource>,
     /// Bates prefixes declared by the caller; those stamped on pages are added to them.
     pub declared_prefixes: Vec<String>,
+    /// Reporter abbreviations accepted beyond the catalogue (`allow reporter "…"`).
+    pub allowed_reporters: super::Allowed,
 }
 
 impl Evidence {

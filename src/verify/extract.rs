@@ -15,199 +15,143 @@ pub(crate) fn re(pattern: &str) -> Result<Regex, regex::Error> {
 
 use super::{Claim, Key, Kind};
 
-/// Reporters and their abbreviations as tokens; each token matches with or without its dot,
-/// and tokens may be run together or spaced (`F.3d`, `F. 3d`).
-const REPORTERS: &[&str] = &[
-    "U.S.",
-    "S. Ct.",
-    "L. Ed. 2d",
-    "L. Ed.",
-    "F. Supp. 3d",
-    "F. Supp. 2d",
-    "F. Supp.",
-    "F. App'x",
-    "F.4th",
-    "F.3d",
-    "F.2d",
-    "F.",
-    "B.R.",
-    "Fed. Cl.",
-    "T.C.",
-    "Vet. App.",
-    "A.3d",
-    "A.2d",
-    "A.",
-    "P.3d",
-    "P.2d",
-    "P.",
-    "N.E.3d",
-    "N.E.2d",
-    "N.E.",
-    "N.W.2d",
-    "N.W.",
-    "S.E.2d",
-    "S.E.",
-    "S.W.3d",
-    "S.W.2d",
-    "S.W.",
-    "So. 3d",
-    "So. 2d",
-    "So.",
-    "Cal. Rptr. 3d",
-    "Cal. Rptr. 2d",
-    "Cal. Rptr.",
-    "Cal. App. 5th",
-    "Cal. App. 4th",
-    "Cal. App. 3d",
-    "Cal. App. 2d",
-    "Cal. App.",
-    "Cal. 5th",
-    "Cal. 4th",
-    "Cal. 3d",
-    "Cal. 2d",
-    "Cal.",
-    "N.Y.S.3d",
-    "N.Y.S.2d",
-    "N.Y.S.",
-    "N.Y.3d",
-    "N.Y.2d",
-    "N.Y.",
-    "A.D.3d",
-    "A.D.2d",
-    "Ill. App. 3d",
-    "Ill. 2d",
-    "Ill.",
-    "Ill. Dec.",
-    "Wash. App.",
-    "Wash. 2d",
-    "Or. App.",
-    "Or.",
-    "Mass. App. Ct.",
-    "Mass.",
-    "N.J. Super.",
-    "N.J.",
-    "Pa. Super.",
-    "Pa.",
-    "Tex.",
-    "Ohio St. 3d",
-    "Mich. App.",
-    "Mich.",
-    "Wis. 2d",
-    "Minn.",
-    "Ga. App.",
-    "Ga.",
-    "Fla.",
-];
-
-fn reporter_pattern() -> String {
-    let mut reps: Vec<&str> = REPORTERS.to_vec();
-    // Longest first, so `F. Supp. 2d` wins over `F.`.
-    reps.sort_by_key(|r| std::cmp::Reverse(r.len()));
-    let alts: Vec<String> = reps
-        .iter()
-        .map(|r| {
-            let toks: Vec<String> = tokens(r)
-                .iter()
-                .map(|t| {
-                    let base = t.trim_end_matches('.').replace('\'', "['’]?");
-                    let base = regex_escape_keep(&base);
-                    if t.ends_with('.') {
-                        format!("{base}\\.?")
-                    } else {
-                        base
-                    }
-                })
-                .collect();
-            toks.join(r"(?-u:\s)*")
-        })
-        .collect();
-    format!("(?:{})", alts.join("|"))
-}
-
-/// Splits a reporter into tokens: `F.3d` → `F.`, `3d`; `L. Ed. 2d` → `L.`, `Ed.`, `2d`.
-fn tokens(r: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for word in r.split_whitespace() {
-        let mut cur = String::new();
-        for c in word.chars() {
-            cur.push(c);
-            if c == '.' {
-                out.push(std::mem::take(&mut cur));
-            }
-        }
-        if !cur.is_empty() {
-            out.push(cur);
-        }
-    }
-    out
-}
-
-fn regex_escape_keep(s: &str) -> String {
-    // Escapes everything but the apostrophe class inserted above.
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(i) = rest.find("['’]?") {
-        out.push_str(&regex::escape(&rest[..i]));
-        out.push_str("['’]?");
-        rest = &rest[i + "['’]?".len()..];
-    }
-    out.push_str(&regex::escape(rest));
-    out
-}
-
-/// The canonical form of a reporter as written: `F. 3d` → `f3d`.
-pub fn canonical_reporter(s: &str) -> String {
-    s.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
-}
+use super::catalogue::{law_key, LawForm, CATALOGUE};
+use super::cites::{self, Allowed, Cite};
 
 const PIN: &str = r"[0-9]{1,5}(?:(?-u:\s)*[-–—](?-u:\s)*[0-9]{1,5})?";
 
-static FULL_CITE: LazyLock<Regex> = LazyLock::new(|| {
-    re(&format!(
-        r"(?P<vol>[0-9]{{1,4}})(?-u:\s)+(?P<rep>{})(?-u:\s)+(?P<page>[0-9]{{1,5}})(?:,(?-u:\s)*(?P<pin>{PIN}))?(?:(?-u:\s)*\((?P<paren>[^()]{{0,80}}?)(?P<year>1[6-9][0-9][0-9]|20[0-9][0-9])\))?",
-        reporter_pattern()
-    ))
-    .expect("citation pattern compiles")
-});
-
-static SHORT_CITE: LazyLock<Regex> = LazyLock::new(|| {
-    re(&format!(
-        r"(?P<vol>[0-9]{{1,4}})(?-u:\s)+(?P<rep>{})(?-u:\s)+at(?-u:\s)+(?P<pin>{PIN})",
-        reporter_pattern()
-    ))
-    .expect("short citation pattern compiles")
-});
-
 static ID_CITE: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
-        r"(?:^|[\t\n\x0B\x0C\r (;,])(?P<id>[Ii]d\.)(?:(?-u:\s)+at(?-u:\s)+(?P<pin>{PIN}))?"
+        r"(?:^|[\t\n\x0B\x0C\r (;,])(?P<id>[Ii]d\.|[Ii]bid\.?)(?:,?(?-u:\s)+at(?-u:\s)+(?P<pin>\*?{PIN}))?"
     ))
     .expect("Id. pattern compiles")
 });
 
 static SUPRA: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
-        r"(?P<name>[A-Z][A-Za-z'’&.-]+),?(?-u:\s)+supra(?:,(?-u:\s)*at(?-u:\s)+(?P<pin>{PIN}))?"
+        r"(?P<name>[A-Za-z][A-Za-z'’&.-]*[A-Za-z])(?:(?-u:\s)*,(?-u:\s)*|(?-u:\s)+)supra(?P<note>(?-u:\s)+(?:note|n\.|notes|Part|part|Section|§))?(?:,?(?-u:\s)*at(?-u:\s)+(?P<pin>{PIN}))?"
     ))
     .expect("supra pattern compiles")
 });
 
+/// Words before `supra` that are not a case's name: signals and cross-references.
+const NOT_SUPRA_NAMES: &[&str] = &[
+    "see",
+    "also",
+    "cf",
+    "accord",
+    "but",
+    "and",
+    "the",
+    "e.g",
+    "discussed",
+    "cited",
+    "noted",
+    "explained",
+    "quoted",
+    "as",
+    "in",
+    "compare",
+    "with",
+    "contra",
+];
+
+/// A statute's section: `1332(a)`, `1910.1000`, `2-1001`, `5/2-1001`, `1983-1985`.
+const SECTION: &str = r"[0-9]+[A-Za-z0-9.:/-]*(?:\([A-Za-z0-9]+\))*(?:(?-u:\s)*[-–](?-u:\s)*[0-9]+[A-Za-z0-9.]*(?:\([A-Za-z0-9]+\))*)?";
+
+/// A law's name as written, with its periods optional and its spacing free: `Pa. C.S.`,
+/// `Pa.C.S.` and `Pa C S` are one spelling. A word ends with its period or at a word's end, so
+/// `U.S.C.S.` never reads the `S` of a following `Section`.
+fn law_pattern(spelling: &str) -> String {
+    let word_end = |p: &str| {
+        if p.ends_with(|c: char| c.is_alphanumeric()) {
+            r"\b"
+        } else {
+            ""
+        }
+    };
+    let mut out = String::new();
+    for (i, word) in spelling.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push_str(r"(?-u:\s)*");
+        }
+        let mut first = true;
+        for part in word.split_inclusive('.') {
+            if !first {
+                out.push_str(r"(?-u:\s)?");
+            }
+            first = false;
+            let quote = |p: &str| regex::escape(p).replace(['\'', '’'], "['’]");
+            match part.strip_suffix('.') {
+                Some(p) => {
+                    out.push_str(&quote(p));
+                    out.push_str(r"(?:\.|");
+                    out.push_str(if word_end(p).is_empty() { "" } else { r"\b" });
+                    out.push(')');
+                }
+                None => {
+                    out.push_str(&quote(part));
+                    out.push_str(word_end(part));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Statutes, regulations and court rules: every law of the catalogue (its spellings and the
+/// codes it names by subject, such as `Cal. Bus. & Prof. Code`), with an optional title
+/// before and a title, chapter, article or part after the name.
 static STATUTE: LazyLock<Regex> = LazyLock::new(|| {
-    let num =
-        r"[0-9]+[A-Za-z0-9.:-]*(?:\([A-Za-z0-9]+\))*(?:(?-u:\s)*[-–](?-u:\s)*[0-9]+[A-Za-z0-9.]*)?";
+    let c = &*CATALOGUE;
+    let mut names: Vec<String> = c.law_written.iter().map(|(s, _)| law_pattern(s)).collect();
+    let subject = r"(?:[A-Z][A-Za-z'’.-]*(?-u:\s)*(?:&(?-u:\s)*)?){1,5}";
+    for t in &c.templates {
+        let mut p = law_pattern(&t.before);
+        p.push_str(r"(?-u:\s)*");
+        p.push_str(subject);
+        if !t.after.is_empty() {
+            p.push_str(&law_pattern(&t.after));
+        }
+        names.push(p);
+    }
+    // Longest first: `Pa. Cons. Stat. Ann.` before `Pa. Cons. Stat.`.
+    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    names.dedup();
     re(&format!(
         concat!(
-            r"(?P<title>[0-9]{{1,3}})(?-u:\s)+(?P<code>U\.(?-u:\s)?S\.(?-u:\s)?C\.(?:(?-u:\s)?A\.)?|USC|C\.(?-u:\s)?F\.(?-u:\s)?R\.|CFR)(?-u:\s)*(?:§§?|[Ss]ec(?:tion)?s?\.?|[Pp]arts?)(?-u:\s)*(?P<num>{num})",
-            r"|(?P<state>(?:Cal|Tex|Fla|Ill|Mass|Mich|Minn|Ohio|Or|Pa|Wash|Wis|Ga|N\.(?-u:\s)?Y|N\.(?-u:\s)?J|Ariz|Colo|Conn|Del|Haw|Ind|Iowa|Kan|Ky|La|Md|Mo|Nev|N\.(?-u:\s)?C|Okla|R\.(?-u:\s)?I|S\.(?-u:\s)?C|Tenn|Utah|Va|Vt)\.?)(?-u:\s)+(?P<cname>(?:[A-Z][a-z]*\.?(?-u:\s)+){{0,3}}?(?:Code|Law|Laws|Stat\.|Stats\.)(?:(?-u:\s)+Ann\.)?)(?-u:\s)*§§?(?-u:\s)*(?P<snum>{num})",
-            r"|(?P<rule>Fed\.(?-u:\s)?R\.(?-u:\s)?(?:Civ|Crim|App|Evid|Bankr)\.(?:(?-u:\s)?P\.)?)(?-u:\s)*(?P<rnum>[0-9]+(?:\.[0-9]+)?(?:\([A-Za-z0-9]+\))*)"
+            r"(?:(?P<title>[0-9]{{1,4}}[A-Z]?)(?-u:\s)+)?(?P<code>{names})",
+            r"(?:,?(?-u:\s)*(?P<sub>tit|ch|c|art|arts|pt|part|r|subch|div)\.?(?-u:\s)*(?P<subnum>[0-9]+[A-Za-z]?(?:[.-][0-9]+)*),?)?",
+            r"(?-u:\s)*(?P<marker>§§?|[Ss]ec(?:tion)?s?\.?|No\.)?(?-u:\s)*(?P<num>{section})?"
         ),
-        num = num
+        names = names.join("|"),
+        section = SECTION
     ))
     .expect("statute pattern compiles")
 });
+
+/// The law a matched name belongs to: a catalogue spelling, or a code named by its subject.
+fn law_of(written: &str) -> Option<(String, Vec<LawForm>, bool)> {
+    let c = &*CATALOGUE;
+    if let Some(l) = c.law(written) {
+        return Some((l.key.clone(), l.forms.clone(), false));
+    }
+    // `Cal. Bus. & Prof. Code` keeps its subject: each subject is its own code.
+    c.templates.iter().find_map(|t| {
+        let w = squash_law(written);
+        let (b, a) = (squash_law(&t.before), squash_law(&t.after));
+        (w.starts_with(&b) && w.ends_with(&a) && w.len() > b.len() + a.len())
+            .then(|| (law_key(written), c.law_at(t.law).forms.clone(), true))
+    })
+}
+
+fn squash_law(s: &str) -> String {
+    super::catalogue::squash(s)
+}
+
+fn valid_year(y: u16) -> bool {
+    (1600..=2099).contains(&y)
+}
 
 const MONTHS: &str = "January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec";
 
@@ -288,8 +232,10 @@ fn pin_of(s: Option<regex::Match>) -> Option<String> {
     })
 }
 
-/// Case citations, in text order, with short forms resolved to the full citation they name.
-pub fn citations(text: &str) -> Vec<Claim> {
+/// Case citations (reporters, Westlaw and Lexis cites, journals), in text order, with short
+/// forms resolved to the full citation they name. Citation-shaped text whose reporter no
+/// catalogue knows is a claim of its own, never passed over.
+pub fn citations(text: &str, allowed: &Allowed) -> Vec<Claim> {
     struct Full {
         start: usize,
         key: Key,
@@ -297,72 +243,120 @@ pub fn citations(text: &str) -> Vec<Claim> {
     }
     let mut found: Vec<(usize, Claim)> = Vec::new();
     let mut fulls: Vec<Full> = Vec::new();
-    for c in FULL_CITE.captures_iter(text) {
-        let m = c.get(0).expect("match");
-        if preceded_by_digit_or_letter(text, m.start()) {
-            continue;
-        }
-        let key = Key::Case {
-            volume: c["vol"].parse().unwrap_or(0),
-            reporter: canonical_reporter(&c["rep"]),
-            page: c["page"].parse().unwrap_or(0),
-            pin: pin_of(c.name("pin")),
-            year: c.name("year").and_then(|y| y.as_str().parse().ok()),
+    for f in cites::scan(text, allowed) {
+        let written = text[f.start..f.end].trim();
+        let key = match f.cite {
+            Cite::Full {
+                volume,
+                reporter,
+                page,
+                pin,
+                year,
+            } => {
+                let outside = match (&reporter, year) {
+                    (cites::Reporter::Known(e), Some(y)) if valid_year(y) => {
+                        e.start.is_some_and(|s| y < s) || e.end.is_some_and(|end| y > end)
+                    }
+                    _ => false,
+                };
+                // A repeated citation without its year (`2019 WL 123456, at *3`) takes the
+                // year of the same citation given in full earlier.
+                let year = year.or_else(|| {
+                    fulls.iter().rev().find_map(|f| match &f.key {
+                        Key::Case {
+                            volume: v,
+                            reporter: r,
+                            page: p,
+                            year: Some(y),
+                            ..
+                        } if *v == volume && r == reporter.key() && Some(*p) == page => Some(*y),
+                        _ => None,
+                    })
+                });
+                let key = Key::Case {
+                    volume,
+                    reporter: reporter.key().to_string(),
+                    page: page.unwrap_or(0),
+                    pin,
+                    year,
+                };
+                let mut from = f.start.saturating_sub(120);
+                while !text.is_char_boundary(from) {
+                    from += 1;
+                }
+                fulls.push(Full {
+                    start: f.start,
+                    key: key.clone(),
+                    name: case_name(&text[from..f.start]),
+                });
+                match (&reporter, page) {
+                    (cites::Reporter::Known(e), Some(_)) if outside => {
+                        let span = match (e.start, e.end) {
+                            (Some(s), Some(end)) => format!("from {s} to {end}"),
+                            (Some(s), None) => format!("from {s} on"),
+                            (None, Some(end)) => format!("until {end}"),
+                            (None, None) => String::new(),
+                        };
+                        Key::Unresolved(format!(
+                            "`{}` was published {span}, so no case it reports is from {}",
+                            e.name,
+                            year.unwrap_or(0)
+                        ))
+                    }
+                    (_, None) => Key::Unresolved(format!(
+                        "`{written}` leaves its page blank; cite the page, or the slip opinion"
+                    )),
+                    _ => key,
+                }
+            }
+            Cite::Short {
+                volume,
+                reporter,
+                pin,
+            } => {
+                let rep = reporter.key();
+                let earlier = fulls.iter().rev().find(|f| {
+                    matches!(&f.key, Key::Case { volume: v, reporter: r, .. } if *v == volume && r == rep)
+                });
+                match earlier {
+                    Some(f) => f.key.with_pin(Some(pin)),
+                    None => Key::Unresolved(format!(
+                        "`{written}` is a short form, but no full citation to volume {volume} of that reporter comes before it"
+                    )),
+                }
+            }
+            Cite::Unknown { abbreviation } => Key::Unrecognized(format!(
+                "`{abbreviation}` is not a reporter, journal or code in lexrun's catalogue ({}); \
+                 check the citation, or accept the abbreviation with `allow reporter \"{abbreviation}\"`",
+                CATALOGUE.source
+            )),
         };
-        let mut from = m.start().saturating_sub(120);
-        while !text.is_char_boundary(from) {
-            from += 1;
-        }
-        let before = &text[from..m.start()];
-        let name = case_name(before);
-        fulls.push(Full {
-            start: m.start(),
-            key: key.clone(),
-            name,
-        });
         found.push((
-            m.start(),
-            Claim::new(Kind::Citation, text, m.start(), m.end(), key),
-        ));
-    }
-    for c in SHORT_CITE.captures_iter(text) {
-        let m = c.get(0).expect("match");
-        if preceded_by_digit_or_letter(text, m.start()) {
-            continue;
-        }
-        let (vol, rep) = (
-            c["vol"].parse::<u32>().unwrap_or(0),
-            canonical_reporter(&c["rep"]),
-        );
-        let earlier = fulls.iter().rev().find(|f| {
-            f.start < m.start() && matches!(&f.key, Key::Case { volume, reporter, .. } if *volume == vol && *reporter == rep)
-        });
-        let key = match earlier {
-            Some(f) => f.key.with_pin(pin_of(c.name("pin"))),
-            None => Key::Unresolved(format!("`{}` is a short form, but no full citation to volume {vol} of that reporter comes before it", m.as_str())),
-        };
-        found.push((
-            m.start(),
-            Claim::new(Kind::Citation, text, m.start(), m.end(), key),
+            f.start,
+            Claim::new(Kind::Citation, text, f.start, f.start + written.len(), key),
         ));
     }
     for c in SUPRA.captures_iter(text) {
         let m = c.get(0).expect("match");
         let name = &c["name"];
+        if c.name("note").is_some()
+            || NOT_SUPRA_NAMES.contains(&name.to_lowercase().trim_end_matches('.'))
+        {
+            continue;
+        }
+        let lower = name.to_lowercase();
         let earlier = fulls
             .iter()
             .rev()
-            .find(|f| f.start < m.start() && f.name.contains(name));
+            .find(|f| f.start < m.start() && f.name.to_lowercase().contains(&lower));
         let key = match earlier {
             Some(f) => f.key.with_pin(pin_of(c.name("pin"))),
             None => Key::Unresolved(format!(
                 "`{name}, supra` refers to no earlier citation of that name"
             )),
         };
-        found.push((
-            m.start(),
-            Claim::new(Kind::Citation, text, m.start(), m.end(), key),
-        ));
+        let start = c.name("name").expect("name").start();
+        found.push((start, Claim::new(Kind::Citation, text, start, m.end(), key)));
     }
     found.sort_by_key(|(s, _)| *s);
     found.into_iter().map(|(_, c)| c).collect()
@@ -381,42 +375,79 @@ fn case_name(before: &str) -> String {
         .rev()
         .take(6)
         .take_while(|w| {
-            w.chars().next().is_some_and(char::is_uppercase)
-                || matches!(**w, "&" | "of" | "the" | "and")
+            // `Celotex Corp.`, `eBay Inc.`, `de Soto`.
+            w.chars().any(char::is_uppercase)
+                || matches!(
+                    **w,
+                    "&" | "of" | "the" | "and" | "de" | "van" | "von" | "la" | "du"
+                )
         })
         .count();
     format!("{}{}", words[words.len() - keep..].join(" "), &b[v..])
 }
 
-/// Statutes and rules, with `Id.` resolved to whatever citation (case or statute) precedes it.
+/// Statutes, regulations and rules, with `Id.` and `Ibid.` resolved to whatever citation
+/// (case or statute) precedes them.
 pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
     let mut out: Vec<Claim> = Vec::new();
     for c in STATUTE.captures_iter(text) {
         let m = c.get(0).expect("match");
-        if preceded_by_digit_or_letter(text, m.start()) {
+        let code = c.name("code").expect("code");
+        let start = c.name("title").map_or(code.start(), |t| t.start());
+        if preceded_by_digit_or_letter(text, start)
+            || text[code.end()..].chars().next().is_some_and(|ch| {
+                ch.is_alphanumeric()
+                    && c.name("sub").is_none()
+                    && c.name("marker").is_none()
+                    && c.name("num").is_none()
+            })
+        {
             continue;
         }
-        let key = if let Some(code) = c.name("code") {
-            let code = canonical_reporter(code.as_str()).replace("usca", "usc");
-            Key::Statute {
-                code: format!("{}{code}", &c["title"]),
-                section: section(&c["num"]),
-            }
-        } else if let Some(state) = c.name("state") {
-            Key::Statute {
-                code: canonical_reporter(&format!("{}{}", state.as_str(), &c["cname"]))
-                    .replace("ann", ""),
-                section: section(&c["snum"]),
-            }
-        } else {
-            Key::Statute {
-                code: canonical_reporter(&c["rule"]),
-                section: section(&c["rnum"]),
-            }
+        let Some((law, forms, by_subject)) = law_of(code.as_str()) else {
+            continue;
+        };
+        // A code named by its subject is a statute only with its section sign: the subject
+        // words are free, the sign is what marks them as a code's name.
+        if by_subject && c.name("marker").is_none() && c.name("sub").is_none() {
+            continue;
+        }
+        let title = c.name("title").map(|t| t.as_str());
+        let sub = c
+            .name("sub")
+            .map(|s| format!("{}{}", sub_word(s.as_str()), &c["subnum"]));
+        let num = c.name("num").map(|n| section(n.as_str()));
+        // A name with nothing after it cites nothing checkable.
+        let Some(section_key) = num.clone().or_else(|| sub.clone()) else {
+            continue;
+        };
+        // A title before the name belongs to laws cited that way; before others it is prose.
+        let takes_title = forms
+            .iter()
+            .any(|f| matches!(f, LawForm::Title | LawForm::Act | LawForm::Volume));
+        let (title, start) = match title {
+            Some(t) if takes_title => (t.to_string(), start),
+            _ => (String::new(), code.start()),
+        };
+        let code_key = match (&sub, &num) {
+            (Some(s), Some(_)) => format!("{title}{law}{s}"),
+            _ => format!("{title}{law}"),
         };
         // A sentence's full stop after the section is not part of the citation.
-        let end = m.start() + m.as_str().trim_end_matches(['.', ',', ';', ':']).len();
-        out.push(Claim::new(Kind::Statute, text, m.start(), end, key));
+        let end = m.start()
+            + m.as_str()
+                .trim_end_matches(['.', ',', ';', ':', ' ', '\n'])
+                .len();
+        out.push(Claim::new(
+            Kind::Statute,
+            text,
+            start,
+            end.max(code.end()),
+            Key::Statute {
+                code: code_key,
+                section: section_key,
+            },
+        ));
     }
     // `Id.` repeats the citation just before it, whichever kind.
     let mut ids = Vec::new();
@@ -426,13 +457,15 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
         let prev = cases
             .iter()
             .chain(out.iter())
-            .filter(|x| x.end <= id.start() && !matches!(x.key, Key::Unresolved(_)))
+            .filter(|x| {
+                x.end <= id.start() && !matches!(x.key, Key::Unresolved(_) | Key::Unrecognized(_))
+            })
             .max_by_key(|x| x.end);
         let (kind, key) = match prev {
             Some(p) => (p.kind, p.key.with_pin(pin_of(c.name("pin")))),
             None => (
                 Kind::Citation,
-                Key::Unresolved("`Id.` with no citation before it".into()),
+                Key::Unresolved(format!("`{}` with no citation before it", id.as_str())),
             ),
         };
         ids.push(Claim::new(kind, text, id.start(), end, key));
@@ -440,6 +473,19 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
     out.extend(ids);
     out.sort_by_key(|c| c.start);
     out
+}
+
+/// `tit.` → `tit`, `c.`/`ch.` → `ch`, `part` → `pt`, `arts.` → `art`.
+fn sub_word(s: &str) -> &'static str {
+    match s.trim_end_matches('.').to_ascii_lowercase().as_str() {
+        "tit" => "tit",
+        "ch" | "c" => "ch",
+        "art" | "arts" => "art",
+        "pt" | "part" => "pt",
+        "r" => "r",
+        "subch" => "subch",
+        _ => "div",
+    }
 }
 
 /// `1332(a)` → `1332(a)`; `1983 - 1985` → `1983-1985`; trailing punctuation dropped.
@@ -628,6 +674,35 @@ fn looks_incidental(prefix: &str, digits: &str, after: &str) -> bool {
     zip || year || common
 }
 
+static EXHIBIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:^|[^A-Za-z])(?P<cite>(?:Exhibit|Exh\.|Ex\.)(?-u:\s)+(?P<label>[A-Z]{1,2}|[0-9]{1,3})(?:,?(?-u:\s)+at(?-u:\s)+(?:pp?\.(?-u:\s)*)?(?P<from>[0-9]{1,4})(?:(?-u:\s)*[-–—](?-u:\s)*(?P<to>[0-9]{1,4}))?)?)(?:[^A-Za-z0-9]|$)")
+        .expect("exhibit pattern compiles")
+});
+
+/// Cites to exhibits: `Ex. B`, `Exhibit 3`, `Ex. B at 2`, `Exh. C, at 4–5`.
+pub fn exhibits(text: &str) -> Vec<Claim> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(c) = EXHIBIT.captures_at(text, at) {
+        let m = c.name("cite").expect("cite group");
+        at = m.end();
+        let from: Option<u32> = c.name("from").and_then(|f| f.as_str().parse().ok());
+        let to: Option<u32> = c.name("to").and_then(|t| t.as_str().parse().ok());
+        let pages = from.map(|f| (f, to.unwrap_or(f)));
+        out.push(Claim::new(
+            Kind::Bates,
+            text,
+            m.start(),
+            m.end(),
+            Key::Exhibit {
+                label: c["label"].to_string(),
+                pages,
+            },
+        ));
+    }
+    out
+}
+
 /// The longest quotation looked for, in characters.
 const QUOTE_MAX: usize = 4000;
 
@@ -729,7 +804,7 @@ mod tests {
     fn full_citations_in_all_spacings() {
         let t = "See Bush v. Gore, 531 U.S. 98, 99-100 (2000); Doe v. Roe, 123 F. 3d 456 (9th Cir. 1999); 12 F.Supp.2d 34; 7 F. App’x 9.";
         assert_eq!(
-            keys(citations(t)),
+            keys(citations(t, &Allowed::default())),
             vec![
                 "531 us 98, 99-100 (2000)",
                 "123 f3d 456 (1999)",
@@ -742,13 +817,16 @@ mod tests {
     #[test]
     fn citation_split_across_lines() {
         let t = "Anderson v. Liberty Lobby, Inc., 477\nU.S. 242, 248\n(1986).";
-        assert_eq!(keys(citations(t)), vec!["477 us 242, 248 (1986)"]);
+        assert_eq!(
+            keys(citations(t, &Allowed::default())),
+            vec!["477 us 242, 248 (1986)"]
+        );
     }
 
     #[test]
     fn short_forms_resolve_to_their_full_citation() {
         let t = "Celotex Corp. v. Catrett, 477 U.S. 317 (1986). Later: 477 U.S. at 322. Again, Celotex, supra, at 323. Id. at 324.";
-        let c = citations(t);
+        let c = citations(t, &Allowed::default());
         let s = statutes_and_ids(t, &c);
         assert_eq!(
             keys(c),
@@ -760,11 +838,11 @@ mod tests {
         );
         assert_eq!(keys(s), vec!["477 us 317, 324 (1986)"]);
         assert!(matches!(
-            citations("999 U.S. at 5")[0].key,
+            citations("999 U.S. at 5", &Allowed::default())[0].key,
             Key::Unresolved(_)
         ));
         assert!(matches!(
-            citations("Nobody, supra, at 5")[0].key,
+            citations("Nobody, supra, at 5", &Allowed::default())[0].key,
             Key::Unresolved(_)
         ));
     }

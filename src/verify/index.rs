@@ -17,6 +17,9 @@ use super::needs::{Needs, Numbers};
 use super::wordkeys::Keys;
 use super::{normalize, Claim, Key, Location, Outcome, Status};
 
+/// A page of an exhibit: (file index, page number) and where it is.
+type ExhibitPage = ((usize, u32), Location);
+
 /// What the draft claims, so the evidence pass records only what could support it.
 #[derive(Default)]
 pub struct Wanted {
@@ -29,6 +32,8 @@ pub struct Wanted {
     /// The numbers each kind of claim needs on a page, so that pages without them are not
     /// scanned for that kind at all.
     needs: Needs,
+    /// Reporter abbreviations accepted beyond the catalogue, read the same way in the evidence.
+    pub allowed: super::Allowed,
 }
 
 impl Wanted {
@@ -85,16 +90,22 @@ struct CaseSeen {
 #[derive(Default)]
 pub struct Index {
     files: Vec<SourceFile>,
-    dates: HashMap<(i32, u32, u32), Located>,
-    money: HashMap<i64, Located>,
-    percents: HashMap<i64, Located>,
+    dates: HashMap<(i32, u32, u32), Places>,
+    money: HashMap<i64, Places>,
+    percents: HashMap<i64, Places>,
     cases: HashMap<(u32, String, u32), Vec<CaseSeen>>,
-    statutes: HashMap<(String, String), Located>,
+    statutes: HashMap<(String, String), Places>,
     /// Quotation text → where all of it was found.
-    quotes: HashMap<String, Located>,
+    quotes: HashMap<String, Places>,
     /// Quotations whose first three words appear somewhere.
     quote_openings: HashSet<String>,
     stamps: HashMap<(String, u64), Located>,
+    /// Exhibits found by their slip sheets (`Exhibit B` alone on a page): label → the pages
+    /// after the sheet, in order.
+    exhibit_pages: HashMap<String, Vec<Located>>,
+    /// Exhibits listed in an exhibit index (`| Exhibit | Description | Bates range | …`):
+    /// label → Bates prefix and range.
+    exhibit_ranges: HashMap<String, (String, u64, u64)>,
     /// Bates prefixes: stamped ones where first seen, then declared ones.
     prefixes: Vec<String>,
     /// While scanning: stamped prefixes and where each was first seen; the documents read,
@@ -108,6 +119,56 @@ pub struct Index {
 struct Located {
     order: (usize, u32),
     loc: Location,
+}
+
+/// Every page a fact is on, and the first of them with its place on the page.
+#[derive(Clone, Debug)]
+struct Places {
+    first: Located,
+    pages: Vec<(usize, u32)>,
+}
+
+/// Records a fact's place: every page it is on, the first one in full.
+fn record<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Places>, k: K, v: Located) {
+    match map.get_mut(&k) {
+        Some(p) => {
+            if !p.pages.contains(&v.order) {
+                p.pages.push(v.order);
+            }
+            if v.order < p.first.order {
+                p.first = v;
+            }
+        }
+        None => {
+            map.insert(
+                k,
+                Places {
+                    pages: vec![v.order],
+                    first: v,
+                },
+            );
+        }
+    }
+}
+
+fn merge_places<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Places>, other: HashMap<K, Places>) {
+    for (k, o) in other {
+        match map.get_mut(&k) {
+            Some(p) => {
+                for pg in o.pages {
+                    if !p.pages.contains(&pg) {
+                        p.pages.push(pg);
+                    }
+                }
+                if o.first.order < p.first.order {
+                    p.first = o.first;
+                }
+            }
+            None => {
+                map.insert(k, o);
+            }
+        }
+    }
 }
 
 fn keep_first<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Located>, k: K, v: Located) {
@@ -190,23 +251,19 @@ impl Index {
             let e = self.seen_prefixes.entry(p).or_insert(at);
             *e = (*e).min(at);
         }
-        for (k, v) in other.dates {
-            keep_first(&mut self.dates, k, v);
-        }
-        for (k, v) in other.money {
-            keep_first(&mut self.money, k, v);
-        }
-        for (k, v) in other.percents {
-            keep_first(&mut self.percents, k, v);
-        }
-        for (k, v) in other.statutes {
-            keep_first(&mut self.statutes, k, v);
-        }
-        for (k, v) in other.quotes {
-            keep_first(&mut self.quotes, k, v);
-        }
+        merge_places(&mut self.dates, other.dates);
+        merge_places(&mut self.money, other.money);
+        merge_places(&mut self.percents, other.percents);
+        merge_places(&mut self.statutes, other.statutes);
+        merge_places(&mut self.quotes, other.quotes);
         for (k, v) in other.stamps {
             keep_first(&mut self.stamps, k, v);
+        }
+        for (k, v) in other.exhibit_pages {
+            self.exhibit_pages.entry(k).or_insert(v);
+        }
+        for (k, v) in other.exhibit_ranges {
+            self.exhibit_ranges.entry(k).or_insert(v);
         }
         for (k, mut v) in other.cases {
             let e = self.cases.entry(k).or_default();
@@ -245,6 +302,166 @@ impl Index {
         }
     }
 
+    /// The pages a cite (a Bates number or range) names that some source is stamped with:
+    /// their places in source order and their locations. A range names every page between
+    /// its ends (at most 10,000).
+    pub fn cited_pages(&self, key: &Key) -> Vec<((usize, u32), Location)> {
+        if let Key::Exhibit { label, pages } = key {
+            return self.exhibit(label, *pages).unwrap_or_default();
+        }
+        let (prefix, from, to) = match key {
+            Key::Bates { prefix, number } => (prefix, *number, *number),
+            Key::BatesRange { prefix, from, to } if from <= to => {
+                (prefix, *from, (*to).min(from + 10_000))
+            }
+            _ => return Vec::new(),
+        };
+        let p = prefix.to_ascii_uppercase();
+        (from..=to)
+            .filter_map(|n| self.stamps.get(&(p.clone(), n)))
+            .map(|l| (l.order, l.loc.clone()))
+            .collect()
+    }
+
+    /// The pages of an exhibit (all of them, or pages `from..=to` of it): by its slip sheet
+    /// in a binder, else by its Bates range in an exhibit index. `Err` says why not.
+    fn exhibit(&self, label: &str, pages: Option<(u32, u32)>) -> Result<Vec<ExhibitPage>, String> {
+        let pick = |n: usize| -> Result<(usize, usize), String> {
+            match pages {
+                None => Ok((0, n)),
+                Some((a, b)) if a >= 1 && a <= b && (b as usize) <= n => {
+                    Ok((a as usize - 1, b as usize))
+                }
+                Some((a, b)) => Err(format!(
+                    "Exhibit {label} has {n} page{}, so it has no page{} {}",
+                    if n == 1 { "" } else { "s" },
+                    if a == b { "" } else { "s" },
+                    if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}-{b}")
+                    }
+                )),
+            }
+        };
+        if let Some(all) = self.exhibit_pages.get(label) {
+            let (a, b) = pick(all.len())?;
+            return Ok(all[a..b].iter().map(|l| (l.order, l.loc.clone())).collect());
+        }
+        if let Some((prefix, from, to)) = self.exhibit_ranges.get(label) {
+            let n = (to.saturating_sub(*from) + 1) as usize;
+            let (a, b) = pick(n)?;
+            let p = prefix.to_ascii_uppercase();
+            let found: Vec<((usize, u32), Location)> = (from + a as u64..from + b as u64)
+                .filter_map(|k| self.stamps.get(&(p.clone(), k)))
+                .map(|l| (l.order, l.loc.clone()))
+                .collect();
+            if found.is_empty() {
+                return Err(format!(
+                    "the exhibit index gives Exhibit {label} as {prefix}{from:06}–{prefix}{to:06}, but no source page is stamped with those numbers"
+                ));
+            }
+            return Ok(found);
+        }
+        Err(
+            if self.exhibit_pages.is_empty() && self.exhibit_ranges.is_empty() {
+                format!(
+                "the sources have no slip sheets or exhibit index to find Exhibit {label} in; add the binder or its index to the sources, or cite Bates numbers"
+            )
+            } else {
+                let mut known: Vec<&String> = self
+                    .exhibit_pages
+                    .keys()
+                    .chain(self.exhibit_ranges.keys())
+                    .collect();
+                known.sort();
+                known.dedup();
+                format!(
+                    "there is no Exhibit {label} (the exhibits are {})",
+                    known
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+        )
+    }
+
+    /// Every page a supported fact is on.
+    fn pages_of(&self, key: &Key) -> Vec<(usize, u32)> {
+        let places = match key {
+            Key::Date { year, month, day } => self.dates.get(&(*year, *month, *day)),
+            Key::Money { cents } => self.money.get(cents),
+            Key::Percent { thousandths } => self.percents.get(thousandths),
+            Key::Statute { code, section } => {
+                let mut v: Vec<(usize, u32)> = Vec::new();
+                for k in [
+                    (code.clone(), section.clone()),
+                    (code.clone(), base_section(section)),
+                ] {
+                    if let Some(p) = self.statutes.get(&k) {
+                        v.extend(&p.pages);
+                    }
+                }
+                return v;
+            }
+            Key::Quote { text } => self.quotes.get(text),
+            Key::Case {
+                volume,
+                reporter,
+                page,
+                ..
+            } => {
+                return self
+                    .cases
+                    .get(&(*volume, reporter.clone(), *page))
+                    .map(|seen| seen.iter().map(|s| s.order).collect())
+                    .unwrap_or_default()
+            }
+            _ => None,
+        };
+        places.map(|p| p.pages.clone()).unwrap_or_default()
+    }
+
+    /// Checks a claim that its sentence cites to `cited` pages: supported only if it is on
+    /// one of them; found elsewhere, `miscited`, naming where it really is.
+    pub fn check_cited(&self, claim: Claim, cited: &[((usize, u32), Location)]) -> Outcome {
+        let mut o = self.check(claim);
+        o.cited = cited.iter().map(|(_, l)| l.clone()).collect();
+        if cited.is_empty() || o.status != Status::Supported {
+            return o;
+        }
+        let pages = self.pages_of(&o.claim.key);
+        if let Some((_, l)) = cited.iter().find(|(at, _)| pages.contains(at)) {
+            if o.source
+                .as_ref()
+                .is_none_or(|s| (&s.file, s.page) != (&l.file, l.page))
+            {
+                o.source = Some(l.clone());
+            }
+            return o;
+        }
+        let name = |l: &Location| {
+            l.bates
+                .clone()
+                .unwrap_or_else(|| format!("{} page {}", l.file, l.page))
+        };
+        let cited_names: Vec<String> = cited.iter().map(|(_, l)| name(l)).collect();
+        let actual = o.source.as_ref().map(name).unwrap_or_default();
+        o.status = Status::Miscited;
+        o.reason = Some(format!(
+            "found on {actual}, not on the cited {} {}; cite {actual} instead",
+            if cited_names.len() == 1 {
+                "page"
+            } else {
+                "pages"
+            },
+            cited_names.join(", ")
+        ));
+        o
+    }
+
     /// Checks every claim.
     pub fn check_all(&self, claims: Vec<Claim>) -> Vec<Outcome> {
         claims.into_iter().map(|c| self.check(c)).collect()
@@ -253,23 +470,23 @@ impl Index {
     /// Checks one claim.
     pub fn check(&self, claim: Claim) -> Outcome {
         let found: Result<Location, String> = match &claim.key {
-            Key::Unresolved(why) => Err(why.clone()),
+            Key::Unresolved(why) | Key::Unrecognized(why) => Err(why.clone()),
             Key::Date { year, month, day } => self
                 .dates
                 .get(&(*year, *month, *day))
-                .map(|l| l.loc.clone())
+                .map(|l| l.first.loc.clone())
                 .ok_or_else(|| {
                     format!("no page of the sources gives the date {year:04}-{month:02}-{day:02}")
                 }),
             Key::Money { cents } => self
                 .money
                 .get(cents)
-                .map(|l| l.loc.clone())
+                .map(|l| l.first.loc.clone())
                 .ok_or_else(|| format!("the amount {} appears in no source", claim.text.trim())),
             Key::Percent { thousandths } => self
                 .percents
                 .get(thousandths)
-                .map(|l| l.loc.clone())
+                .map(|l| l.first.loc.clone())
                 .ok_or_else(|| format!("{} appears in no source", claim.text.trim())),
             Key::Case {
                 volume,
@@ -284,13 +501,19 @@ impl Index {
                 .statutes
                 .get(&(code.clone(), section.clone()))
                 .or_else(|| self.statutes.get(&(code.clone(), base_section(section))))
-                .map(|l| l.loc.clone())
+                .map(|l| l.first.loc.clone())
                 .ok_or_else(|| format!("{} is cited in no source", claim.text.trim())),
             Key::Bates { prefix, number } => self
                 .stamps
                 .get(&(prefix.to_ascii_uppercase(), *number))
                 .map(|l| l.loc.clone())
                 .ok_or_else(|| format!("no page of the sources is stamped {}", claim.text.trim())),
+            Key::Exhibit { label, pages } => self.exhibit(label, *pages).and_then(|v| {
+                v.into_iter()
+                    .next()
+                    .map(|(_, l)| l)
+                    .ok_or_else(|| format!("Exhibit {label} has no pages"))
+            }),
             Key::BatesRange { prefix, from, to } => {
                 let p = prefix.to_ascii_uppercase();
                 let w = width_of(&claim.text);
@@ -304,22 +527,26 @@ impl Index {
                     (_, None) => Err(format!("no page is stamped {prefix}{to:0w$}")),
                 }
             }
-            Key::Quote { text } => self.quotes.get(text).map(|l| l.loc.clone()).ok_or_else(|| {
-                let segs = quote_segments(text);
-                match segs.first() {
-                    None => "the quotation has no words to look for".into(),
-                    Some(s) if s.anchor().trim().is_empty() => {
-                        "the quotation is all bracketed alterations".into()
+            Key::Quote { text } => self
+                .quotes
+                .get(text)
+                .map(|l| l.first.loc.clone())
+                .ok_or_else(|| {
+                    let segs = quote_segments(text);
+                    match segs.first() {
+                        None => "the quotation has no words to look for".into(),
+                        Some(s) if s.anchor().trim().is_empty() => {
+                            "the quotation is all bracketed alterations".into()
+                        }
+                        Some(_) if segs.len() > 1 => {
+                            "its words do not appear in order in any one source".into()
+                        }
+                        Some(_) if self.quote_openings.contains(text) => {
+                            "a source has its opening words, but the rest differs".into()
+                        }
+                        Some(_) => "no source has these words".into(),
                     }
-                    Some(_) if segs.len() > 1 => {
-                        "its words do not appear in order in any one source".into()
-                    }
-                    Some(_) if self.quote_openings.contains(text) => {
-                        "a source has its opening words, but the rest differs".into()
-                    }
-                    Some(_) => "no source has these words".into(),
-                }
-            }),
+                }),
         };
         match found {
             Ok(loc) => Outcome {
@@ -327,12 +554,18 @@ impl Index {
                 status: Status::Supported,
                 source: Some(loc),
                 reason: None,
+                cited: Vec::new(),
             },
             Err(why) => Outcome {
+                status: if matches!(claim.key, Key::Unrecognized(_)) {
+                    Status::Unrecognized
+                } else {
+                    Status::Unsupported
+                },
                 claim,
-                status: Status::Unsupported,
                 source: None,
                 reason: Some(format!("{why}{}", self.unreadable_note())),
+                cited: Vec::new(),
             },
         }
     }
@@ -378,6 +611,67 @@ impl Index {
         }
         Ok(seen[0].loc.clone())
     }
+}
+
+/// The label of a slip sheet: a page whose only words are `Exhibit X` (besides its stamp).
+fn slip_sheet(text: &str, stamp: Option<&str>) -> Option<String> {
+    let mut rest = text.trim();
+    if let Some(s) = stamp {
+        rest = rest.trim_end_matches(s).trim();
+    }
+    let label = rest
+        .strip_prefix("Exhibit ")
+        .or_else(|| rest.strip_prefix("EXHIBIT "))?
+        .trim();
+    (!label.is_empty()
+        && label.len() <= 3
+        && label
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
+    .then(|| label.to_string())
+}
+
+/// Rows of an exhibit index table (`| A | description | SMITH000001–SMITH000003 | 3 |`):
+/// label → Bates prefix and range, from the columns headed `Exhibit` and `Bates range`.
+fn exhibit_index_rows(text: &str) -> Vec<(String, (String, u64, u64))> {
+    let cells = |l: &str| -> Vec<String> {
+        l.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut cols: Option<(usize, usize)> = None;
+    for line in text.lines().filter(|l| l.trim_start().starts_with('|')) {
+        let c = cells(line);
+        if let (Some(e), Some(b)) = (
+            c.iter().position(|x| x.eq_ignore_ascii_case("exhibit")),
+            c.iter().position(|x| x.eq_ignore_ascii_case("bates range")),
+        ) {
+            cols = Some((e, b));
+            continue;
+        }
+        let Some((e, b)) = cols else { continue };
+        let (Some(label), Some(range)) = (c.get(e), c.get(b)) else {
+            continue;
+        };
+        let ends: Vec<&str> = range.split(['–', '-', '—']).map(str::trim).collect();
+        let parse = |s: &str| {
+            let d = s.find(|ch: char| ch.is_ascii_digit())?;
+            Some((s[..d].trim().to_string(), s[d..].parse::<u64>().ok()?))
+        };
+        let (Some((p, from)), Some((_, to))) = (
+            ends.first().and_then(|s| parse(s)),
+            ends.last().and_then(|s| parse(s)),
+        ) else {
+            continue;
+        };
+        if !label.is_empty() && from <= to {
+            out.push((label.clone(), (p, from, to)));
+        }
+    }
+    out
 }
 
 /// The most threads that read evidence at once.
@@ -436,6 +730,25 @@ impl Scanner<'_> {
                 snippet: snippet(text, s, e),
             },
         };
+        // Slip sheets: a page that says only `Exhibit B` (and its stamp) starts exhibit B.
+        let mut current: Option<String> = None;
+        for ((number, bates, text), original) in pages.iter().zip(raw) {
+            if let Some(label) = slip_sheet(text, bates.as_deref()) {
+                ix.exhibit_pages.entry(label.clone()).or_default();
+                current = Some(label);
+                continue;
+            }
+            if let Some(label) = &current {
+                let mut l = loc(*number, bates, text, 0, 0);
+                l.loc.snippet.clear();
+                ix.exhibit_pages.entry(label.clone()).or_default().push(l);
+            }
+            if original.contains("Exhibit") && original.contains('|') {
+                for (label, range) in exhibit_index_rows(original) {
+                    ix.exhibit_ranges.entry(label).or_insert(range);
+                }
+            }
+        }
         for (number, bates, text) in &pages {
             if let Some(b) = bates {
                 let split = b.find(|c: char| c.is_ascii_digit()).unwrap_or(b.len());
@@ -456,7 +769,7 @@ impl Scanner<'_> {
                 for c in extract::dates(text) {
                     if let Key::Date { year, month, day } = c.key {
                         if w.dates.contains(&(year, month, day)) {
-                            keep_first(
+                            record(
                                 &mut ix.dates,
                                 (year, month, day),
                                 loc(*number, bates, text, c.start, c.end),
@@ -468,13 +781,13 @@ impl Scanner<'_> {
             if w.needs.amounts(&numbers) {
                 for c in extract::amounts(text) {
                     match c.key {
-                        Key::Money { cents } if w.money.contains(&cents) => keep_first(
+                        Key::Money { cents } if w.money.contains(&cents) => record(
                             &mut ix.money,
                             cents,
                             loc(*number, bates, text, c.start, c.end),
                         ),
                         Key::Percent { thousandths } if w.percents.contains(&thousandths) => {
-                            keep_first(
+                            record(
                                 &mut ix.percents,
                                 thousandths,
                                 loc(*number, bates, text, c.start, c.end),
@@ -487,7 +800,7 @@ impl Scanner<'_> {
             let statutes = w.needs.statutes(&numbers);
             // `Id.` after a statute is resolved against the page's cases too.
             if w.needs.cases(&numbers) || statutes {
-                let cases = extract::citations(text);
+                let cases = extract::citations(text, &w.allowed);
                 for c in &cases {
                     if let Key::Case {
                         volume,
@@ -516,7 +829,7 @@ impl Scanner<'_> {
                                 (code.clone(), base_section(section)),
                             ] {
                                 if w.statutes.contains(&k) {
-                                    keep_first(
+                                    record(
                                         &mut ix.statutes,
                                         k,
                                         loc(*number, bates, text, c.start, c.end),
@@ -559,7 +872,7 @@ impl Scanner<'_> {
                     }
                     if let Some((s, e)) = quote_at(qi, segs, &pages, pi, start, &mut later) {
                         found[qi] = true;
-                        keep_first(
+                        record(
                             &mut ix.quotes,
                             self.wanted.quotes[qi].clone(),
                             loc(*number, bates, text, s, e),

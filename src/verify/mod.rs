@@ -5,11 +5,14 @@
 //! Needs only text: `evidence` reads sources (text, Markdown, PDF text layers) into pages,
 //! `extract` finds claims, `index` looks them up, `report` writes what an attorney reads.
 
+pub mod catalogue;
+pub mod cites;
 pub mod evidence;
 pub mod extract;
 mod index;
 mod needs;
 mod normalize;
+pub mod pinpoint;
 pub mod report;
 mod wordkeys;
 
@@ -17,6 +20,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+pub use cites::Allowed;
 pub use evidence::{Doc, DocSource, Evidence, SourceFile};
 pub use index::{Index, Wanted};
 pub use normalize::normalize;
@@ -73,6 +77,12 @@ pub enum Key {
         from: u64,
         to: u64,
     },
+    /// A cite to an exhibit (`Ex. B at 2`, `Exhibit 3`), resolved through the binder's slip
+    /// sheets or its exhibit index: the exhibit's label and, if given, its pages.
+    Exhibit {
+        label: String,
+        pages: Option<(u32, u32)>,
+    },
     Quote {
         text: String,
     },
@@ -85,6 +95,9 @@ pub enum Key {
     /// A claim that cannot be checked as written (a short form with nothing to refer to, a
     /// Bates number with an undeclared prefix); always unsupported, with this reason.
     Unresolved(String),
+    /// Text shaped like a citation whose reporter no catalogue knows; never supported, with
+    /// this reason.
+    Unrecognized(String),
 }
 
 impl Key {
@@ -135,13 +148,18 @@ impl fmt::Display for Key {
             Key::Date { year, month, day } => write!(f, "{year:04}-{month:02}-{day:02}"),
             Key::Bates { prefix, number } => write!(f, "{prefix}{number:06}"),
             Key::BatesRange { prefix, from, to } => write!(f, "{prefix}{from:06}–{prefix}{to:06}"),
+            Key::Exhibit { label, pages } => match pages {
+                Some((a, b)) if a == b => write!(f, "Exhibit {label} at {a}"),
+                Some((a, b)) => write!(f, "Exhibit {label} at {a}-{b}"),
+                None => write!(f, "Exhibit {label}"),
+            },
             Key::Quote { text } => f.write_str(text),
             Key::Money { cents } => write!(f, "${}.{:02}", cents / 100, cents % 100),
             Key::Percent { thousandths } => {
                 let v = *thousandths as f64 / 1000.0;
                 write!(f, "{v}%")
             }
-            Key::Unresolved(why) => f.write_str(why),
+            Key::Unresolved(why) | Key::Unrecognized(why) => f.write_str(why),
         }
     }
 }
@@ -185,19 +203,43 @@ pub struct Location {
 pub enum Status {
     Supported,
     Unsupported,
+    /// Shaped like a citation, but in no catalogue: it cannot be checked, so it is never
+    /// passed silently.
+    Unrecognized,
+    /// In the evidence, but not on the page its sentence cites.
+    Miscited,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Supported => "supported",
+            Status::Unsupported => "unsupported",
+            Status::Unrecognized => "unrecognized",
+            Status::Miscited => "miscited",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
     pub claim: Claim,
     pub status: Status,
+    /// Where the claim is supported; for a miscited claim, where it really is.
     pub source: Option<Location>,
     pub reason: Option<String>,
+    /// The pages the claim's sentence cites (empty when it cites none).
+    pub cited: Vec<Location>,
 }
 
 /// Finds every claim in a draft. `prefixes` are the Bates prefixes of the sources.
 pub fn claims(draft: &str, prefixes: &[String]) -> Vec<Claim> {
-    let cases = extract::citations(draft);
+    claims_allowing(draft, prefixes, &Allowed::default())
+}
+
+/// [`claims`], accepting reporter abbreviations beyond the catalogue.
+pub fn claims_allowing(draft: &str, prefixes: &[String], allowed: &Allowed) -> Vec<Claim> {
+    let cases = extract::citations(draft, allowed);
     let statutes = extract::statutes_and_ids(draft, &cases);
     let cites: Vec<(usize, usize)> = cases
         .iter()
@@ -221,6 +263,7 @@ pub fn claims(draft: &str, prefixes: &[String]) -> Vec<Claim> {
     );
     let dates_and_amounts: Vec<(usize, usize)> = all.iter().map(|c| (c.start, c.end)).collect();
     all.extend(extract::bates(draft, prefixes, &dates_and_amounts));
+    all.extend(extract::exhibits(draft));
     all.extend(extract::quotes(draft));
     all.sort_by_key(|c| (c.start, c.kind));
     all
@@ -231,6 +274,9 @@ pub fn claims(draft: &str, prefixes: &[String]) -> Vec<Claim> {
 pub struct Verification {
     pub outcomes: Vec<Outcome>,
     pub files: Vec<SourceFile>,
+    /// The draft's own dates (its execution or jurat), which are not claims about the
+    /// evidence.
+    pub document_dates: Vec<Claim>,
 }
 
 /// Checks every claim of a draft against the evidence. The evidence is read once, streaming,
@@ -247,12 +293,39 @@ pub fn warm() {
 }
 
 pub fn verify(draft: &str, evidence: &Evidence) -> Verification {
-    let wanted = Wanted::of(&claims(draft, &evidence.declared_prefixes));
+    let allowed = &evidence.allowed_reporters;
+    let mut wanted = Wanted::of(&claims_allowing(
+        draft,
+        &evidence.declared_prefixes,
+        allowed,
+    ));
+    wanted.allowed = allowed.clone();
     let index = Index::build(&wanted, evidence);
-    let outcomes = index.check_all(claims(draft, &index.bates_prefixes()));
+    let all = claims_allowing(draft, &index.bates_prefixes(), allowed);
+    let own = pinpoint::own_dates(draft, &all);
+    let binding = pinpoint::bind(draft, &all);
+    let cited: Vec<Vec<((usize, u32), Location)>> = binding
+        .iter()
+        .map(|cites| {
+            cites
+                .iter()
+                .flat_map(|&c| index.cited_pages(&all[c].key))
+                .collect()
+        })
+        .collect();
+    let mut outcomes = Vec::with_capacity(all.len());
+    let mut document_dates = Vec::new();
+    for ((claim, own), cited) in all.into_iter().zip(own).zip(cited) {
+        if own {
+            document_dates.push(claim);
+        } else {
+            outcomes.push(index.check_cited(claim, &cited));
+        }
+    }
     Verification {
         outcomes,
         files: index.files().to_vec(),
+        document_dates,
     }
 }
 

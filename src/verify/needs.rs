@@ -10,17 +10,14 @@ use foldhash::HashMap;
 
 use super::Key;
 
-/// The runs of ASCII digits on a page, as values, and the values of the first one to five
-/// digits of each run.
+/// The runs of ASCII digits on a page, as values.
 pub struct Numbers {
     runs: Vec<u64>,
-    starts: Vec<u64>,
 }
 
 impl Numbers {
     pub fn of(text: &str) -> Numbers {
         let mut runs = Vec::new();
-        let mut starts = Vec::new();
         let b = text.as_bytes();
         let mut i = 0;
         while i < b.len() {
@@ -29,29 +26,19 @@ impl Numbers {
                 continue;
             }
             let mut v: u64 = 0;
-            let start = i;
             while i < b.len() && b[i].is_ascii_digit() {
                 v = v.saturating_mul(10).saturating_add(u64::from(b[i] - b'0'));
-                if i - start < 5 {
-                    starts.push(v);
-                }
                 i += 1;
             }
             runs.push(v);
         }
         runs.sort_unstable();
         runs.dedup();
-        starts.sort_unstable();
-        starts.dedup();
-        Numbers { runs, starts }
+        Numbers { runs }
     }
 
     fn has(&self, v: u64) -> bool {
         self.runs.binary_search(&v).is_ok()
-    }
-
-    fn has_start(&self, v: u64) -> bool {
-        self.starts.binary_search(&v).is_ok()
     }
 }
 
@@ -60,14 +47,11 @@ impl Numbers {
 struct Rule {
     /// For each entry, at least one of its values is a run on the page.
     all: Vec<Vec<u64>>,
-    /// A value that begins a run (a case's first page: `[0-9]{1,5}` may stop inside a run).
-    start: Option<u64>,
 }
 
 impl Rule {
     fn holds(&self, n: &Numbers) -> bool {
         self.all.iter().all(|any| any.iter().any(|v| n.has(*v)))
-            && self.start.is_none_or(|v| n.has_start(v))
     }
 }
 
@@ -110,11 +94,11 @@ impl Needs {
     /// Records what a wanted claim needs.
     pub fn add(&mut self, key: &Key) {
         match key {
+            // The citation scanner reads a page as a whole run of digits.
             Key::Case { volume, page, .. } => self.cases.add(
                 u64::from(*volume),
                 Rule {
-                    all: Vec::new(),
-                    start: Some(u64::from(*page)),
+                    all: vec![vec![u64::from(*page)]],
                 },
             ),
             Key::Statute { section, .. } => match leading_number(section) {
@@ -127,7 +111,6 @@ impl Needs {
                 };
                 let rule = || Rule {
                     all: vec![vec![u64::from(*day)]],
-                    start: None,
                 };
                 self.dates.add(y, rule());
                 // `01/05/24`: a two-digit year is 2000–2099.
@@ -171,7 +154,6 @@ impl Needs {
             d,
             Rule {
                 all: cents_rule.clone(),
-                start: None,
             },
         );
         if d >= 1000 {
@@ -181,7 +163,7 @@ impl Needs {
             }
             let mut all = cents_rule;
             all.push(vec![d % 1000]);
-            self.amounts.add(lead, Rule { all, start: None });
+            self.amounts.add(lead, Rule { all });
         }
         if fraction == 0 {
             for scale in [1_000, 1_000_000, 1_000_000_000] {
@@ -235,10 +217,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbers_are_whole_runs_and_their_starts() {
+    fn numbers_are_whole_runs() {
         let n = Numbers::of("USD 6,495.04 on 01/05/24, 123456");
         assert_eq!(n.runs, vec![1, 4, 5, 6, 24, 495, 123456]);
-        assert!(n.has_start(12345) && n.has_start(1) && !n.has_start(123456));
     }
 
     #[test]
@@ -261,7 +242,7 @@ mod tests {
     fn fired(text: &str) -> Vec<(String, bool)> {
         use crate::verify::extract;
         let n = Numbers::of(text);
-        let cases = extract::citations(text);
+        let cases = extract::citations(text, &Default::default());
         let mut all = extract::dates(text);
         all.extend(extract::amounts(text));
         all.extend(extract::statutes_and_ids(text, &cases));
@@ -274,7 +255,7 @@ mod tests {
                     needs.cases(&n) || needs.statutes(&n) || needs.dates(&n) || needs.amounts(&n);
                 (
                     format!("{} ({})", c.text, c.key),
-                    fires || matches!(c.key, Key::Unresolved(_)),
+                    fires || matches!(c.key, Key::Unresolved(_) | Key::Unrecognized(_)),
                 )
             })
             .collect()

@@ -18,6 +18,8 @@ struct JsonClaim<'a> {
     status: Status,
     source: Option<&'a super::Location>,
     reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    cited: &'a [super::Location],
 }
 
 #[derive(Serialize)]
@@ -25,8 +27,22 @@ struct JsonReport<'a> {
     claims: Vec<JsonClaim<'a>>,
     supported: usize,
     unsupported: usize,
+    #[serde(skip_serializing_if = "is_zero")]
+    unrecognized: usize,
+    #[serde(skip_serializing_if = "is_zero")]
+    miscited: usize,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     unreadable_sources: Vec<Unreadable<'a>>,
+    /// The draft's own dates (execution, jurat): not claims about the evidence.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    document_dates: Vec<DocumentDate<'a>>,
+}
+
+#[derive(Serialize)]
+struct DocumentDate<'a> {
+    text: &'a str,
+    start: usize,
+    end: usize,
 }
 
 #[derive(Serialize)]
@@ -35,17 +51,36 @@ struct Unreadable<'a> {
     problem: &'a str,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn count(outcomes: &[Outcome], status: Status) -> usize {
+    outcomes.iter().filter(|o| o.status == status).count()
+}
+
+/// Supported, and not supported (unsupported or unrecognised).
 fn counts(outcomes: &[Outcome]) -> (usize, usize) {
-    let s = outcomes
-        .iter()
-        .filter(|o| o.status == Status::Supported)
-        .count();
+    let s = count(outcomes, Status::Supported);
     (s, outcomes.len() - s)
 }
 
 /// Exactly one JSON object, in draft order; offsets are byte offsets into the draft.
 pub fn json(outcomes: &[Outcome], files: &[SourceFile]) -> String {
-    let (supported, unsupported) = counts(outcomes);
+    json_with_document_dates(outcomes, files, &[])
+}
+
+/// [`json`], listing the draft's own dates as well.
+pub fn json_with_document_dates(
+    outcomes: &[Outcome],
+    files: &[SourceFile],
+    document_dates: &[super::Claim],
+) -> String {
+    let (supported, unrecognized) = (
+        count(outcomes, Status::Supported),
+        count(outcomes, Status::Unrecognized),
+    );
+    let unsupported = count(outcomes, Status::Unsupported);
     let r = JsonReport {
         claims: outcomes
             .iter()
@@ -57,10 +92,13 @@ pub fn json(outcomes: &[Outcome], files: &[SourceFile]) -> String {
                 status: o.status,
                 source: o.source.as_ref(),
                 reason: o.reason.as_deref(),
+                cited: &o.cited,
             })
             .collect(),
         supported,
         unsupported,
+        unrecognized,
+        miscited: count(outcomes, Status::Miscited),
         unreadable_sources: files
             .iter()
             .filter_map(|f| {
@@ -68,6 +106,14 @@ pub fn json(outcomes: &[Outcome], files: &[SourceFile]) -> String {
                     file: &f.path,
                     problem: p,
                 })
+            })
+            .collect(),
+        document_dates: document_dates
+            .iter()
+            .map(|c| DocumentDate {
+                text: &c.text,
+                start: c.start,
+                end: c.end,
             })
             .collect(),
     };
@@ -93,17 +139,27 @@ pub fn markdown(
     outcomes: &[Outcome],
     files: &[SourceFile],
 ) -> String {
-    let (supported, unsupported) = counts(outcomes);
+    let (supported, not_supported) = counts(outcomes);
+    let unrecognized = count(outcomes, Status::Unrecognized);
+    let miscited = count(outcomes, Status::Miscited);
+    let unsupported = not_supported - unrecognized - miscited;
     let mut s = String::new();
     let _ = writeln!(s, "# Verification of {draft_name}\n");
-    let verdict = if unsupported == 0 && files.iter().all(|f| f.problem.is_none()) {
+    let verdict = if not_supported == 0 && files.iter().all(|f| f.problem.is_none()) {
         "Every claim is supported by the sources."
     } else {
         "**Not ready to sign:** the claims below are not supported by the sources."
     };
+    let mut also = String::new();
+    if miscited > 0 {
+        also.push_str(&format!(", {miscited} miscited"));
+    }
+    if unrecognized > 0 {
+        also.push_str(&format!(", {unrecognized} unrecognized"));
+    }
     let _ = writeln!(
         s,
-        "{} claims checked: {supported} supported, {unsupported} unsupported. {verdict}\n",
+        "{} claims checked: {supported} supported, {unsupported} unsupported{also}. {verdict}\n",
         outcomes.len()
     );
     let bad: Vec<&SourceFile> = files.iter().filter(|f| f.problem.is_some()).collect();
@@ -154,6 +210,74 @@ pub fn markdown(
             );
         }
         s.push('\n');
+    }
+    if miscited > 0 {
+        let _ = writeln!(
+            s,
+            "## Miscited (in the evidence, but not on the page cited)\n"
+        );
+        let _ = writeln!(
+            s,
+            "| line | kind | claim | cited | found on | fix |\n|---|---|---|---|---|---|"
+        );
+        for o in outcomes.iter().filter(|o| o.status == Status::Miscited) {
+            let place = |l: &super::Location| {
+                format!(
+                    "{} p. {}{}",
+                    l.file,
+                    l.page,
+                    l.bates
+                        .as_ref()
+                        .map_or(String::new(), |b| format!(" ({b})"))
+                )
+            };
+            let cited: Vec<String> = o.cited.iter().map(place).collect();
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} |",
+                line_of(draft, o.claim.start),
+                o.claim.kind.as_str(),
+                md_escape(&o.claim.text),
+                md_escape(&cited.join("; ")),
+                md_escape(&o.source.as_ref().map(place).unwrap_or_default()),
+                md_escape(
+                    o.reason
+                        .as_deref()
+                        .and_then(|r| r.rsplit("; ").next())
+                        .unwrap_or("")
+                )
+            );
+        }
+        s.push('\n');
+    }
+    if unrecognized > 0 {
+        let _ = writeln!(s, "## Unrecognized (could not be checked)\n");
+        let _ = writeln!(s, "| line | kind | claim | why |\n|---|---|---|---|");
+        for o in outcomes.iter().filter(|o| o.status == Status::Unrecognized) {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                line_of(draft, o.claim.start),
+                o.claim.kind.as_str(),
+                md_escape(&o.claim.text),
+                md_escape(o.reason.as_deref().unwrap_or(""))
+            );
+        }
+        s.push('\n');
+    }
+    let claims = super::claims(draft, &[]);
+    let own: Vec<String> = claims
+        .iter()
+        .zip(super::pinpoint::own_dates(draft, &claims))
+        .filter(|(_, own)| *own)
+        .map(|(c, _)| format!("{} (line {})", one_line(&c.text), line_of(draft, c.start)))
+        .collect();
+    if !own.is_empty() {
+        let _ = writeln!(
+            s,
+            "Dates of the document itself, not checked against the evidence: {}\n",
+            own.join("; ")
+        );
     }
     if supported > 0 {
         let _ = writeln!(s, "## Supported\n");
@@ -215,6 +339,8 @@ pub fn html(draft_name: &str, draft: &str, outcomes: &[Outcome], files: &[Source
         .iter()
         .filter(|o| o.status == Status::Unsupported)
         .collect();
+    ordered.extend(outcomes.iter().filter(|o| o.status == Status::Miscited));
+    ordered.extend(outcomes.iter().filter(|o| o.status == Status::Unrecognized));
     ordered.extend(outcomes.iter().filter(|o| o.status == Status::Supported));
     for o in ordered {
         let detail = match (&o.source, &o.reason) {
@@ -229,11 +355,7 @@ pub fn html(draft_name: &str, draft: &str, outcomes: &[Outcome], files: &[Source
             (None, Some(r)) => html_escape(r),
             _ => String::new(),
         };
-        let status = if o.status == Status::Supported {
-            "supported"
-        } else {
-            "unsupported"
-        };
+        let status = o.status.as_str();
         let _ = writeln!(
             s,
             "<tr class=\"{status}\"><td>{}</td><td>{}</td><td>{}</td><td>{status}</td><td>{detail}</td></tr>",

@@ -49,6 +49,15 @@ const REPORTERS: [(&str, &[&str]); 6] = [
     ("N.E.2d", &["N.E.2d", "N.E. 2d"]),
     ("S. Ct.", &["S. Ct.", "S.Ct."]),
 ];
+/// Years in which each reporter above published.
+const YEARS: [(u32, u32); 6] = [
+    (1950, 2019),
+    (1994, 2020),
+    (1989, 2013),
+    (1992, 2015),
+    (1950, 2013),
+    (1950, 2019),
+];
 const WORDS: [&str; 24] = [
     "tenant",
     "landlord",
@@ -165,13 +174,21 @@ pub fn generate(pages: usize, claims: usize, seed: u64) -> Corpus {
                         1 + rng.below(28) as u32,
                     ),
                     1 => Fact::Money(100 * (50 + rng.below(500_000)) + rng.below(100)),
-                    2 => Fact::Case {
-                        vol: 100 + rng.below(800) as u32,
-                        rep: rng.below(REPORTERS.len() as u64) as usize,
-                        page: 1 + rng.below(1500) as u32,
-                        pin: 0,
-                        year: 1950 + rng.below(70) as u32,
-                    },
+                    2 => {
+                        let vol = 100 + rng.below(800) as u32;
+                        let rep = rng.below(REPORTERS.len() as u64) as usize;
+                        let page = 1 + rng.below(1500) as u32;
+                        // A year within the reporter's own years, as a real case has.
+                        let (first, last) = YEARS[rep];
+                        let year = first + (rng.below(70) as u32) % (last - first + 1);
+                        Fact::Case {
+                            vol,
+                            rep,
+                            page,
+                            pin: 0,
+                            year,
+                        }
+                    }
                     3 => Fact::Statute(1000 + rng.below(8000) as u32),
                     _ => Fact::Quote((0..12).map(|_| *rng.pick(&WORDS)).collect()),
                 };

@@ -1,0 +1,652 @@
+//! Finding reporter citations by the catalogue: `VOL REPORTER PAGE[, PIN] [(… YEAR)]` and the
+//! short form `VOL REPORTER[,] at PIN`, for every edition and variant spelling reporters-db
+//! lists, Westlaw and Lexis cites and law journals included.
+//!
+//! Scanned by hand rather than by one pattern per spelling: after a volume, the words up to
+//! the first page number are the reporter, and they must be a catalogue spelling *as a
+//! whole*. A series marker is therefore never read as a page (`190 Wash. App. 2d 3790` is
+//! `Wash. App. 2d`, page 3790, never `Wash. App.`, page 2), and where a spelling itself holds
+//! a number (`La.App. 1 Cir.`) the longer reading wins. Words shaped like a reporter that the
+//! catalogue does not know come back as [`Cite::Unknown`], so the verifier can fail closed.
+
+use super::catalogue::{squash, Edition, CATALOGUE};
+
+/// Reporter spellings a workflow accepts beyond the catalogue (`allow reporter "…"`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Allowed {
+    squashed: Vec<String>,
+}
+
+impl Allowed {
+    pub fn new<S: AsRef<str>>(spellings: &[S]) -> Allowed {
+        Allowed {
+            squashed: spellings
+                .iter()
+                .map(|s| squash(s.as_ref()))
+                .filter(|s| !s.is_empty())
+                .collect(),
+        }
+    }
+
+    fn has(&self, squashed: &str) -> bool {
+        self.squashed.iter().any(|s| s == squashed)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.squashed.is_empty()
+    }
+}
+
+/// The reporter a citation names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reporter {
+    Known(&'static Edition),
+    /// Accepted by the workflow: its squashed spelling.
+    Allowed(String),
+}
+
+impl Reporter {
+    pub fn key(&self) -> &str {
+        match self {
+            Reporter::Known(e) => &e.key,
+            Reporter::Allowed(k) => k,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cite {
+    Full {
+        volume: u32,
+        reporter: Reporter,
+        /// `None`: a blank placeholder page (`___`).
+        page: Option<u32>,
+        pin: Option<String>,
+        year: Option<u16>,
+    },
+    Short {
+        volume: u32,
+        reporter: Reporter,
+        pin: String,
+    },
+    /// Shaped like a citation, but its reporter is in no catalogue.
+    Unknown { abbreviation: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub start: usize,
+    pub end: usize,
+    pub cite: Cite,
+}
+
+/// The most words a reporter spelling is read over (the longest in the catalogue has 11).
+const MAX_WORDS: usize = 12;
+
+/// Every citation in `text`, in order.
+pub fn scan(text: &str, allowed: &Allowed) -> Vec<Found> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(off) = b[i..].iter().position(u8::is_ascii_digit) {
+        let s = i + off;
+        let mut e = s;
+        while e < b.len() && b[e].is_ascii_digit() {
+            e += 1;
+        }
+        i = e;
+        if e - s > 4 || !volume_may_start(text, s) {
+            continue;
+        }
+        let Ok(volume) = text[s..e].parse::<u32>() else {
+            continue;
+        };
+        let words = words_after(text, e);
+        if words.len() < 2 {
+            continue;
+        }
+        if let Some(found) = read_cite(text, s, volume, &words, allowed) {
+            // A recognised citation is consumed whole; anything else may still hold one.
+            if !matches!(found.cite, Cite::Unknown { .. }) {
+                i = found.end.max(e);
+            }
+            out.push(found);
+        }
+    }
+    out
+}
+
+/// A volume starts a citation only after a space, a bracket or a signal's punctuation — not
+/// inside a number (`1.5`, `12/3`, `2-3`), an amount or a section.
+fn volume_may_start(text: &str, s: usize) -> bool {
+    match text[..s].chars().next_back() {
+        None => true,
+        Some(c) => {
+            !(c.is_alphanumeric()
+                || matches!(
+                    c,
+                    '.' | ',' | '-' | '/' | ':' | '$' | '§' | '¶' | '#' | '*' | '–'
+                ))
+        }
+    }
+}
+
+/// The words after a volume: byte spans of whitespace-separated tokens, at most one line
+/// break between two of them.
+fn words_after(text: &str, mut p: usize) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut words = Vec::new();
+    while words.len() <= MAX_WORDS {
+        let ws = p;
+        let mut newlines = 0;
+        while p < b.len() && b[p].is_ascii_whitespace() {
+            newlines += usize::from(b[p] == b'\n');
+            p += 1;
+        }
+        if p == ws || newlines > 1 || p - ws > 6 || p >= b.len() {
+            break;
+        }
+        let start = p;
+        while p < b.len() && !b[p].is_ascii_whitespace() {
+            p += 1;
+        }
+        words.push((start, p));
+    }
+    words
+}
+
+/// A page number (with the punctuation that may follow it) or a blank placeholder.
+enum PageWord {
+    Number(u32, usize),
+    Blank(usize),
+}
+
+fn page_word(w: &str) -> Option<PageWord> {
+    let digits = w.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = &w[digits..];
+    let trailing_ok = |r: &str| {
+        r.chars()
+            .all(|c| matches!(c, ',' | ';' | '.' | ':' | ')' | ']'))
+    };
+    if (1..=7).contains(&digits) && trailing_ok(rest) {
+        return w[..digits]
+            .parse()
+            .ok()
+            .map(|n| PageWord::Number(n, digits));
+    }
+    let blank = w.bytes().take_while(|c| matches!(c, b'_' | b'-')).count();
+    if blank >= 2 && (w.starts_with("__") || blank >= 3) && trailing_ok(&w[blank..]) {
+        return Some(PageWord::Blank(blank));
+    }
+    None
+}
+
+fn lookup(spelling: &str, allowed: &Allowed) -> Option<Reporter> {
+    let k = squash(spelling.trim_end_matches(','));
+    if k.is_empty() {
+        return None;
+    }
+    if let Some(e) = CATALOGUE.edition_written(spelling, &k) {
+        return Some(Reporter::Known(e));
+    }
+    allowed.has(&k).then_some(Reporter::Allowed(k))
+}
+
+fn read_cite(
+    text: &str,
+    start: usize,
+    volume: u32,
+    words: &[(usize, usize)],
+    allowed: &Allowed,
+) -> Option<Found> {
+    let word = |i: usize| &text[words[i].0..words[i].1];
+    let span = |from: usize, to: usize| &text[words[from].0..words[to - 1].1];
+    // The first page number or `at` after at least one word of reporter.
+    let k = (1..words.len()).find(|&k| page_word(word(k)).is_some() || word(k) == "at")?;
+    if word(k) == "at" {
+        let reporter = lookup(span(0, k), allowed)?;
+        let (pin, end) = pin_at(text, words[k].1)?;
+        return Some(Found {
+            start,
+            end,
+            cite: Cite::Short {
+                volume,
+                reporter,
+                pin,
+            },
+        });
+    }
+    // A spelling that holds a number itself (`La.App. 1 Cir.`) is preferred when it reads on.
+    for m in (k + 1..words.len().min(k + 3)).rev() {
+        if page_word(word(m)).is_some() && word(k).bytes().all(|c| c.is_ascii_digit()) {
+            if let Some(reporter) = lookup(span(0, m), allowed) {
+                return Some(full(text, start, volume, reporter, words[m], word(m)));
+            }
+        }
+    }
+    match lookup(span(0, k), allowed) {
+        Some(reporter) => Some(full(text, start, volume, reporter, words[k], word(k))),
+        None => {
+            let abbreviation = span(0, k).trim_end_matches(',').to_string();
+            citation_shaped(&abbreviation).then(|| Found {
+                start,
+                end: words[k].0
+                    + word(k)
+                        .trim_end_matches([',', ';', '.', ':', ')', ']'])
+                        .len(),
+                cite: Cite::Unknown { abbreviation },
+            })
+        }
+    }
+}
+
+fn full(
+    text: &str,
+    start: usize,
+    volume: u32,
+    reporter: Reporter,
+    page_span: (usize, usize),
+    page_text: &str,
+) -> Found {
+    let (page, len) = match page_word(page_text) {
+        Some(PageWord::Number(n, len)) => (Some(n), len),
+        Some(PageWord::Blank(len)) => (None, len),
+        None => (None, 0),
+    };
+    let mut end = page_span.0 + len;
+    let mut pin = None;
+    if text[end..].starts_with(',') {
+        if let Some((p, e)) = pin_after_comma(text, end + 1) {
+            pin = Some(p);
+            end = e;
+        }
+    }
+    let mut year = None;
+    if let Some((y, e)) = year_parenthetical(text, end) {
+        year = Some(y);
+        end = e;
+    }
+    Found {
+        start,
+        end,
+        cite: Cite::Full {
+            volume,
+            reporter,
+            page,
+            pin,
+            year,
+        },
+    }
+}
+
+fn skip_spaces(text: &str, mut p: usize) -> usize {
+    let b = text.as_bytes();
+    while p < b.len() && b[p].is_ascii_whitespace() {
+        p += 1;
+    }
+    p
+}
+
+/// A pin cite: `5`, `5-7`, `5–07`, `*3` (Westlaw's star pages), `5 n.4`.
+fn pin_digits(text: &str, from: usize) -> Option<(String, usize)> {
+    let b = text.as_bytes();
+    let mut p = from;
+    if b.get(p) == Some(&b'*') {
+        p += 1;
+    }
+    let d = b[p..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if d == 0 || d > 6 {
+        return None;
+    }
+    p += d;
+    let mut pin: String = text[from..p].to_string();
+    // A range: `-`, `–` or `—`, spaces allowed.
+    let q = skip_spaces(text, p);
+    for dash in ["-", "–", "—"] {
+        if text[q..].starts_with(dash) {
+            let r = skip_spaces(text, q + dash.len());
+            let d2 = b[r..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if (1..=6).contains(&d2) && !b.get(r + d2).is_some_and(u8::is_ascii_digit) {
+                pin.push('-');
+                pin.push_str(&text[r..r + d2]);
+                p = r + d2;
+            }
+            break;
+        }
+    }
+    // A footnote: `5 n.4`, `5 & n.4`.
+    if b.get(p).is_some_and(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    Some((pin, p))
+}
+
+fn pin_after_comma(text: &str, from: usize) -> Option<(String, usize)> {
+    let mut p = skip_spaces(text, from);
+    if text[p..].starts_with("at ") {
+        p = skip_spaces(text, p + 2);
+    }
+    let (pin, end) = pin_digits(text, p)?;
+    // `…, 99 (2000)` but not `…, 2000 WL` or a following citation's volume (`…, 12 F.3d 4`).
+    let after = skip_spaces(text, end);
+    if text[after..]
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_uppercase())
+    {
+        return None;
+    }
+    Some((pin, end))
+}
+
+fn pin_at(text: &str, from: usize) -> Option<(String, usize)> {
+    pin_digits(text, skip_spaces(text, from))
+}
+
+/// `(9th Cir. 1999)`, `(2000)`, `(Cal. Ct. App. Jan. 5, 2001)`: the last year inside a
+/// parenthesis right after the citation.
+fn year_parenthetical(text: &str, from: usize) -> Option<(u16, usize)> {
+    let p = skip_spaces(text, from);
+    if !text[p..].starts_with('(') || p - from > 2 {
+        return None;
+    }
+    let inner = &text[p + 1..];
+    let close = inner.char_indices().take(120).find_map(|(i, c)| match c {
+        ')' => Some(Some(i)),
+        '(' => Some(None),
+        _ => None,
+    })??;
+    let body = &inner[..close];
+    let b = body.as_bytes();
+    let mut year = None;
+    let mut i = 0;
+    while i + 4 <= b.len() {
+        let run = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if run == 4 && (i == 0 || !b[i - 1].is_ascii_digit()) {
+            let y: u16 = body[i..i + 4].parse().ok()?;
+            if (1600..=2099).contains(&y) {
+                year = Some(y);
+            }
+        }
+        i += run.max(1);
+    }
+    year.map(|y| (y, p + 1 + close + 1))
+}
+
+/// Words that never name a reporter: months, street words, the draft's own numbering, units.
+const NOT_REPORTER_WORDS: &[&str] = &[
+    "jan",
+    "january",
+    "feb",
+    "february",
+    "mar",
+    "march",
+    "apr",
+    "april",
+    "may",
+    "jun",
+    "june",
+    "jul",
+    "july",
+    "aug",
+    "august",
+    "sep",
+    "sept",
+    "september",
+    "oct",
+    "october",
+    "nov",
+    "november",
+    "dec",
+    "december",
+    "st",
+    "street",
+    "ave",
+    "avenue",
+    "blvd",
+    "boulevard",
+    "rd",
+    "road",
+    "dr",
+    "drive",
+    "ln",
+    "lane",
+    "suite",
+    "ste",
+    "fl",
+    "floor",
+    "apt",
+    "unit",
+    "room",
+    "rm",
+    "hwy",
+    "highway",
+    "pkwy",
+    "parkway",
+    "way",
+    "pl",
+    "place",
+    "sq",
+    "square",
+    "bldg",
+    "building",
+    "no",
+    "nos",
+    "number",
+    "sec",
+    "secs",
+    "section",
+    "sections",
+    "art",
+    "article",
+    "ch",
+    "chap",
+    "chapter",
+    "pt",
+    "part",
+    "para",
+    "paras",
+    "par",
+    "paragraph",
+    "ex",
+    "exh",
+    "exhibit",
+    "vol",
+    "volume",
+    "p",
+    "pp",
+    "page",
+    "pages",
+    "fig",
+    "figure",
+    "tbl",
+    "table",
+    "id",
+    "ibid",
+    "doc",
+    "docs",
+    "dkt",
+    "ecf",
+    "att",
+    "tab",
+    "am",
+    "pm",
+    "a.m",
+    "p.m",
+    "hrs",
+    "hr",
+    "min",
+    "mins",
+    "sq",
+    "ft",
+    "lbs",
+    "oz",
+    "mi",
+    "km",
+    "kg",
+    "cm",
+    "mm",
+    "in",
+    "yrs",
+    "mo",
+    "mos",
+    "wk",
+    "wks",
+    "days",
+    "tel",
+    "fax",
+    "ph",
+    "ext",
+    "po",
+    "box",
+    "rule",
+    "rules",
+    "line",
+    "lines",
+    "item",
+    "items",
+    "step",
+    "steps",
+    "count",
+    "counts",
+    "claim",
+    "claims",
+];
+
+/// Whether words the catalogue does not know still look like a reporter: one to six
+/// capitalised abbreviations (at least one with a period or an apostrophe, or in capitals),
+/// series markers like `2d` or `4th`, `&` — and none of the words that never name one.
+pub fn citation_shaped(abbreviation: &str) -> bool {
+    let words: Vec<&str> = abbreviation.split_whitespace().collect();
+    if words.is_empty() || words.len() > 6 || abbreviation.len() > 40 {
+        return false;
+    }
+    if CATALOGUE.law(abbreviation).is_some() {
+        return false;
+    }
+    let mut abbreviated = false;
+    for w in &words {
+        let w = w.trim_end_matches(',');
+        if w == "&" {
+            continue;
+        }
+        let bare: String = w
+            .chars()
+            .filter(|c| c.is_alphanumeric() || *c == '.')
+            .collect::<String>()
+            .trim_end_matches('.')
+            .to_lowercase();
+        if NOT_REPORTER_WORDS.contains(&bare.as_str()) {
+            return false;
+        }
+        let digits = w.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 {
+            // A series marker (`2d`, `3d.`, `4th`, `2nd`), never a street's `12th`.
+            let rest = w[digits..].trim_end_matches('.').to_lowercase();
+            let n: u32 = w[..digits].parse().unwrap_or(0);
+            if !(2..=9).contains(&n) || !matches!(rest.as_str(), "d" | "nd" | "rd" | "th") {
+                return false;
+            }
+            continue;
+        }
+        let core = w.trim_start_matches(['(', '[']);
+        if !core.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            || !w.chars().all(|c| {
+                c.is_ascii_alphabetic()
+                    || matches!(c, '.' | '\'' | '’' | '&' | '(' | ')' | '[' | ']')
+            })
+        {
+            return false;
+        }
+        let letters: Vec<char> = w.chars().filter(char::is_ascii_alphabetic).collect();
+        if w.contains(['.', '\'', '’'])
+            || (2..=6).contains(&letters.len()) && letters.iter().all(char::is_ascii_uppercase)
+        {
+            abbreviated = true;
+        }
+    }
+    abbreviated
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cites(t: &str) -> Vec<String> {
+        scan(t, &Allowed::default())
+            .into_iter()
+            .map(|f| match f.cite {
+                Cite::Full {
+                    volume,
+                    reporter,
+                    page,
+                    pin,
+                    year,
+                } => format!(
+                    "{volume} {} {}{}{}",
+                    reporter.key(),
+                    page.map_or("___".into(), |p| p.to_string()),
+                    pin.map(|p| format!(", {p}")).unwrap_or_default(),
+                    year.map(|y| format!(" ({y})")).unwrap_or_default()
+                ),
+                Cite::Short {
+                    volume,
+                    reporter,
+                    pin,
+                } => format!("{volume} {} at {pin}", reporter.key()),
+                Cite::Unknown { abbreviation } => format!("? {abbreviation}"),
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        /// Any text, any encoding damage: spans on character boundaries, never a panic.
+        #[test]
+        fn any_text_scans_without_panicking(t in "(?s)[0-9 A-Za-z.,'’&()\\[\\]_*§é\u{a0}\n-]{0,80}") {
+            for f in scan(&t, &Allowed::new(&["Zz."])) {
+                proptest::prop_assert!(t.is_char_boundary(f.start) && t.is_char_boundary(f.end));
+                proptest::prop_assert!(f.start <= f.end);
+            }
+        }
+    }
+
+    #[test]
+    fn a_series_marker_is_never_a_page() {
+        assert_eq!(cites("190 Wash. App. 2d 3790"), ["190 washapp2d 3790"]);
+        assert_eq!(cites("12 So. 2d. 345"), ["12 so2d 345"]);
+        assert_eq!(cites("12 So. 2nd 345"), ["12 so2d 345"]);
+        assert_eq!(cites("5 F.Supp. 3D 10"), ["5 fsupp3d 10"]);
+        assert_eq!(
+            cites("140 Wn.2d 568, 570 (2000)"),
+            ["140 wash2d 568, 570 (2000)"]
+        );
+    }
+
+    #[test]
+    fn short_forms_placeholders_and_services() {
+        assert_eq!(cites("477 U.S., at 322"), ["477 us at 322"]);
+        assert_eq!(cites("477 U.S. at 322-23"), ["477 us at 322-23"]);
+        assert_eq!(cites("597 U.S. ___ (2022)"), ["597 us ___ (2022)"]);
+        assert_eq!(cites("2019 WL 123456, at *3"), ["2019 wl 123456, *3"]);
+        assert_eq!(
+            cites("2019 U.S. Dist. LEXIS 1096"),
+            ["2019 usdistlexis 1096"]
+        );
+    }
+
+    #[test]
+    fn unknown_reporters_fail_closed_and_addresses_are_no_citations() {
+        assert_eq!(cites("12 Zzq. Rptr. 3d 45 (2001)"), ["? Zzq. Rptr. 3d"]);
+        for t in [
+            "111 S.W. 12th St. 4",
+            "1200 S.W. 3rd Ave., Portland, OR 97201",
+            "100 N.E. 2nd Street, Suite 300",
+            "on 5 Jan. 2024",
+            "Section 2 Art. 3",
+            "call (415) 555-1212 today",
+            "paid 3 times in 2019",
+        ] {
+            assert!(cites(t).is_empty(), "{t}: {:?}", cites(t));
+        }
+    }
+}

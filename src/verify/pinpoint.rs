@@ -1,0 +1,418 @@
+//! Which pages each fact of a draft is cited to. A fact (a date, amount, quotation, statute or
+//! case citation) that a sentence cites to pages — Bates numbers or ranges — must be on one of
+//! those pages; found elsewhere in the evidence, it is `miscited`.
+//!
+//! How far a cite reaches:
+//! - **Its clause.** In a sentence with cites, each fact is bound to the first cite after it
+//!   in the sentence (`paid $75.00 (SMITH000005), although … January 3 (SMITH000001)`); facts
+//!   after the sentence's last cite are bound to that cite.
+//! - **String cites.** Cites next to each other, joined only by `;`, `,`, `and`, `see also`,
+//!   brackets or spaces (`(SMITH000004; SMITH000006–SMITH000007)`), are one cite: any of their
+//!   pages will do. A range cites every page between its ends.
+//! - **Citation sentences.** A sentence that is nothing but cites (`… habitability." (SMITH000003)`)
+//!   binds the sentence before it (the facts of that sentence after its own last cite). If it
+//!   ends a paragraph whose sentences cite nothing themselves, it covers the whole paragraph.
+//! - Facts in sentences that no cite reaches are checked against all the evidence, as before.
+//!
+//! The document's own dates — `Executed on March 18, 2024, at Oakland`, a jurat's `Subscribed
+//! and sworn to before me this 5th day of …`, a `Dated:` line — say when the document was
+//! made, not what the evidence says; they are reported as such and not checked.
+
+use super::{Claim, Key, Kind};
+
+/// Words whose period does not end a sentence.
+const ABBREVIATIONS: &[&str] = &[
+    "v", "vs", "inc", "co", "corp", "ltd", "llc", "no", "nos", "mr", "mrs", "ms", "dr", "st",
+    "ave", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    "e.g", "i.e", "cf", "etc", "al", "p", "pp", "ex", "exh", "para", "sec", "art", "ch", "id",
+    "ibid", "u.s", "n.a", "jr", "sr", "esq", "ph.d", "ct", "cir", "supp", "app", "rev", "stat",
+];
+
+/// A sentence: its byte range and the paragraph it belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sentence {
+    pub start: usize,
+    pub end: usize,
+    pub paragraph: usize,
+}
+
+/// Splits text into sentences. Paragraphs end at blank lines; a sentence ends at `.`, `?` or
+/// `!` (with any closing quotation marks or brackets) before a space and a capital, a digit, an
+/// opening bracket or quotation mark — except after an abbreviation, a lone initial, or inside
+/// one of `keep` (the citations and statutes found, whose periods are no sentence's end).
+pub fn sentences(text: &str, keep: &[(usize, usize)]) -> Vec<Sentence> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut paragraph = 0;
+    let mut start = 0;
+    let mut i = 0;
+    let inside = |at: usize| keep.iter().any(|(s, e)| *s <= at && at < *e);
+    while i < b.len() {
+        // A blank line ends the paragraph.
+        if b[i] == b'\n' {
+            let mut j = i + 1;
+            while j < b.len() && matches!(b[j], b' ' | b'\t' | b'\r') {
+                j += 1;
+            }
+            if j < b.len() && b[j] == b'\n' {
+                push(&mut out, text, start, i, paragraph);
+                paragraph += 1;
+                start = j + 1;
+                i = j + 1;
+                continue;
+            }
+        }
+        if matches!(b[i], b'.' | b'?' | b'!') && !inside(i) {
+            let mut e = i + 1;
+            // Closing quotation marks and brackets stay with the sentence.
+            loop {
+                let rest = &text[e..];
+                let c = rest.chars().next();
+                match c {
+                    Some(c @ ('"' | '\'' | ')' | ']' | '”' | '’')) => e += c.len_utf8(),
+                    _ => break,
+                }
+            }
+            let after = &text[e..];
+            let ws = after.len() - after.trim_start().len();
+            let next = after.trim_start().chars().next();
+            let ends = ws > 0
+                && next.is_none_or(|c| {
+                    c.is_uppercase()
+                        || c.is_ascii_digit()
+                        || matches!(c, '(' | '[' | '"' | '“' | '‘')
+                })
+                && !(b[i] == b'.' && abbreviation_before(text, i));
+            if ends {
+                push(&mut out, text, start, e, paragraph);
+                start = e;
+                i = e;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    push(&mut out, text, start, text.len(), paragraph);
+    out
+}
+
+fn push(out: &mut Vec<Sentence>, text: &str, start: usize, end: usize, paragraph: usize) {
+    let s = &text[start..end];
+    let lead = s.len() - s.trim_start().len();
+    let trail = s.len() - s.trim_end().len();
+    if s.trim().is_empty() {
+        return;
+    }
+    out.push(Sentence {
+        start: start + lead,
+        end: end - trail,
+        paragraph,
+    });
+}
+
+fn abbreviation_before(text: &str, dot: usize) -> bool {
+    let word: String = text[..dot]
+        .chars()
+        .rev()
+        .take_while(|c| c.is_alphanumeric() || *c == '.')
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let lower = word.to_lowercase();
+    let letters = word.chars().filter(|c| c.is_alphabetic()).count();
+    // A lone initial (`J.`), an abbreviation, a run of initials (`U.S.`); but a number
+    // (`1.`) ends a list item's number like a sentence.
+    (letters == 1 && word.chars().all(|c| c.is_alphabetic() || c == '.'))
+        || ABBREVIATIONS.contains(&lower.as_str())
+        || (word.contains('.') && letters <= 4 && !word.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// Whether a claim is a fact that a pinpoint can bind.
+fn is_fact(c: &Claim) -> bool {
+    matches!(
+        c.kind,
+        Kind::Date | Kind::Amount | Kind::Quote | Kind::Statute | Kind::Citation
+    ) && !matches!(c.key, Key::Unresolved(_) | Key::Unrecognized(_))
+}
+
+fn is_cite(c: &Claim) -> bool {
+    c.kind == Kind::Bates
+}
+
+/// Whether the text between two spans holds nothing but what joins cites in a string cite.
+fn joins(between: &str) -> bool {
+    let mut rest = between.trim();
+    loop {
+        rest = rest.trim_start_matches([';', ',', '(', ')', '[', ']', ' ', '\n', '\t']);
+        let lower = rest.to_ascii_lowercase();
+        let mut advanced = false;
+        for w in ["see also", "see", "and", "also", "accord", "cf."] {
+            if lower.starts_with(w) {
+                rest = &rest[w.len()..];
+                advanced = true;
+                break;
+            }
+        }
+        if !advanced {
+            return rest.is_empty();
+        }
+    }
+}
+
+/// For each claim, the indices of the cites (Bates claims) that bind it, if any.
+pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
+    let keep: Vec<(usize, usize)> = claims
+        .iter()
+        .filter(|c| matches!(c.kind, Kind::Citation | Kind::Statute))
+        .map(|c| (c.start, c.end))
+        .collect();
+    let sents = sentences(text, &keep);
+    let sentence_of = |at: usize| {
+        sents
+            .iter()
+            .position(|s| s.start <= at && at < s.end.max(s.start + 1))
+    };
+    // Cites grouped into string cites, in text order.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, c) in claims.iter().enumerate().filter(|(_, c)| is_cite(c)) {
+        match groups.last_mut() {
+            Some(g)
+                if {
+                    let prev = &claims[*g.last().expect("a group has a cite")];
+                    prev.end <= c.start
+                        && joins(&text[prev.end..c.start])
+                        && sentence_of(prev.start) == sentence_of(c.start)
+                } =>
+            {
+                g.push(i)
+            }
+            _ => groups.push(vec![i]),
+        }
+    }
+    let mut out = vec![Vec::new(); claims.len()];
+    // Sentences that are nothing but their cites.
+    let citation_only = |si: usize| {
+        let s = sents[si];
+        let mut rest = text[s.start..s.end].to_string();
+        let mut cites: Vec<&Claim> = claims
+            .iter()
+            .filter(|c| is_cite(c) && c.start >= s.start && c.end <= s.end)
+            .collect();
+        if cites.is_empty() {
+            return false;
+        }
+        cites.sort_by_key(|c| std::cmp::Reverse(c.start));
+        for c in cites {
+            rest.replace_range(c.start - s.start..c.end - s.start, " ");
+        }
+        joins(rest.trim_end_matches(['.', ' ']))
+    };
+    for (si, s) in sents.iter().enumerate() {
+        let in_sentence: Vec<&Vec<usize>> = groups
+            .iter()
+            .filter(|g| claims[g[0]].start >= s.start && claims[g[0]].start < s.end)
+            .collect();
+        if in_sentence.is_empty() {
+            continue;
+        }
+        let facts_in = |from: usize, to: usize| {
+            claims
+                .iter()
+                .enumerate()
+                .filter(move |(_, c)| is_fact(c) && c.start >= from && c.start < to)
+                .map(|(i, _)| i)
+        };
+        if citation_only(si) {
+            let cited: Vec<usize> = in_sentence.iter().flat_map(|g| g.iter().copied()).collect();
+            // The paragraph's last sentence, in a paragraph whose other sentences cite nothing:
+            // it covers the paragraph.
+            let same_para: Vec<usize> = (0..sents.len())
+                .filter(|&k| sents[k].paragraph == s.paragraph)
+                .collect();
+            let last_in_para = same_para.last() == Some(&si);
+            let others_cite = same_para.iter().any(|&k| {
+                k != si
+                    && groups.iter().any(|g| {
+                        claims[g[0]].start >= sents[k].start && claims[g[0]].start < sents[k].end
+                    })
+            });
+            let from = if last_in_para && !others_cite {
+                sents[same_para[0]].start
+            } else if si > 0 && sents[si - 1].paragraph == s.paragraph {
+                // The sentence before, after its own last cite.
+                let p = sents[si - 1];
+                groups
+                    .iter()
+                    .filter(|g| claims[g[0]].start >= p.start && claims[g[0]].start < p.end)
+                    .map(|g| claims[*g.last().expect("a group has a cite")].end)
+                    .max()
+                    .unwrap_or(p.start)
+            } else {
+                s.start
+            };
+            for f in facts_in(from, s.start) {
+                if out[f].is_empty() {
+                    out[f] = cited.clone();
+                }
+            }
+            continue;
+        }
+        // Each fact to the first cite after it in its sentence; the rest to the last cite.
+        let mut from = s.start;
+        for g in &in_sentence {
+            let at = claims[g[0]].start;
+            for f in facts_in(from, at) {
+                out[f] = (*g).clone();
+            }
+            from = claims[*g.last().expect("a group has a cite")].end;
+        }
+        let last = in_sentence.last().expect("a sentence with cites");
+        for f in facts_in(from, s.end) {
+            out[f] = (*last).clone();
+        }
+    }
+    out
+}
+
+/// Phrases that introduce the document's own date.
+const OWN_DATE_LEADS: &[&str] = &[
+    "executed on",
+    "executed this",
+    "executed at",
+    "signed on",
+    "signed this",
+    "dated:",
+    "dated this",
+    "dated on",
+    "date:",
+    "sworn to before me",
+    "subscribed and sworn",
+    "affirmed before me",
+];
+
+/// The date claims that are the document's own (its execution, signature or jurat date).
+pub fn own_dates(text: &str, claims: &[Claim]) -> Vec<bool> {
+    claims
+        .iter()
+        .map(|c| {
+            if c.kind != Kind::Date {
+                return false;
+            }
+            // The line the date is on, up to the date.
+            let line_start = text[..c.start].rfind('\n').map_or(0, |i| i + 1);
+            let mut from = c.start.saturating_sub(80).max(line_start);
+            while !text.is_char_boundary(from) {
+                from += 1;
+            }
+            let before = text[from..c.start].to_lowercase();
+            OWN_DATE_LEADS.iter().any(|lead| before.contains(lead))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims(t: &str) -> Vec<Claim> {
+        super::super::claims(t, &["SMITH".to_string()])
+    }
+
+    fn bound(t: &str) -> Vec<(String, Vec<String>)> {
+        let cs = claims(t);
+        let b = bind(t, &cs);
+        cs.iter()
+            .zip(b)
+            .filter(|(c, _)| c.kind != Kind::Bates)
+            .map(|(c, b)| {
+                (
+                    c.text.clone(),
+                    b.iter().map(|&i| cs[i].text.clone()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sentences_do_not_end_inside_citations_or_after_abbreviations() {
+        let t = "Green v. Superior Court, 10 Cal. 3d 616 (1974), held so. Mr. Lee paid $5.00 on Jan. 5, 2024. \"It ends.\" (SMITH000003)\n\nNext paragraph.";
+        let cs = claims(t);
+        let keep: Vec<(usize, usize)> = cs
+            .iter()
+            .filter(|c| c.kind == Kind::Citation)
+            .map(|c| (c.start, c.end))
+            .collect();
+        let s: Vec<&str> = sentences(t, &keep)
+            .iter()
+            .map(|s| &t[s.start..s.end])
+            .collect();
+        assert_eq!(
+            s,
+            vec![
+                "Green v. Superior Court, 10 Cal. 3d 616 (1974), held so.",
+                "Mr. Lee paid $5.00 on Jan. 5, 2024.",
+                "\"It ends.\"",
+                "(SMITH000003)",
+                "Next paragraph."
+            ]
+        );
+    }
+
+    #[test]
+    fn each_fact_goes_to_the_cite_after_it_in_its_clause() {
+        let t = "Acme charged a late fee of $75.00 on January 5, 2024 (SMITH000005), although I paid on January 3, 2024 (SMITH000001).";
+        assert_eq!(
+            bound(t),
+            vec![
+                ("$75.00".into(), vec!["SMITH000005".into()]),
+                ("January 5, 2024".into(), vec!["SMITH000005".into()]),
+                ("January 3, 2024".into(), vec!["SMITH000001".into()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn string_cites_ranges_citation_sentences_and_paragraphs() {
+        let t = "I paid $10.00 on May 1, 2024 (SMITH000004; SMITH000006–SMITH000007).";
+        assert_eq!(
+            bound(t)[0].1,
+            vec!["SMITH000004", "SMITH000006–SMITH000007"]
+        );
+        let t = "The lease says \"repairs within thirty days.\" (SMITH000003)";
+        assert_eq!(bound(t)[0].1, vec!["SMITH000003"]);
+        let t = "Rent was $2,150.00. It rose on May 1, 2024. (SMITH000002)\n\nI paid $9.00.";
+        let b = bound(t);
+        assert_eq!(
+            b[0].1,
+            vec!["SMITH000002"],
+            "the paragraph's cite covers it: {b:?}"
+        );
+        assert_eq!(b[1].1, vec!["SMITH000002"]);
+        assert!(b[2].1.is_empty(), "another paragraph: {b:?}");
+        let t = "I paid $9.00 (SMITH000001). Rent was $2,150.00. See SMITH000002.";
+        let b = bound(t);
+        assert_eq!(b[0].1, vec!["SMITH000001"]);
+        assert_eq!(b[1].1, vec!["SMITH000002"], "{b:?}");
+    }
+
+    #[test]
+    fn the_documents_own_dates() {
+        let t = "I paid on May 1, 2024.\n\nExecuted on March 18, 2024, at Oakland, California.\n\nSubscribed and sworn to before me this 5th day of April, 2024.\nDated: April 6, 2024";
+        let cs = claims(t);
+        let own: Vec<&str> = cs
+            .iter()
+            .zip(own_dates(t, &cs))
+            .filter(|(_, o)| *o)
+            .map(|(c, _)| c.text.as_str())
+            .collect();
+        assert_eq!(
+            own,
+            vec![
+                "March 18, 2024",
+                "this 5th day of April, 2024",
+                "April 6, 2024"
+            ]
+        );
+    }
+}

@@ -1,0 +1,307 @@
+//! Pinpoints: a fact must be on the page its sentence cites. A labelled corpus — evidence of
+//! stamped pages, each holding one fact of every kind, and drafts citing each fact to its own
+//! page (must be `supported`) or to another page (must be `miscited`, naming where the fact
+//! really is) — in every form a cite takes: inline, a citation sentence after the fact, a
+//! range, a string cite, a paragraph-final cite, several clauses with their own cites.
+//!
+//! `cargo test --test pinpoints -- --nocapture` prints the rates.
+
+use lexrun::verify::{self, Evidence, Status};
+
+const PAGES: u32 = 30;
+
+/// One page's facts, each written as a draft would state it.
+fn facts(p: u32) -> Vec<(&'static str, String)> {
+    let month = ["January", "February", "March", "April", "May", "June"][(p % 6) as usize];
+    vec![
+        ("date", format!("{month} {}, {}", 1 + p % 27, 2000 + p)),
+        (
+            "amount",
+            format!("${},{:03}.{:02}", 1 + p, p * 7 % 1000, p % 100),
+        ),
+        (
+            "quote",
+            format!("\"the tenant shall pay item number {p} on demand\""),
+        ),
+        ("statute", format!("Cal. Civ. Code § {}", 1900 + p)),
+        ("citation", format!("{} Cal. App. 4th {}", 10 + p, 100 + p)),
+    ]
+}
+
+fn bates(p: u32) -> String {
+    format!("PIN{p:06}")
+}
+
+fn evidence() -> Evidence {
+    let mut ev = Evidence::new(vec!["PIN".into()]);
+    let mut pages = Vec::new();
+    for p in 1..=PAGES {
+        let f = facts(p);
+        pages.push(format!(
+            "Page of record {p}.\nOn {} the owner paid {}. The lease says {}. See {}; Doe v. Roe, {} (2001).\n\n{}",
+            f[0].1,
+            f[1].1,
+            f[2].1,
+            f[3].1,
+            f[4].1,
+            bates(p)
+        ));
+    }
+    // Two files, so that cites cross files too.
+    let second = pages.split_off(PAGES as usize / 2);
+    ev.add_pages("record/01-first.txt".into(), pages);
+    ev.add_pages("record/02-second.txt".into(), second);
+    ev
+}
+
+/// A wrong page for page `p`'s facts.
+fn wrong(p: u32) -> u32 {
+    (p + 7) % PAGES + 1
+}
+
+/// Draft sentences, each with its expectation for every fact in it: the fact's text, and
+/// whether it is cited rightly.
+fn cases() -> Vec<(String, Vec<(String, bool)>)> {
+    let mut out = Vec::new();
+    for p in 1..=PAGES {
+        let f = facts(p);
+        for (kind, fact) in &f {
+            let fact = fact.clone();
+            let text = |cite: String| match *kind {
+                "quote" => format!("The lease provides {fact} {cite}."),
+                "citation" => format!("The court so held in Ace v. Bay, {fact} (2001) {cite}."),
+                _ => format!("The record shows {fact} {cite}."),
+            };
+            let w = wrong(p);
+            // Inline, right and wrong.
+            out.push((text(format!("({})", bates(p))), vec![(fact.clone(), true)]));
+            out.push((text(format!("({})", bates(w))), vec![(fact.clone(), false)]));
+            // A range holding the page, and one that does not.
+            let (lo, hi) = (p.saturating_sub(1).max(1), (p + 1).min(PAGES));
+            out.push((
+                text(format!("({}–{})", bates(lo), bates(hi))),
+                vec![(fact.clone(), true)],
+            ));
+            let (wlo, whi) = if p > PAGES / 2 {
+                (1, 3)
+            } else {
+                (PAGES - 2, PAGES)
+            };
+            out.push((
+                text(format!("({} through {})", bates(wlo), bates(whi))),
+                vec![(fact.clone(), false)],
+            ));
+            // A string cite with the page among others, and one without it.
+            out.push((
+                text(format!("({}; {})", bates(w), bates(p))),
+                vec![(fact.clone(), true)],
+            ));
+            out.push((
+                text(format!("(see {}; see also {})", bates(w), bates(wrong(w)))),
+                vec![(fact.clone(), false)],
+            ));
+        }
+        // A citation sentence after a sentence with two facts; a paragraph-final cite; two
+        // clauses with their own cites, one of them wrong.
+        let (d, a) = (&f[0].1, &f[1].1);
+        out.push((
+            format!("On {d} the owner paid {a}. ({})", bates(p)),
+            vec![(d.clone(), true), (a.clone(), true)],
+        ));
+        out.push((
+            format!("On {d} the owner paid {a}. ({})", bates(wrong(p))),
+            vec![(d.clone(), false), (a.clone(), false)],
+        ));
+        out.push((
+            format!("The owner paid {a}. The date was {d}. See {}.", bates(p)),
+            vec![(a.clone(), true), (d.clone(), true)],
+        ));
+        out.push((
+            format!(
+                "The owner paid {a} ({}), and the date was {d} ({}).",
+                bates(p),
+                bates(wrong(p))
+            ),
+            vec![(a.clone(), true), (d.clone(), false)],
+        ));
+    }
+    out
+}
+
+#[test]
+fn wrong_pinpoints_are_caught_and_right_ones_pass() {
+    let ev = evidence();
+    let (mut wrong_total, mut caught, mut right_total, mut flagged) = (0, 0, 0, 0);
+    let mut problems = Vec::new();
+    for (sentence, expect) in cases() {
+        let v = verify::verify(&sentence, &ev);
+        for (fact, right) in expect {
+            let fold = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+            let Some(o) = v
+                .outcomes
+                .iter()
+                .find(|o| fold(&o.claim.text).contains(&fold(fact.trim_matches('"'))))
+            else {
+                problems.push(format!("not extracted: {fact} in {sentence}"));
+                continue;
+            };
+            if right {
+                right_total += 1;
+                if o.status != Status::Supported {
+                    flagged += 1;
+                    problems.push(format!(
+                        "flagged: {sentence} → {:?} {:?}",
+                        o.status, o.reason
+                    ));
+                }
+            } else {
+                wrong_total += 1;
+                if o.status == Status::Miscited {
+                    caught += 1;
+                    // The fix names where the fact really is.
+                    let real = o
+                        .source
+                        .as_ref()
+                        .and_then(|s| s.bates.clone())
+                        .unwrap_or_default();
+                    assert!(
+                        o.reason
+                            .as_deref()
+                            .unwrap_or("")
+                            .contains(&format!("cite {real} instead")),
+                        "{:?}",
+                        o.reason
+                    );
+                    assert!(!o.cited.is_empty());
+                } else {
+                    problems.push(format!("missed: {sentence} → {:?}", o.status));
+                }
+            }
+        }
+    }
+    println!(
+        "pinpoints: {caught} of {wrong_total} wrong pinpoints caught ({:.2}%); {flagged} of {right_total} right ones flagged",
+        100.0 * caught as f64 / wrong_total as f64
+    );
+    for p in problems.iter().take(20) {
+        println!("  {p}");
+    }
+    assert!(caught as f64 >= 0.99 * wrong_total as f64);
+    assert_eq!(flagged, 0);
+}
+
+#[test]
+fn facts_without_a_pinpoint_and_cites_to_pages_that_do_not_exist() {
+    let ev = evidence();
+    let f = facts(5);
+    // No pinpoint: supported wherever it is.
+    let v = verify::verify(&format!("The owner paid {}.", f[1].1), &ev);
+    assert_eq!(v.outcomes[0].status, Status::Supported);
+    // A cite to a Bates number no source has: that cite is unsupported, and the fact is still
+    // checked against the rest of the evidence.
+    let v = verify::verify(&format!("The owner paid {} (PIN009999).", f[1].1), &ev);
+    let statuses: Vec<(&str, Status)> = v
+        .outcomes
+        .iter()
+        .map(|o| (o.claim.kind.as_str(), o.status))
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            ("amount", Status::Supported),
+            ("bates", Status::Unsupported)
+        ]
+    );
+}
+
+#[test]
+fn json_carries_cited_pages_and_the_documents_own_dates() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("record.txt");
+    std::fs::write(
+        &src,
+        "The deposit was $3,875.00.\n\nSMITH000001\u{000C}Lease terms.\n\nSMITH000002",
+    )
+    .unwrap();
+    let draft = dir.path().join("draft.md");
+    std::fs::write(
+        &draft,
+        "I paid $3,875.00 (SMITH000002).\n\nExecuted on March 18, 2024, at Oakland, California.\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .args(["verify", "--json", "--sources"])
+        .arg(&src)
+        .arg(&draft)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let amount = &v["claims"][0];
+    assert_eq!(amount["status"], "miscited", "{v}");
+    assert_eq!(amount["source"]["bates"], "SMITH000001");
+    assert_eq!(amount["cited"][0]["bates"], "SMITH000002");
+    assert!(amount["reason"]
+        .as_str()
+        .unwrap()
+        .contains("cite SMITH000001 instead"));
+    assert_eq!(v["miscited"], 1);
+    assert_eq!(v["document_dates"][0]["text"], "March 18, 2024");
+    assert_eq!(v["claims"].as_array().unwrap().len(), 2, "{v}");
+}
+
+/// `Ex. B at 2` through the binder's slip sheets, or through an exhibit index's Bates ranges.
+#[test]
+fn exhibit_letter_cites_resolve_through_slip_sheets_and_the_index() {
+    let mut binder = Evidence::new(vec![]);
+    binder.add_pages(
+        "binder.pdf".into(),
+        vec![
+            "Exhibit A\n\nSMITH000000".into(),
+            "Rent is $2,150.00 per month.\n\nSMITH000001".into(),
+            "Exhibit B".into(),
+            "Notice sent November 14, 2023.\n\nSMITH000002".into(),
+            "Invoice total $3,875.00.\n\nSMITH000003".into(),
+        ],
+    );
+    let status = |ev: &Evidence, draft: &str| -> Vec<(String, Status, Option<String>)> {
+        verify::verify(draft, ev)
+            .outcomes
+            .into_iter()
+            .map(|o| (o.claim.text, o.status, o.reason))
+            .collect()
+    };
+    let s = status(&binder, "I paid $3,875.00 (Ex. B at 2).");
+    assert_eq!(s[0].1, Status::Supported, "{s:?}");
+    let s = status(&binder, "I paid $3,875.00 (Exhibit B, at 1).");
+    assert_eq!(s[0].1, Status::Miscited, "{s:?}");
+    assert!(s[0].2.as_deref().unwrap().contains("SMITH000003"), "{s:?}");
+    let s = status(&binder, "Rent was $2,150.00. See Ex. A.");
+    assert_eq!(s[0].1, Status::Supported, "{s:?}");
+    let s = status(&binder, "Rent was $2,150.00 (Ex. C at 1).");
+    assert_eq!(s[1].1, Status::Unsupported, "{s:?}");
+    assert!(s[1].2.as_deref().unwrap().contains("no Exhibit C"), "{s:?}");
+    let s = status(&binder, "Rent was $2,150.00 (Ex. A at 4).");
+    assert!(s[1].2.as_deref().unwrap().contains("has 1 page"), "{s:?}");
+
+    // The same exhibits through an index beside stamped files.
+    let mut stamped = Evidence::new(vec![]);
+    stamped.add_pages(
+        "exhibit-index.md".into(),
+        vec!["| Exhibit | Description | Bates range | Pages |\n|---|---|---|---|\n| A | lease | SMITH000001 | 1 |\n| B | notices | SMITH000002–SMITH000003 | 2 |\n".into()],
+    );
+    stamped.add_pages(
+        "02-notices.txt".into(),
+        vec![
+            "Notice sent November 14, 2023.\n\nSMITH000002".into(),
+            "Invoice total $3,875.00.\n\nSMITH000003".into(),
+        ],
+    );
+    let s = status(&stamped, "I paid $3,875.00 (Ex. B at 2).");
+    assert_eq!(s[0].1, Status::Supported, "{s:?}");
+    let s = status(
+        &stamped,
+        "Notice went out on November 14, 2023 (Ex. B at 2).",
+    );
+    assert_eq!(s[0].1, Status::Miscited, "{s:?}");
+}
