@@ -32,11 +32,7 @@ fn labelled_drafts_get_exactly_their_verdicts() {
             .outcomes
             .into_iter()
             .map(|o| {
-                let status = if o.status == Status::Supported {
-                    "supported"
-                } else {
-                    "unsupported"
-                };
+                let status = o.status.as_str();
                 (
                     o.claim.kind.as_str().to_string(),
                     o.claim
@@ -99,8 +95,9 @@ fn json_output_has_the_documented_shape() {
     assert_eq!(o.status.code(), Some(1), "fabrications make it fail");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
     let claims = v["claims"].as_array().unwrap();
+    let count = |k: &str| v[k].as_u64().unwrap_or(0);
     assert_eq!(
-        v["supported"].as_u64().unwrap() + v["unsupported"].as_u64().unwrap(),
+        count("supported") + count("unsupported") + count("miscited") + count("unrecognized"),
         claims.len() as u64
     );
     let draft = fs::read_to_string("tests/verify/smith/draft.md").unwrap();
@@ -119,7 +116,13 @@ fn json_output_has_the_documented_shape() {
                 assert!(c["source"]["file"].is_string() && c["source"]["page"].is_u64());
                 assert!(c["reason"].is_null());
             }
-            "unsupported" => assert!(c["source"].is_null() && c["reason"].is_string()),
+            "unsupported" | "unrecognized" => {
+                assert!(c["source"].is_null() && c["reason"].is_string())
+            }
+            // Where the fact really is, and the pages its sentence cites.
+            "miscited" => assert!(
+                c["source"]["file"].is_string() && c["reason"].is_string() && c["cited"].is_array()
+            ),
             other => panic!("status {other}"),
         }
         assert!(["citation", "statute", "date", "bates", "quote", "amount"]
@@ -218,7 +221,8 @@ fn pdf_sources_are_read_per_page_and_empty_pages_are_reported() {
     let draft = dir.path().join("d.md");
     fs::write(
         &draft,
-        "On March 3, 2024 Acme billed $1,234.56 (ACME000042).\n",
+        // The invoice's pages carry no stamp of their own, so the stamp is cited apart.
+        "On March 3, 2024 Acme billed $1,234.56.\n\nThe file ends at ACME000042.\n",
     )
     .unwrap();
     let o = lexrun(&[

@@ -189,9 +189,21 @@ pub(super) async fn run_verify_unit(
 pub(super) fn flatten_answer(v: &Value) -> String {
     fn walk(v: &Value, key: &str, out: &mut String) {
         match v {
+            // Each object is a paragraph of its own, its page cites (`bates`, `exhibit`)
+            // last, so that they cite that object's facts and no other's.
             Value::Object(m) => {
-                for (k, x) in m {
+                let is_cite = |k: &str| {
+                    let k = k.to_ascii_lowercase();
+                    k.contains("bates") || k.contains("exhibit")
+                };
+                for (k, x) in m.iter().filter(|(k, _)| !is_cite(k)) {
                     walk(x, k, out);
+                }
+                for (k, x) in m.iter().filter(|(k, _)| is_cite(k)) {
+                    walk(x, k, out);
+                }
+                if !out.ends_with("\n\n") && !out.is_empty() {
+                    out.push('\n');
                 }
             }
             Value::Array(a) => {
@@ -255,5 +267,18 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains('"'));
+        // An object's page cite comes after its facts, in a paragraph of its own, so it
+        // cites them.
+        assert!(
+            t.contains("amount: $3,875.00\ndate: 2024-01-09\nbates: SMITH000006\n\n"),
+            "{t}"
+        );
+        let claims = verify::claims(&t, &["SMITH".to_string()]);
+        let bound = verify::pinpoint::bind(&t, &claims);
+        for (c, b) in claims.iter().zip(&bound) {
+            if c.kind != verify::Kind::Bates && c.start < t.find("bates").unwrap() {
+                assert_eq!(b.len(), 1, "{} is cited: {t}", c.text);
+            }
+        }
     }
 }

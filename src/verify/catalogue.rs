@@ -328,6 +328,13 @@ impl Catalogue {
             .map(|&i| &self.editions[i])
     }
 
+    /// Whether some lower-case spelling of the catalogue starts with this byte.
+    pub fn lowercase_starts(&self, c: u8) -> bool {
+        self.lowercase
+            .iter()
+            .any(|l| l.as_bytes().first() == Some(&c))
+    }
+
     /// The reporter or journal a spelling names, as written: one written in lower case must
     /// be a lower-case spelling of the catalogue.
     pub fn edition_written(&self, written: &str, squashed: &str) -> Option<&Edition> {

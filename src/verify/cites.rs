@@ -98,6 +98,24 @@ pub fn scan(text: &str, allowed: &Allowed) -> Vec<Found> {
         if e - s > 4 || !volume_may_start(text, s) {
             continue;
         }
+        // Most numbers in prose are followed by punctuation or an ordinary word: a reporter
+        // starts with a capital, a bracket, or one of the catalogue's few lower-case spellings.
+        let next = b[e..]
+            .iter()
+            .skip_while(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+            .copied()
+            .next();
+        let plausible = e < b.len()
+            && b[e].is_ascii_whitespace()
+            && next.is_some_and(|c| {
+                c.is_ascii_uppercase()
+                    || matches!(c, b'(' | b'[')
+                    || CATALOGUE.lowercase_starts(c)
+                    || !c.is_ascii()
+            });
+        if !plausible {
+            continue;
+        }
         let Ok(volume) = text[s..e].parse::<u32>() else {
             continue;
         };

@@ -59,94 +59,109 @@ const NOT_SUPRA_NAMES: &[&str] = &[
 /// A statute's section: `1332(a)`, `1910.1000`, `2-1001`, `5/2-1001`, `1983-1985`.
 const SECTION: &str = r"[0-9]+[A-Za-z0-9.:/-]*(?:\([A-Za-z0-9]+\))*(?:(?-u:\s)*[-–](?-u:\s)*[0-9]+[A-Za-z0-9.]*(?:\([A-Za-z0-9]+\))*)?";
 
-/// A law's name as written, with its periods optional and its spacing free: `Pa. C.S.`,
-/// `Pa.C.S.` and `Pa C S` are one spelling. A word ends with its period or at a word's end, so
-/// `U.S.C.S.` never reads the `S` of a following `Section`.
-fn law_pattern(spelling: &str) -> String {
-    let word_end = |p: &str| {
-        if p.ends_with(|c: char| c.is_alphanumeric()) {
-            r"\b"
-        } else {
-            ""
-        }
-    };
-    let mut out = String::new();
-    for (i, word) in spelling.split_whitespace().enumerate() {
-        if i > 0 {
-            out.push_str(r"(?-u:\s)*");
-        }
-        let mut first = true;
-        for part in word.split_inclusive('.') {
-            if !first {
-                out.push_str(r"(?-u:\s)?");
-            }
-            first = false;
-            let quote = |p: &str| regex::escape(p).replace(['\'', '’'], "['’]");
-            match part.strip_suffix('.') {
-                Some(p) => {
-                    out.push_str(&quote(p));
-                    out.push_str(r"(?:\.|");
-                    out.push_str(if word_end(p).is_empty() { "" } else { r"\b" });
-                    out.push(')');
-                }
-                None => {
-                    out.push_str(&quote(part));
-                    out.push_str(word_end(part));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Statutes, regulations and court rules: every law of the catalogue (its spellings and the
-/// codes it names by subject, such as `Cal. Bus. & Prof. Code`), with an optional title
-/// before and a title, chapter, article or part after the name.
+/// Statutes, regulations and court rules: a run of capitalised words (the law's name, with
+/// whatever words precede it), an optional title number before it and a title, chapter,
+/// article or part after it, then the section. The pattern is deliberately small — a few
+/// hundred names in one alternation would cost the evidence pass dearly — and the name is then
+/// looked up among the catalogue's laws word by word ([`find_law`]).
 static STATUTE: LazyLock<Regex> = LazyLock::new(|| {
-    let c = &*CATALOGUE;
-    let mut names: Vec<String> = c.law_written.iter().map(|(s, _)| law_pattern(s)).collect();
-    let subject = r"(?:[A-Z][A-Za-z'’.-]*(?-u:\s)*(?:&(?-u:\s)*)?){1,5}";
-    for t in &c.templates {
-        let mut p = law_pattern(&t.before);
-        p.push_str(r"(?-u:\s)*");
-        p.push_str(subject);
-        if !t.after.is_empty() {
-            p.push_str(&law_pattern(&t.after));
-        }
-        names.push(p);
-    }
-    // Longest first: `Pa. Cons. Stat. Ann.` before `Pa. Cons. Stat.`.
-    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
-    names.dedup();
     re(&format!(
         concat!(
-            r"(?:(?P<title>[0-9]{{1,4}}[A-Z]?)(?-u:\s)+)?(?P<code>{names})",
-            r"(?:,?(?-u:\s)*(?P<sub>tit|ch|c|art|arts|pt|part|r|subch|div)\.?(?-u:\s)*(?P<subnum>[0-9]+[A-Za-z]?(?:[.-][0-9]+)*),?)?",
-            r"(?-u:\s)*(?P<marker>§§?|[Ss]ec(?:tion)?s?\.?|No\.)?(?-u:\s)*(?P<num>{section})?"
+            r"(?:(?P<title>[0-9]{{1,4}}[A-Z]?)(?-u:\s)+)?",
+            r"(?P<code>(?:(?:[A-Z][A-Za-z'’.&-]*|&),?(?-u:\s)*){{1,10}})",
+            r"(?:(?P<sub>tit|ch|c|art|arts|pt|part|r|subch|div)\.?(?-u:\s)*(?P<subnum>[0-9]+[A-Za-z]?(?:[.-][0-9]+)*)",
+            r"(?:,?(?-u:\s)*(?P<marker>§§?|sec(?:tion)?s?\.?)?(?-u:\s)*(?P<num>{section}))?",
+            r"|(?P<marker2>§§?|sec(?:tion)?s?\.?|No\.)?(?-u:\s)*(?P<num2>{section}))"
         ),
-        names = names.join("|"),
         section = SECTION
     ))
     .expect("statute pattern compiles")
 });
 
-/// The law a matched name belongs to: a catalogue spelling, or a code named by its subject.
-fn law_of(written: &str) -> Option<(String, Vec<LawForm>, bool)> {
-    let c = &*CATALOGUE;
-    if let Some(l) = c.law(written) {
-        return Some((l.key.clone(), l.forms.clone(), false));
-    }
-    // `Cal. Bus. & Prof. Code` keeps its subject: each subject is its own code.
-    c.templates.iter().find_map(|t| {
-        let w = squash_law(written);
-        let (b, a) = (squash_law(&t.before), squash_law(&t.after));
-        (w.starts_with(&b) && w.ends_with(&a) && w.len() > b.len() + a.len())
-            .then(|| (law_key(written), c.law_at(t.law).forms.clone(), true))
-    })
+/// Words after a law's name that introduce its section.
+fn is_marker_word(w: &str) -> bool {
+    matches!(
+        w.trim_end_matches([',', '.']).to_ascii_lowercase().as_str(),
+        "section" | "sections" | "sec" | "secs" | "no"
+    )
 }
 
-fn squash_law(s: &str) -> String {
-    super::catalogue::squash(s)
+/// A law found among the words before a section: the words it spans, its key and forms, and
+/// whether it was named by its subject (`Cal. Bus. & Prof. Code`).
+struct FoundLaw {
+    first: usize,
+    key: String,
+    forms: Vec<LawForm>,
+    by_subject: bool,
+}
+
+/// The longest run of `words` that names a law and is followed only by words such as
+/// `Section`: a catalogue spelling, or a code named by its subject, word by word.
+fn find_law(words: &[&str]) -> Option<FoundLaw> {
+    let c = &*CATALOGUE;
+    let mut end = words.len();
+    while end > 0 && is_marker_word(words[end - 1]) {
+        end -= 1;
+    }
+    let squashed: Vec<String> = words[..end]
+        .iter()
+        .map(|w| super::catalogue::squash(w))
+        .collect();
+    for first in 0..end {
+        let written = words[first..end].join(" ");
+        if let Some(l) = c.law(&written) {
+            return Some(FoundLaw {
+                first,
+                key: l.key.clone(),
+                forms: l.forms.clone(),
+                by_subject: false,
+            });
+        }
+        let run = &squashed[first..end];
+        for t in &c.templates {
+            let before: Vec<String> = t
+                .before
+                .split_whitespace()
+                .map(super::catalogue::squash)
+                .collect();
+            let after: Vec<String> = t
+                .after
+                .split_whitespace()
+                .map(super::catalogue::squash)
+                .collect();
+            // The template's words, as whole words, around at least one subject word.
+            let joined_before = before.concat();
+            let joined_after = after.concat();
+            let mut b = 0;
+            let mut acc = String::new();
+            while b < run.len() && acc.len() < joined_before.len() {
+                acc.push_str(&run[b]);
+                b += 1;
+            }
+            if acc != joined_before {
+                continue;
+            }
+            let mut a = run.len();
+            let mut acc_after = String::new();
+            while a > b && acc_after.len() < joined_after.len() {
+                a -= 1;
+                acc_after.insert_str(0, &run[a]);
+            }
+            if acc_after != joined_after || a <= b {
+                continue;
+            }
+            if run[b..a].iter().all(|w| w.is_empty()) {
+                continue;
+            }
+            return Some(FoundLaw {
+                first,
+                key: law_key(&written),
+                forms: c.law_at(t.law).forms.clone(),
+                by_subject: true,
+            });
+        }
+    }
+    None
 }
 
 fn valid_year(y: u16) -> bool {
@@ -390,45 +405,66 @@ fn case_name(before: &str) -> String {
 /// (case or statute) precedes them.
 pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
     let mut out: Vec<Claim> = Vec::new();
-    for c in STATUTE.captures_iter(text) {
+    let mut from = 0;
+    while let Some(c) = STATUTE.captures_at(text, from) {
         let m = c.get(0).expect("match");
         let code = c.name("code").expect("code");
-        let start = c.name("title").map_or(code.start(), |t| t.start());
-        if preceded_by_digit_or_letter(text, start)
-            || text[code.end()..].chars().next().is_some_and(|ch| {
-                ch.is_alphanumeric()
-                    && c.name("sub").is_none()
-                    && c.name("marker").is_none()
-                    && c.name("num").is_none()
-            })
-        {
-            continue;
+        // Where to look next if this is no statute: after the match's first word, so that a
+        // title number that an earlier capitalised word hid (`Under 28 U.S.C.`) is seen.
+        let retry = {
+            let first = code.as_str().split_whitespace().next().unwrap_or("");
+            let at = c
+                .name("title")
+                .map_or(code.start() + first.len(), |t| t.end());
+            at.max(from + 1).min(text.len())
+        };
+        let mut at_boundary = retry;
+        while !text.is_char_boundary(at_boundary) {
+            at_boundary += 1;
         }
-        let Some((law, forms, by_subject)) = law_of(code.as_str()) else {
+        from = at_boundary;
+        let marker = c.name("marker").or_else(|| c.name("marker2"));
+        let num_m = c.name("num").or_else(|| c.name("num2"));
+        // The words of the name, with their offsets.
+        let mut words: Vec<(usize, &str)> = Vec::new();
+        let mut at = code.start();
+        for w in code.as_str().split_whitespace() {
+            let off = text[at..].find(w).map_or(at, |i| at + i);
+            words.push((off, w));
+            at = off + w.len();
+        }
+        let plain: Vec<&str> = words.iter().map(|(_, w)| *w).collect();
+        let Some(found) = find_law(&plain) else {
             continue;
         };
+        from = m.end().max(from);
+        let marker_words = plain.iter().rev().take_while(|w| is_marker_word(w)).count() > 0;
         // A code named by its subject is a statute only with its section sign: the subject
         // words are free, the sign is what marks them as a code's name.
-        if by_subject && c.name("marker").is_none() && c.name("sub").is_none() {
+        if found.by_subject && marker.is_none() && !marker_words && c.name("sub").is_none() {
             continue;
         }
-        let title = c.name("title").map(|t| t.as_str());
+        let name_start = words[found.first].0;
+        // A title number belongs to laws cited that way, and only right before the name.
+        let takes_title = found
+            .forms
+            .iter()
+            .any(|f| matches!(f, LawForm::Title | LawForm::Act | LawForm::Volume));
+        let (title, start) = match c.name("title") {
+            Some(t) if takes_title && found.first == 0 => (t.as_str().to_string(), t.start()),
+            _ => (String::new(), name_start),
+        };
+        if preceded_by_digit_or_letter(text, start) {
+            continue;
+        }
         let sub = c
             .name("sub")
             .map(|s| format!("{}{}", sub_word(s.as_str()), &c["subnum"]));
-        let num = c.name("num").map(|n| section(n.as_str()));
-        // A name with nothing after it cites nothing checkable.
+        let num = num_m.map(|n| section(n.as_str()));
         let Some(section_key) = num.clone().or_else(|| sub.clone()) else {
             continue;
         };
-        // A title before the name belongs to laws cited that way; before others it is prose.
-        let takes_title = forms
-            .iter()
-            .any(|f| matches!(f, LawForm::Title | LawForm::Act | LawForm::Volume));
-        let (title, start) = match title {
-            Some(t) if takes_title => (t.to_string(), start),
-            _ => (String::new(), code.start()),
-        };
+        let law = &found.key;
         let code_key = match (&sub, &num) {
             (Some(s), Some(_)) => format!("{title}{law}{s}"),
             _ => format!("{title}{law}"),

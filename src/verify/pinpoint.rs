@@ -4,8 +4,9 @@
 //!
 //! How far a cite reaches:
 //! - **Its clause.** In a sentence with cites, each fact is bound to the first cite after it
-//!   in the sentence (`paid $75.00 (SMITH000005), although … January 3 (SMITH000001)`); facts
-//!   after the sentence's last cite are bound to that cite.
+//!   in the sentence (`paid $75.00 (SMITH000005), although … January 3 (SMITH000001)`). A
+//!   clause after the sentence's last cite is not covered by it (`a late fee of $75.00
+//!   (SMITH000005) although I paid on January 3`): a cite looks back, not forward.
 //! - **String cites.** Cites next to each other, joined only by `;`, `,`, `and`, `see also`,
 //!   brackets or spaces (`(SMITH000004; SMITH000006–SMITH000007)`), are one cite: any of their
 //!   pages will do. A range cites every page between its ends.
@@ -258,7 +259,7 @@ pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
             }
             continue;
         }
-        // Each fact to the first cite after it in its sentence; the rest to the last cite.
+        // Each fact to the first cite after it in its sentence.
         let mut from = s.start;
         for g in &in_sentence {
             let at = claims[g[0]].start;
@@ -266,10 +267,6 @@ pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
                 out[f] = (*g).clone();
             }
             from = claims[*g.last().expect("a group has a cite")].end;
-        }
-        let last = in_sentence.last().expect("a sentence with cites");
-        for f in facts_in(from, s.end) {
-            out[f] = (*last).clone();
         }
     }
     out
@@ -285,7 +282,6 @@ const OWN_DATE_LEADS: &[&str] = &[
     "dated:",
     "dated this",
     "dated on",
-    "date:",
     "sworn to before me",
     "subscribed and sworn",
     "affirmed before me",
@@ -370,6 +366,20 @@ mod tests {
                 ("January 3, 2024".into(), vec!["SMITH000001".into()]),
             ]
         );
+    }
+
+    #[test]
+    fn a_clause_after_the_last_cite_is_not_covered() {
+        let t =
+            "Acme charged a late fee of $75.00 (SMITH000005) although I paid on January 3, 2024.";
+        let b = bound(t);
+        assert_eq!(b[0].1, vec!["SMITH000005"]);
+        assert!(b[1].1.is_empty(), "{b:?}");
+        // A citation sentence after it does cover it.
+        let t = "I paid $9.00 (SMITH000001) and rent of $20.00. (SMITH000002)";
+        let b = bound(t);
+        assert_eq!(b[0].1, vec!["SMITH000001"]);
+        assert_eq!(b[1].1, vec!["SMITH000002"], "{b:?}");
     }
 
     #[test]
