@@ -190,32 +190,7 @@ pub(super) enum Command {
     },
     /// Stamp Bates numbers on PDFs, numbering continuously across the files in order. Inputs
     /// are never modified; stamped copies and a page map (bates-map.json) go to OUT_DIR.
-    Bates {
-        /// The Bates prefix, e.g. SMITH.
-        #[arg(long)]
-        prefix: String,
-        /// The first number.
-        #[arg(long, default_value_t = 1)]
-        start: u64,
-        /// Digits in each number, zero-padded.
-        #[arg(long, default_value_t = 6)]
-        width: u32,
-        /// Text after the number, e.g. -CONFIDENTIAL.
-        #[arg(long, default_value = "", allow_hyphen_values = true)]
-        suffix: String,
-        /// bottom-right, bottom-center, bottom-left, top-right, top-center or top-left.
-        #[arg(long, default_value = "bottom-right")]
-        position: String,
-        /// Font size in points.
-        #[arg(long = "font-size", default_value_t = 9.0)]
-        font_size: f64,
-        /// The folder for the stamped copies.
-        #[arg(short = 'o', long = "out", value_name = "OUT_DIR")]
-        out: std::path::PathBuf,
-        /// The PDFs, in the order they are numbered.
-        #[arg(required = true, value_name = "IN.pdf")]
-        inputs: Vec<std::path::PathBuf>,
-    },
+    Bates(BatesArgs),
     /// Check every citation, date, Bates number, quotation and amount in a draft against the
     /// sources; exit 1 if anything is unsupported.
     Verify {
@@ -312,4 +287,33 @@ pub(super) enum Format {
     Text,
     Json,
     Dot,
+}
+
+// `lexrun bates`: what to stamp and how (its help is the subcommand's doc comment).
+#[derive(clap::Args, Debug)]
+pub(super) struct BatesArgs {
+    /// The Bates prefix, e.g. SMITH.
+    #[arg(long)]
+    pub(super) prefix: String,
+    /// The first number.
+    #[arg(long, default_value_t = 1)]
+    pub(super) start: u64,
+    /// Digits in each number, zero-padded.
+    #[arg(long, default_value_t = 6)]
+    pub(super) width: u32,
+    /// Text after the number, e.g. -CONFIDENTIAL.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub(super) suffix: String,
+    /// bottom-right, bottom-center, bottom-left, top-right, top-center or top-left.
+    #[arg(long, default_value = "bottom-right")]
+    pub(super) position: String,
+    /// Font size in points.
+    #[arg(long = "font-size", default_value_t = 9.0)]
+    pub(super) font_size: f64,
+    /// The folder for the stamped copies.
+    #[arg(short = 'o', long = "out", value_name = "OUT_DIR")]
+    pub(super) out: std::path::PathBuf,
+    /// The PDFs, in the order they are numbered.
+    #[arg(required = true, value_name = "IN.pdf")]
+    pub(super) inputs: Vec<std::path::PathBuf>,
 }

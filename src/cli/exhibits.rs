@@ -2,19 +2,19 @@
 
 use super::*;
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn cmd_bates(
-    prefix: String,
-    start: u64,
-    width: u32,
-    suffix: String,
-    position: &str,
-    font_size: f64,
-    out: &std::path::Path,
-    inputs: &[std::path::PathBuf],
-) -> u8 {
+pub(super) fn cmd_bates(a: BatesArgs) -> u8 {
     use crate::exhibits::bates;
-    let Some(position) = bates::Position::parse(position) else {
+    let BatesArgs {
+        prefix,
+        start,
+        width,
+        suffix,
+        position,
+        font_size,
+        out,
+        inputs,
+    } = a;
+    let Some(position) = bates::Position::parse(&position) else {
         eprintln!("error: `{position}` is not a position; use bottom-right, bottom-center, bottom-left, top-right, top-center or top-left");
         return exit::USAGE;
     };
@@ -38,7 +38,7 @@ pub(super) fn cmd_bates(
         position,
         font_size,
     };
-    match bates::stamp_files(inputs, out, &opts) {
+    match bates::stamp_files(&inputs, &out, &opts) {
         Ok(map) => {
             let first = map.first().map_or("", |s| s.bates.as_str());
             let last = map.last().map_or("", |s| s.bates.as_str());

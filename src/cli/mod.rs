@@ -143,18 +143,7 @@ pub fn main() -> ExitCode {
             title,
             exhibits,
         } => cmd_merge(&exhibits, &out, slip_sheets, !no_bookmarks, index, title),
-        Command::Bates {
-            prefix,
-            start,
-            width,
-            suffix,
-            position,
-            font_size,
-            out,
-            inputs,
-        } => cmd_bates(
-            prefix, start, width, suffix, &position, font_size, &out, &inputs,
-        ),
+        Command::Bates(args) => cmd_bates(args),
         Command::Verify {
             sources,
             bates_prefix,
