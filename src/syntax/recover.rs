@@ -3,6 +3,9 @@
 //! The catch-alls tell us *where* something went wrong (one setting, one declaration); this
 //! module finds *what*: it re-parses the swallowed text with the rule it was meant to match and
 //! turns pest's expectations into words a paralegal can act on.
+//!
+//! One concept over 600 lines: the message for each kind of swallowed setting lives here, side
+//! by side, so that the wording stays consistent across blocks.
 
 use pest::error::{ErrorVariant, InputLocation};
 use pest::Parser as _;
