@@ -1,11 +1,18 @@
-//! lexrun compiles `.lex` legal workflows into checked execution plans.
+//! lexrun compiles `.lex` legal workflows into checked execution plans and runs them.
 //!
 //! The modules follow the pipeline, and data flows one way: `syntax` (text → AST) →
-//! `check` (names, types, stage graph, hardware) → `plan` (the serialisable contract for the
-//! runtime) → `run` → `cli`. `diagnostic`, `suggest`, `calendar` and `gguf` are leaves every layer may use;
-//! `verify` (claims checked against evidence) needs only text and `exhibits` (PDF work on
-//! CPU) only files; both stand beside them.
+//! `check` (names, types, stage graph, hardware) → `plan` (the checked workflow lowered into
+//! the serialisable contract for the runtime) → `run` (and `serve`, for the servers a plan
+//! names) → `cli`. `run` and `serve` read only the plan, never the checker or the syntax tree.
+//!
+//! Beneath them, leaves any layer may use: `diagnostic`, `suggest`, `calendar`, `gguf` and
+//! `atomic`; `sources` (every kind of source as text per page, Bates stamps); `verify` (claims
+//! checked against evidence, needing only text), `exhibits` (PDF work on CPU) and `document`
+//! (DOCX and PDF), which read pages through `sources`; `backend` (the model servers) and
+//! `store` (content-addressed artifacts and the ledger).
 
+pub mod atomic;
+pub mod backend;
 pub mod calendar;
 pub mod check;
 pub mod cli;
@@ -16,8 +23,9 @@ pub mod gguf;
 pub mod plan;
 pub mod run;
 pub mod serve;
+pub mod sources;
 pub mod store;
 pub mod suggest;
 pub mod syntax;
-pub mod testing;
+mod testing;
 pub mod verify;

@@ -41,7 +41,10 @@ fn spellings() -> Vec<(String, String, Option<u16>)> {
     out
 }
 
-fn case_key(c: &verify::Claim) -> Option<(u32, &str, u32, Option<&str>, Option<u16>)> {
+/// Volume, reporter, first page, pinpoint and year of a case citation.
+type CaseKey<'a> = (u32, &'a str, u32, Option<&'a str>, Option<u16>);
+
+fn case_key(c: &verify::Claim) -> Option<CaseKey<'_>> {
     match &c.key {
         Key::Case {
             volume,

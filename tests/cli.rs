@@ -1,22 +1,7 @@
 //! The `lexrun` binary as a user runs it: output streams and exit codes.
 
-use std::process::{Command, Output};
-
-fn lexrun(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("lexrun runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+mod support;
+use support::{lexrun, stderr, stdout};
 
 #[test]
 fn check_passes_on_every_example() {

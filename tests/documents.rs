@@ -3,7 +3,7 @@
 //! snapshot image, provenance in both, and hard input surviving intact.
 
 mod support;
-use support::fresh_store;
+use support::{fresh_store, Lexrun};
 
 use std::fs;
 use std::io::Read;
@@ -28,13 +28,12 @@ fn run(out: &Path, draft: String) -> std::process::Output {
         text: draft.clone(),
         fault: None,
     });
-    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+    let o = Lexrun::new()
         .env("LEXRUN_STORE", fresh_store())
         .args(["run", "tests/documents/filing.lex", "--out"])
         .arg(out)
         .args(["--endpoint", &format!("gpu={}", server.url)])
-        .output()
-        .unwrap();
+        .output();
     drop(server);
     o
 }
@@ -192,14 +191,13 @@ fn pdf_without_libreoffice_is_a_clear_failure() {
         text: "1. A fact.".into(),
         fault: None,
     });
-    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+    let o = Lexrun::new()
         .env("LEXRUN_STORE", fresh_store())
         .args(["run", "tests/documents/filing.lex", "--out"])
         .arg(out.path())
         .args(["--endpoint", &format!("gpu={}", server.url)])
         .env("LEXRUN_SOFFICE", "/nonexistent/soffice")
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(

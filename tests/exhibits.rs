@@ -6,19 +6,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 mod support;
 
 use lopdf::{dictionary, Document, Object, Stream};
 use support::pdf::{page, pdf, PageSpec};
-
-fn lexrun(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .args(args)
-        .output()
-        .expect("lexrun runs")
-}
+use support::{lexrun, Lexrun};
 
 /// Stamps `files` with `prefix` into `out`, asserting success.
 fn stamp(prefix: &str, out: &Path, files: &[&Path]) {
@@ -528,13 +522,13 @@ fn pages_without_a_text_layer_are_read_by_ocr_once() {
     );
     let cache = dir.path().join("cache");
     let run = |extra: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
-        c.env("LEXRUN_CACHE", &cache)
+        Lexrun::new()
+            .env("LEXRUN_CACHE", &cache)
             .arg("text")
             .arg("--json")
             .args(extra)
-            .arg(&scan);
-        c.output().unwrap()
+            .arg(&scan)
+            .output()
     };
     let o = run(&[]);
     assert_eq!(
@@ -546,11 +540,10 @@ fn pages_without_a_text_layer_are_read_by_ocr_once() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["from"], "ocr");
     // An image file is read the same way.
-    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+    let o = Lexrun::new()
         .args(["text", "--json", "--no-cache"])
         .arg(dir.path().join("scan.jpg"))
-        .output()
-        .unwrap();
+        .output();
     let img: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(
         img[0]["text"].as_str().unwrap().contains("written notice"),
@@ -565,14 +558,12 @@ fn pages_without_a_text_layer_are_read_by_ocr_once() {
     let cached: Vec<_> = fs::read_dir(cache.join("text")).unwrap().collect();
     assert_eq!(cached.len(), 1, "the text is cached by the file's hash");
     // Served from the cache: tesseract is not run again (a missing one would fail).
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
-    let o = c
+    let o = Lexrun::new()
         .env("LEXRUN_CACHE", &cache)
         .env("LEXRUN_TESSERACT", "/nonexistent/tesseract")
         .args(["text", "--json"])
         .arg(&scan)
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -584,31 +575,27 @@ fn pages_without_a_text_layer_are_read_by_ocr_once() {
     // stamp stays its Bates number.
     let stamped = dir.path().join("stamped");
     stamp("JONES", &stamped, &[&scan]);
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
-    let o = c
+    let o = Lexrun::new()
         .env("LEXRUN_CACHE", &cache)
         .args(["text", "--json"])
         .arg(stamped.join("scanned-notice.pdf"))
-        .output()
-        .unwrap();
+        .output();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["from"], "ocr");
     assert!(v[0]["text"].as_str().unwrap().contains("written notice"));
     assert_eq!(v[0]["bates"], "JONES000001");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
     let draft2 = dir.path().join("d2.md");
     fs::write(
         &draft2,
         "Notice was given on March 4, 2024 (JONES000001).\n",
     )
     .unwrap();
-    let o = c
+    let o = Lexrun::new()
         .env("LEXRUN_CACHE", &cache)
         .args(["verify", "--sources"])
         .arg(&stamped)
         .arg(&draft2)
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -619,14 +606,12 @@ fn pages_without_a_text_layer_are_read_by_ocr_once() {
     // The verifier reads the scan through OCR too.
     let draft = dir.path().join("d.md");
     fs::write(&draft, "Notice was given on March 4, 2024 (SMITH000201).\n").unwrap();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
-    let o = c
+    let o = Lexrun::new()
         .env("LEXRUN_CACHE", &cache)
         .args(["verify", "--sources"])
         .arg(&scan)
         .arg(&draft)
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -639,12 +624,11 @@ fn pages_without_a_text_layer_are_read_by_ocr_once() {
 fn missing_ocr_tools_give_the_install_command() {
     let dir = tempfile::tempdir().unwrap();
     let scan = scanned_pdf(dir.path(), "A scanned page");
-    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+    let o = Lexrun::new()
         .env("LEXRUN_TESSERACT", "/nonexistent/tesseract")
         .args(["text", "--no-cache"])
         .arg(&scan)
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(

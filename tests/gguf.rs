@@ -5,9 +5,9 @@ use std::fs;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use lexrun::check::check_path;
-use lexrun::check::model::Weights;
 use lexrun::gguf::write::{gguf, Meta};
 use lexrun::gguf::Header;
+use lexrun::plan::workflow::Weights;
 
 struct Dir(tempfile::TempDir);
 

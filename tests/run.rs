@@ -2,10 +2,10 @@
 //! records, declared outputs, and the refusals and failures a user can meet.
 
 use std::fs;
-use std::process::Command;
+use std::path::Path;
 
 mod support;
-use support::{fresh_store, lexrun};
+use support::{copy_dir, lexrun, run_record, Lexrun};
 
 #[test]
 fn the_exhibits_workflow_runs_end_to_end() {
@@ -46,38 +46,34 @@ fn the_exhibits_workflow_runs_end_to_end() {
         "{check}"
     );
     assert!(check.contains("10 Cal. 3d 616"), "{check}");
-    let run = fs::read_dir(out.path())
-        .unwrap()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().starts_with("run-"))
-        .unwrap();
-    let record: serde_json::Value =
-        serde_json::from_slice(&fs::read(run.path().join("run.json")).unwrap()).unwrap();
-    let steps: Vec<&str> = record["matters"][0]["steps"]
-        .as_array()
-        .unwrap()
+    let (run, record) = run_record(out.path());
+    let steps: Vec<&str> = record.matters[0]
+        .steps
         .iter()
-        .map(|s| s["name"].as_str().unwrap())
+        .map(|s| s.name.as_str())
         .collect();
     assert_eq!(steps, vec!["stamped", "binder", "index", "text", "check"]);
-    assert_eq!(record["workflow"], "exhibits");
-    assert!(run.path().join("stamped/bates-map.json").is_file());
-    // `lexrun FILE.lex` is the same command, writing to `out/` beside the workflow.
-    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .env("LEXRUN_STORE", fresh_store())
-        .current_dir("workflows")
+    assert_eq!(record.workflow, "exhibits");
+    assert!(run.join("stamped/bates-map.json").is_file());
+    // `lexrun FILE.lex` is the same command, writing to `out/` beside the workflow: run over
+    // a private copy of the example and its matter.
+    let copy = tempfile::tempdir().unwrap();
+    fs::copy("workflows/exhibits.lex", copy.path().join("exhibits.lex")).unwrap();
+    copy_dir(
+        Path::new("workflows/matters/smith-v-acme"),
+        &copy.path().join("matters/smith-v-acme"),
+    );
+    let o = Lexrun::new()
+        .current_dir(copy.path())
         .arg("exhibits.lex")
-        .output()
-        .unwrap();
-    let wrote = std::path::Path::new("workflows/out/exhibits-binder.pdf").is_file();
-    let _ = fs::remove_dir_all("workflows/out");
+        .output();
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(wrote);
+    assert!(copy.path().join("out/exhibits-binder.pdf").is_file());
 }
 
 #[test]

@@ -3,11 +3,11 @@
 //! free ports and points the workflow's pools at them with `--endpoint`.
 
 mod support;
-use support::{fresh_store, lexrun, stderr};
+use support::{fresh_store, lexrun, stderr, Lexrun};
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -586,7 +586,7 @@ fn ctrl_c_keeps_what_finished() {
         Answer { text, fault: None }
     });
     let out = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+    let mut child = Lexrun::new()
         .env("LEXRUN_STORE", fresh_store())
         .args([
             "run",
@@ -597,8 +597,7 @@ fn ctrl_c_keeps_what_finished() {
         .args(["--endpoint", &format!("gpu_a={}", llama.url)])
         .args(["--endpoint", &format!("gpu_b={}", llama.url)])
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn();
     // Wait until the draft is being written, then interrupt.
     let start = std::time::Instant::now();
     while llama.requests().len() < 2 && start.elapsed() < Duration::from_secs(20) {

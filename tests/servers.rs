@@ -12,27 +12,20 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::servers::{self, Fake, Speaks};
+use support::{stderr as err, Lexrun};
 
 fn lexrun(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
-    c.args(args).env("NO_COLOR", "1");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("lexrun runs")
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    env.iter()
+        .fold(Lexrun::new().args(args), |l, (k, v)| l.env(k, v))
+        .output()
 }
 
 #[test]
 fn dry_run_shows_each_server_pinned_to_its_board() {
-    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+    let o = Lexrun::new()
         .args(["up", "workflows/affidavit.lex", "--dry-run"])
         .env_remove("LEXRUN_LLAMA_SERVER")
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("CUDA_VISIBLE_DEVICES=4,5,8,9 llama-server"));

@@ -5,10 +5,11 @@ mod support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 use support::servers::{Answer, Fake, Seen, Speaks};
+use support::{lexrun, stderr as err, Lexrun};
 
 const LONG_DRAFT: &str = "1. I rented the flat at 12 Harbor Road from Acme Property LLC under a lease dated January 5, 2024 (TEST000001). \
 The flat had a broken heating system from the first week of the tenancy, and the radiators in both bedrooms stayed cold \
@@ -64,7 +65,7 @@ fn setup() -> Setup {
 
 fn run(s: &Setup, url: &str, out: &str, extra: &[&str]) -> Output {
     let out = s.dir.path().join(out);
-    Command::new(env!("CARGO_BIN_EXE_lexrun"))
+    Lexrun::new()
         .args(["run", "tests/runtime/pipeline.lex", "--matter"])
         .arg(&s.matter)
         .arg("--out")
@@ -80,19 +81,6 @@ fn run(s: &Setup, url: &str, out: &str, extra: &[&str]) -> Output {
         .args(extra)
         .env("NO_COLOR", "1")
         .output()
-        .unwrap()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn lexrun(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
 }
 
 #[test]
@@ -223,7 +211,7 @@ fn sigkill_mid_run_then_resume_calls_only_unfinished_stages() {
     let s = setup();
     let srv = server(Duration::from_millis(40));
     let out = s.dir.path().join("killed");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+    let mut child = Lexrun::new()
         .args(["run", "tests/runtime/pipeline.lex", "--matter"])
         .arg(&s.matter)
         .arg("--out")
@@ -237,8 +225,7 @@ fn sigkill_mid_run_then_resume_calls_only_unfinished_stages() {
             &format!("gpu_b={}", srv.url),
         ])
         .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+        .spawn();
     // Kill it while the draft (the second call) is streaming.
     let start = std::time::Instant::now();
     while srv.requests().len() < 2 && start.elapsed() < Duration::from_secs(20) {
@@ -277,7 +264,7 @@ fn two_runs_share_one_store() {
     let s = setup();
     let srv = server(Duration::from_millis(5));
     let spawn = |out: &str| {
-        Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        Lexrun::new()
             .args(["run", "tests/runtime/pipeline.lex", "--matter"])
             .arg(&s.matter)
             .arg("--out")
@@ -292,7 +279,6 @@ fn two_runs_share_one_store() {
             ])
             .stderr(std::process::Stdio::piped())
             .spawn()
-            .unwrap()
     };
     let (a, b) = (spawn("a"), spawn("b"));
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
@@ -411,7 +397,7 @@ fn outputs_never_come_back_as_evidence() {
     );
     let admitted = s.dir.path().join("admitted.lex");
     fs::write(&admitted, lex).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_lexrun"))
+    let o = Lexrun::new()
         .args([
             "run",
             admitted.to_str().unwrap(),
@@ -430,8 +416,7 @@ fn outputs_never_come_back_as_evidence() {
             "--endpoint",
             &format!("gpu_b={}", srv.url),
         ])
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(err(&o).contains("admitted by the workflow"), "{}", err(&o));
     let db = rusqlite::Connection::open(s.store.join("ledger.sqlite")).unwrap();

@@ -6,17 +6,9 @@ mod support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use lexrun::verify::{self, Evidence, Status};
-use support::corpus;
-
-fn lexrun(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .args(args)
-        .output()
-        .expect("lexrun runs")
-}
+use support::{corpus, lexrun};
 
 /// Each case: `draft.md`, `sources` (the path of its evidence) and `expected.tsv` (every
 /// claim, in order, with its verdict).

@@ -1,18 +1,18 @@
-//! Evidence and what is proven against it: `sources`, `verify` blocks and `output`s, and the
-//! rule that lexrun's own outputs can never be read back as evidence.
+//! Evidence: `sources` declarations, their file patterns and Bates settings, and the rule that
+//! lexrun's own outputs can never be read back as evidence. What is proven against them is
+//! `verify_rules`; what a run writes is `outputs`.
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use super::model::{Bates, Output, Policy, Sources, Step, StepKind, Verify, VerifyRule};
 use super::{Cx, Decl, Kind};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
-use crate::suggest::did_you_mean;
+use crate::plan::workflow::{Bates, Sources};
 use crate::syntax::ast;
 
 /// Folders lexrun writes into, relative to the matter: the store and the default output.
 pub const OWN_FOLDERS: &[&str] = &[".lexrun", "out"];
 
-fn glob(pattern: &str) -> Result<GlobMatcher, globset::Error> {
+pub(crate) fn glob(pattern: &str) -> Result<GlobMatcher, globset::Error> {
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)
@@ -21,7 +21,7 @@ fn glob(pattern: &str) -> Result<GlobMatcher, globset::Error> {
 }
 
 /// A file name the glob's last component would match: `*.pdf` → `x.pdf`.
-fn sample_name(pattern: &str) -> String {
+pub(crate) fn sample_name(pattern: &str) -> String {
     let last = pattern.rsplit('/').next().unwrap_or(pattern);
     let mut out = String::new();
     let mut chars = last.chars().peekable();
@@ -135,7 +135,7 @@ pub(crate) fn sources(cx: &mut Cx) -> Vec<Sources> {
                 admit: s
                     .admit
                     .iter()
-                    .map(|(f, r)| super::model::Admit {
+                    .map(|(f, r)| crate::plan::workflow::Admit {
                         file: f.node.clone(),
                         reason: r.node.clone(),
                     })
@@ -146,7 +146,12 @@ pub(crate) fn sources(cx: &mut Cx) -> Vec<Sources> {
     out
 }
 
-fn check_glob(cx: &mut Cx, f: FileId, pat: &ast::Spanned<String>, outputs: &[String]) -> bool {
+pub(crate) fn check_glob(
+    cx: &mut Cx,
+    f: FileId,
+    pat: &ast::Spanned<String>,
+    outputs: &[String],
+) -> bool {
     let m = match glob(&pat.node) {
         Ok(m) => m,
         Err(e) => {
@@ -197,7 +202,7 @@ fn check_glob(cx: &mut Cx, f: FileId, pat: &ast::Spanned<String>, outputs: &[Str
     true
 }
 
-fn bates(cx: &mut Cx, f: FileId, b: &ast::BatesDecl) -> Option<Bates> {
+pub(crate) fn bates(cx: &mut Cx, f: FileId, b: &ast::BatesDecl) -> Option<Bates> {
     let p = &b.prefix.node;
     let bad = |cx: &mut Cx, span: Span, msg: String, help: &str| {
         cx.error(
@@ -253,428 +258,6 @@ fn bates(cx: &mut Cx, f: FileId, b: &ast::BatesDecl) -> Option<Bates> {
             .map(|s| s.node.clone())
             .unwrap_or_default(),
     })
-}
-
-use crate::syntax::CLAIM_KINDS as CLAIMS;
-
-fn requirement_ok(kind: &str, req: &str) -> bool {
-    match kind {
-        "bates" => req == "exist",
-        "quotes" => req == "match" || req.starts_with("match") && req.ends_with("exactly"),
-        _ => req == "appear",
-    }
-}
-
-fn requirement_help(kind: &str) -> &'static str {
-    match kind {
-        "bates" => "write `bates must exist`: a Bates number is supported when it was stamped on a page of the sources",
-        "quotes" => "write `quotes must match exactly` (or `must match`, which allows ellipses and bracketed changes)",
-        _ => "write e.g. `citations must appear`: the claim must appear in the sources",
-    }
-}
-
-fn policy(cx: &mut Cx, f: FileId, n: &ast::Name) -> Option<Policy> {
-    Some(match n.node.as_str() {
-        "block" => Policy::Block,
-        "revise" => Policy::Revise,
-        "flag" => Policy::Flag,
-        _ => {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadRule,
-                    format!("`{}` is not a failure policy", n.node),
-                )
-                .in_file(f)
-                .label(n.span, "")
-                .help("policies: block, revise, flag"),
-            );
-            return None;
-        }
-    })
-}
-
-/// A rule and its own policy (`or flag`), if it names one.
-type RuleDraft = (VerifyRule, Option<Policy>);
-
-/// `on failure POLICY, at most N rounds`.
-type OnFailure = (Policy, Option<u32>);
-
-/// Rules of a body, rule sets it includes first so the body's own rules override them. A rule
-/// without `or POLICY` follows the nearest `on failure`: the body's, else its rule set's.
-fn rules(
-    cx: &mut Cx,
-    f: FileId,
-    body: &ast::VerifyBody,
-    depth: usize,
-    allowed: &mut Vec<String>,
-) -> Option<(Vec<RuleDraft>, Option<OnFailure>)> {
-    let mut out: Vec<RuleDraft> = Vec::new();
-    let mut on_failure = None;
-    let mut ok = true;
-    for (what, names) in &body.allow {
-        if !matches!(what.node.as_str(), "reporter" | "reporters") {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadRule,
-                    format!("lexrun cannot allow `{}`", what.node),
-                )
-                .in_file(f)
-                .label(what.span, "")
-                .help("write `allow reporter \"ABBREVIATION\"` to accept a reporter abbreviation lexrun's catalogue does not list"),
-            );
-            ok = false;
-            continue;
-        }
-        for n in names {
-            if n.node.trim().is_empty() || !n.node.chars().any(char::is_alphabetic) {
-                cx.error(
-                    Diagnostic::new(Code::BadRule, "an allowed reporter needs its abbreviation")
-                        .in_file(f)
-                        .label(n.span, "")
-                        .help("write the abbreviation as it appears in citations, e.g. `allow reporter \"Betts' Dec.\"`"),
-                );
-                ok = false;
-            } else if !allowed.contains(&n.node) {
-                allowed.push(n.node.clone());
-            }
-        }
-    }
-    for inc in &body.includes {
-        let Some(entry) = cx.lookup(inc, f, &[Kind::Ruleset]) else {
-            ok = false;
-            continue;
-        };
-        let Decl::Ruleset(r) = entry.decl else {
-            continue;
-        };
-        if depth > 8 {
-            ok = false;
-            continue;
-        }
-        let Some((inner, inner_fail)) = rules(cx, entry.file, &r.body, depth + 1, allowed) else {
-            ok = false;
-            continue;
-        };
-        for (mut rule, own) in inner {
-            rule.from = inc.node.clone();
-            out.retain(|x| x.0.claims != rule.claims);
-            out.push((rule, own));
-        }
-        on_failure = inner_fail.or(on_failure);
-    }
-    let default_policy = match &body.on_failure {
-        Some(of) => {
-            let p = policy(cx, f, &of.policy);
-            if p.is_none() {
-                ok = false;
-            }
-            if let Some(n) = of
-                .max_rounds
-                .as_ref()
-                .filter(|n| n.node == 0 || n.node > 20)
-            {
-                cx.error(
-                    Diagnostic::new(
-                        Code::BadRule,
-                        format!("{} rounds is not a usable limit", n.node),
-                    )
-                    .in_file(f)
-                    .label(n.span, "")
-                    .help("allow between 1 and 20 rounds of revision; 2 is usual"),
-                );
-                ok = false;
-            }
-            p.map(|p| (p, of.max_rounds.as_ref().map(|n| n.node)))
-        }
-        None => None,
-    };
-    if default_policy.is_some() {
-        on_failure = default_policy;
-    }
-    for r in &body.rules {
-        let kind = r.kind.node.as_str();
-        if !CLAIMS.contains(&kind) {
-            let d = Diagnostic::new(Code::BadRule, format!("lexrun cannot check `{kind}`"))
-                .in_file(f)
-                .label(r.kind.span, "");
-            cx.error(match did_you_mean(kind, CLAIMS.iter().copied()) {
-                Some(s) => d.help(format!("did you mean `{s}`?")),
-                None => d.help(format!("claims lexrun checks: {}", CLAIMS.join(", "))),
-            });
-            ok = false;
-            continue;
-        }
-        let req = r
-            .requirement
-            .node
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        if !requirement_ok(kind, &req) {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadRule,
-                    format!("`{kind} must {req}` is not a rule lexrun applies"),
-                )
-                .in_file(f)
-                .label(r.requirement.span, "")
-                .help(requirement_help(kind)),
-            );
-            ok = false;
-            continue;
-        }
-        let p = match &r.policy {
-            Some(p) => match policy(cx, f, p) {
-                Some(p) => Some(p),
-                None => {
-                    ok = false;
-                    continue;
-                }
-            },
-            None => None,
-        };
-        out.retain(|x| x.0.claims != kind);
-        out.push((
-            VerifyRule {
-                claims: kind.to_string(),
-                must: req,
-                policy: p.unwrap_or(Policy::Block),
-                from: "inline".into(),
-            },
-            p,
-        ));
-    }
-    ok.then_some((out, on_failure))
-}
-
-pub(crate) fn verify(cx: &mut Cx, steps: &[Step]) -> Vec<Verify> {
-    let mut out = Vec::new();
-    let decls: Vec<(FileId, &ast::VerifyDecl)> = cx
-        .modules
-        .iter()
-        .flat_map(|m| {
-            m.ast.items.iter().filter_map(move |i| match i {
-                ast::Item::Verify(v) => Some((m.file, &**v)),
-                _ => None,
-            })
-        })
-        .collect();
-    for (f, v) in decls {
-        let mut ok = true;
-        match cx.lookup(&v.target, f, &[Kind::Stage, Kind::Tool]) {
-            Some(e) if matches!(e.decl, Decl::Tool(_)) => {
-                cx.error(
-                    Diagnostic::new(
-                        Code::WrongKind,
-                        format!(
-                            "`{}` is a tool; `verify` checks what a model wrote",
-                            v.target.node
-                        ),
-                    )
-                    .in_file(f)
-                    .label(v.target.span, "")
-                    .help("verify a model stage; to check a draft file use a `verify-draft` tool"),
-                );
-                ok = false;
-            }
-            Some(_) => {}
-            None => ok = false,
-        }
-        if out.iter().any(|x: &Verify| x.stage == v.target.node) {
-            cx.error(
-                Diagnostic::new(
-                    Code::DuplicateName,
-                    format!("`{}` is verified twice", v.target.node),
-                )
-                .in_file(f)
-                .label(v.target.span, "")
-                .help("put all rules for one stage in one `verify` block"),
-            );
-            ok = false;
-        }
-        for a in &v.against {
-            let Some(e) = cx.lookup(a, f, &[Kind::Sources, Kind::Stage, Kind::Tool]) else {
-                ok = false;
-                continue;
-            };
-            let is_evidence = match e.decl {
-                Decl::Sources(_) => true,
-                _ => steps.iter().any(|s| s.name == a.node && s.evidence),
-            };
-            if !is_evidence {
-                cx.error(
-                    Diagnostic::new(
-                        Code::VerifyAgainstOutput,
-                        format!("`{}` would be checked against `{}`, which is an output, not evidence", v.target.node, a.node),
-                    )
-                    .in_file(f)
-                    .label(a.span, "an output")
-                    .help("verify against `sources` (or a bates/ocr/merge tool reading them); a model's own text can never prove a claim"),
-                );
-                ok = false;
-            }
-        }
-        let mut allow_reporters = Vec::new();
-        let Some((drafts, fail)) = rules(cx, f, &v.body, 0, &mut allow_reporters) else {
-            continue;
-        };
-        if drafts.is_empty() {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadRule,
-                    format!("the `verify` block for `{}` checks nothing", v.target.node),
-                )
-                .in_file(f)
-                .label(v.span, "")
-                .help("add rules such as `citations must appear`, or `rules std.verify.strict`"),
-            );
-            continue;
-        }
-        let (on_failure, rounds) = fail.unwrap_or((Policy::Block, None));
-        let rs: Vec<VerifyRule> = drafts
-            .into_iter()
-            .map(|(mut r, own)| {
-                r.policy = own.unwrap_or(on_failure);
-                r
-            })
-            .collect();
-        if ok {
-            out.push(Verify {
-                stage: v.target.node.clone(),
-                against: v.against.iter().map(|a| a.node.clone()).collect(),
-                rules: rs,
-                on_failure,
-                max_rounds: rounds.unwrap_or(2),
-                allow_reporters,
-            });
-        }
-    }
-    out
-}
-
-const FORMATS: &[&str] = &["md", "txt", "json", "docx", "pdf"];
-
-pub(crate) fn outputs(cx: &mut Cx, steps: &[Step], verify: &[Verify]) -> Vec<Output> {
-    let decls: Vec<(FileId, &ast::OutputDecl)> = cx
-        .modules
-        .iter()
-        .flat_map(|m| {
-            m.ast.items.iter().filter_map(move |i| match i {
-                ast::Item::Output(o) => Some((m.file, o)),
-                _ => None,
-            })
-        })
-        .collect();
-    let mut out: Vec<(Output, Span)> = Vec::new();
-    for (f, o) in decls {
-        let path = &o.path.node;
-        let mut ok = cx.lookup(&o.from, f, &[Kind::Stage, Kind::Tool]).is_some();
-        let ext = path
-            .rsplit_once('.')
-            .map(|(_, e)| e.to_ascii_lowercase())
-            .unwrap_or_default();
-        if !FORMATS.contains(&ext.as_str()) {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadOutput,
-                    format!("lexrun cannot write `{path}`: unknown format"),
-                )
-                .in_file(f)
-                .label(o.path.span, "")
-                .help(format!(
-                    "the extension picks the format: {}",
-                    FORMATS
-                        .iter()
-                        .map(|e| format!(".{e}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
-            );
-            ok = false;
-        }
-        if path.starts_with('/') || path.split(['/', '\\']).any(|c| c == "..") || path.contains(':')
-        {
-            cx.error(
-                Diagnostic::new(Code::BadOutput, format!("`{path}` points outside the output folder"))
-                    .in_file(f)
-                    .label(o.path.span, "")
-                    .help("output paths are relative to the output folder (`--out`); drop the leading `/` or `..`"),
-            );
-            ok = false;
-        }
-        if let Some((_, first)) = out.iter().find(|(x, _)| x.path == *path) {
-            let first = *first;
-            cx.error(
-                Diagnostic::new(
-                    Code::DuplicateOutput,
-                    format!("two outputs are written to `{path}`"),
-                )
-                .in_file(f)
-                .label(o.path.span, "second")
-                .label(first, "first")
-                .help("give each output its own file name"),
-            );
-            ok = false;
-        }
-        let appendix = match &o.appendix {
-            Some(a) if a.node == "verification" => {
-                if !verify.iter().any(|v| v.stage == o.from.node)
-                    && steps.iter().any(|s| s.name == o.from.node)
-                {
-                    cx.error(
-                        Diagnostic::new(Code::BadOutput, format!("`{}` is not verified, so there is no verification report to append", o.from.node))
-                            .in_file(f)
-                            .label(a.span, "")
-                            .help(format!("add `verify {} against SOURCES {{ … }}`, or drop the appendix", o.from.node)),
-                    );
-                    ok = false;
-                }
-                Some(a.node.clone())
-            }
-            Some(a) => {
-                cx.error(
-                    Diagnostic::new(
-                        Code::BadOutput,
-                        format!("`{}` is not an appendix lexrun writes", a.node),
-                    )
-                    .in_file(f)
-                    .label(a.span, "")
-                    .help("write `appendix verification`"),
-                );
-                ok = false;
-                None
-            }
-            None => None,
-        };
-        if let Some(s) = steps.iter().find(|s| s.name == o.from.node) {
-            if let StepKind::Tool(t) = &s.kind {
-                if ext != "pdf" && matches!(t.tool.as_str(), "bates" | "merge") {
-                    cx.error(
-                        Diagnostic::new(
-                            Code::BadOutput,
-                            format!("`{}` produces PDF files", o.from.node),
-                        )
-                        .in_file(f)
-                        .label(o.path.span, "")
-                        .help("write it to a `.pdf` path"),
-                    );
-                    ok = false;
-                }
-            }
-        }
-        if ok {
-            out.push((
-                Output {
-                    path: path.clone(),
-                    from: o.from.node.clone(),
-                    format: ext,
-                    appendix,
-                },
-                o.path.span,
-            ));
-        }
-    }
-    out.into_iter().map(|(o, _)| o).collect()
 }
 
 #[cfg(test)]

@@ -3,24 +3,31 @@
 //!
 //! All checks run even after errors, so one pass reports every problem in a file.
 
+mod conditions;
 mod evidence;
 mod hardware;
 mod load;
-pub mod model;
+mod models;
+mod outputs;
+mod pools;
 pub mod stdlib;
+mod step_graph;
+mod step_info;
 mod steps;
 mod templates;
+mod tools;
+mod verify_rules;
 
 use std::collections::{BTreeMap, HashMap};
 
 use camino::Utf8Path;
 
 use crate::diagnostic::{Code, Diagnostic, FileId, SourceMap, Span};
+use crate::plan::workflow::Workflow;
 use crate::suggest::did_you_mean;
 use crate::syntax::ast;
 use load::Module;
 pub use load::Origin;
-use model::Workflow;
 
 /// The outcome of checking a file.
 #[derive(Debug)]
@@ -167,13 +174,13 @@ impl<'a> Cx<'a> {
     fn run(&mut self) -> Option<Workflow> {
         let header = self.header();
         self.collect_names();
-        let pools = hardware::pools(self);
-        let models = hardware::models(self, &pools);
+        let pools = pools::pools(self);
+        let models = models::models(self, &pools);
         hardware::fit(self, &pools, &models);
         let sources = evidence::sources(self);
         let steps = steps::steps(self, &models);
-        let verify = evidence::verify(self, &steps);
-        let outputs = evidence::outputs(self, &steps, &verify);
+        let verify = verify_rules::verify(self, &steps);
+        let outputs = outputs::outputs(self, &steps, &verify);
         let (name, description, matter) = header?;
         Some(Workflow {
             name,
@@ -414,6 +421,15 @@ impl<'a> Cx<'a> {
     /// The folder relative paths in `file` resolve against, for files on disk.
     pub(crate) fn dir_of(&self, module: usize) -> &Origin {
         &self.modules[module].origin
+    }
+
+    /// A path written in the file at `module`, resolved against that file's folder; `None`
+    /// for the standard library, which has no folder.
+    pub(crate) fn resolve_path(&self, module: usize, rel: &str) -> Option<camino::Utf8PathBuf> {
+        match self.dir_of(module) {
+            Origin::Disk { dir } => Some(dir.join(rel)),
+            Origin::Std { .. } => None,
+        }
     }
 }
 

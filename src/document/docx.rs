@@ -387,11 +387,7 @@ const APP: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties"><Application>lexrun</Application></Properties>"#;
 
 /// Writes the document to `path` (through a temporary file beside it).
-pub fn write(d: &Document, path: &Path) -> Result<(), String> {
-    let tmp = path.with_extension("docx.partial");
-    let file = std::fs::File::create(&tmp)
-        .map_err(|e| format!("cannot write `{}`: {e}", tmp.display()))?;
-    let mut z = zip::ZipWriter::new(file);
+pub fn write(d: &Document, path: &Path) -> Result<(), super::DocumentError> {
     let opts = SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
         .last_modified_time(zip::DateTime::default());
@@ -406,17 +402,22 @@ pub fn write(d: &Document, path: &Path) -> Result<(), String> {
         ("docProps/core.xml", core_xml(d)),
         ("docProps/app.xml", APP.to_string()),
     ];
-    let werr = |e: &dyn std::fmt::Display| format!("cannot write `{}`: {e}", tmp.display());
-    for (name, xml) in parts.iter().chain(std::iter::once(&(
-        "docProps/custom.xml",
-        custom_xml(&d.properties),
-    ))) {
-        z.start_file(*name, opts).map_err(|e| werr(&e))?;
-        z.write_all(xml.as_bytes()).map_err(|e| werr(&e))?;
-    }
-    let f = z.finish().map_err(|e| werr(&e))?;
-    f.sync_all().map_err(|e| werr(&e))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
+    crate::atomic::write_with(path, |file| {
+        let mut z = zip::ZipWriter::new(file);
+        for (name, xml) in parts.iter().chain(std::iter::once(&(
+            "docProps/custom.xml",
+            custom_xml(&d.properties),
+        ))) {
+            z.start_file(*name, opts).map_err(std::io::Error::other)?;
+            z.write_all(xml.as_bytes())?;
+        }
+        z.finish().map_err(std::io::Error::other)?;
+        Ok(())
+    })
+    .map_err(|source| super::DocumentError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]

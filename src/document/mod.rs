@@ -31,13 +31,46 @@ pub fn soffice() -> Option<PathBuf> {
     None
 }
 
+/// Why a document could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentError {
+    #[error("PDF output needs LibreOffice: install Debian's `libreoffice-writer-nogui` (or set LEXRUN_SOFFICE), or declare a .docx output")]
+    NoLibreOffice,
+    #[error("cannot make a temporary folder: {0}")]
+    TempDir(#[source] std::io::Error),
+    #[error("cannot run `{}`: {source}", program.display())]
+    Run {
+        program: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("LibreOffice did not convert `{}`: {}", .0.display(), .1)]
+    NotConverted(std::path::PathBuf, String),
+    #[error("cannot read `{}`: {source}", path.display())]
+    ReadPdf {
+        path: std::path::PathBuf,
+        #[source]
+        source: lopdf::Error,
+    },
+    #[error("cannot write `{}`: {source}", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Converts a `.docx` to PDF beside `pdf` with LibreOffice in headless mode, then stamps the
 /// provenance into the PDF's document information.
-pub fn docx_to_pdf(docx: &Path, pdf: &Path, properties: &[(String, String)]) -> Result<(), String> {
+pub fn docx_to_pdf(
+    docx: &Path,
+    pdf: &Path,
+    properties: &[(String, String)],
+) -> Result<(), DocumentError> {
     let Some(soffice) = soffice() else {
-        return Err("PDF output needs LibreOffice: install Debian's `libreoffice-writer-nogui` (or set LEXRUN_SOFFICE), or declare a .docx output".into());
+        return Err(DocumentError::NoLibreOffice);
     };
-    let work = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+    let work = tempfile::tempdir().map_err(DocumentError::TempDir)?;
     // A private profile: conversions never touch (or wait on) a user's running LibreOffice.
     let profile = format!(
         "-env:UserInstallation=file://{}",
@@ -55,27 +88,35 @@ pub fn docx_to_pdf(docx: &Path, pdf: &Path, properties: &[(String, String)]) -> 
         .arg(work.path())
         .arg(docx)
         .output()
-        .map_err(|e| format!("cannot run `{}`: {e}", soffice.display()))?;
+        .map_err(|source| DocumentError::Run {
+            program: soffice.clone(),
+            source,
+        })?;
     let stem = docx.file_stem().unwrap_or_default();
     let made = work.path().join(stem).with_extension("pdf");
     if !made.is_file() {
-        return Err(format!(
-            "LibreOffice did not convert `{}`: {}",
-            docx.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
+        return Err(DocumentError::NotConverted(
+            docx.to_path_buf(),
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
         ));
     }
     stamp_pdf_info(&made, properties)?;
-    let tmp = pdf.with_extension("pdf.partial");
-    std::fs::copy(&made, &tmp).map_err(|e| format!("cannot write `{}`: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, pdf).map_err(|e| format!("cannot write `{}`: {e}", pdf.display()))
+    crate::atomic::write_with(pdf, |f| {
+        std::io::copy(&mut std::fs::File::open(&made)?, f).map(drop)
+    })
+    .map_err(|source| DocumentError::Write {
+        path: pdf.to_path_buf(),
+        source,
+    })
 }
 
 /// Adds `properties` to a PDF's document information dictionary (as `Lexrun…` keys).
-pub fn stamp_pdf_info(pdf: &Path, properties: &[(String, String)]) -> Result<(), String> {
+pub fn stamp_pdf_info(pdf: &Path, properties: &[(String, String)]) -> Result<(), DocumentError> {
     use lopdf::{Dictionary, Object};
-    let mut doc =
-        lopdf::Document::load(pdf).map_err(|e| format!("cannot read `{}`: {e}", pdf.display()))?;
+    let mut doc = lopdf::Document::load(pdf).map_err(|source| DocumentError::ReadPdf {
+        path: pdf.to_path_buf(),
+        source,
+    })?;
     let info_id = match doc.trailer.get(b"Info").and_then(Object::as_reference) {
         Ok(id) => id,
         Err(_) => {
@@ -98,7 +139,9 @@ pub fn stamp_pdf_info(pdf: &Path, properties: &[(String, String)]) -> Result<(),
             info.set(key, Object::string_literal(v.as_str()));
         }
     }
-    doc.save(pdf)
-        .map_err(|e| format!("cannot write `{}`: {e}", pdf.display()))?;
+    doc.save(pdf).map_err(|source| DocumentError::Write {
+        path: pdf.to_path_buf(),
+        source,
+    })?;
     Ok(())
 }

@@ -194,22 +194,13 @@ pub fn stamp_files(
     Ok(map)
 }
 
+/// Writes a file atomically, reporting failure as a write error on that file.
 pub(crate) fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut std::fs::File) -> Result<(), String>,
 ) -> Result<(), BatesError> {
-    let err = |e: String| BatesError::Write(path.display().to_string(), e);
-    let tmp = path.with_extension("lexrun-tmp");
-    let mut f = std::fs::File::create(&tmp).map_err(|e| err(e.to_string()))?;
-    let done = write(&mut f).and_then(|_| f.sync_all().map_err(|e| e.to_string()));
-    if let Err(e) = done {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(err(e));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        err(e.to_string())
-    })
+    crate::atomic::write_with(path, |f| write(f).map_err(std::io::Error::other))
+        .map_err(|e| BatesError::Write(path.display().to_string(), e.to_string()))
 }
 
 pub(crate) fn load(path: &Path) -> Result<Document, BatesError> {

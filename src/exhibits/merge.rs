@@ -114,7 +114,7 @@ pub fn merge(
             .map(|n| {
                 doc.extract_text(&[*n])
                     .ok()
-                    .and_then(|t| crate::verify::evidence::stamp_of(&t))
+                    .and_then(|t| crate::sources::stamp_of(&t))
             })
             .collect();
         binder.max_id = doc.max_id;

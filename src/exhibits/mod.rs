@@ -1,6 +1,5 @@
-//! Exhibits on CPU: Bates stamping (`bates`), binding with an exhibit index (`merge`), and
-//! text per page with OCR where there is no text layer (`text`). Needs no model and no GPU.
+//! Exhibits on CPU: Bates stamping (`bates`) and binding with an exhibit index (`merge`).
+//! Needs no model and no GPU; pages are read through `sources`.
 
 pub mod bates;
 pub mod merge;
-pub mod text;

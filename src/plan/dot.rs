@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
+use super::workflow::StepKind;
 use super::Plan;
-use crate::check::model::StepKind;
 
 fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))

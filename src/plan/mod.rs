@@ -5,15 +5,20 @@
 //! change anywhere below a stage changes the stage's hash. The same file always gives the same
 //! plan, byte for byte.
 
+pub mod condition;
 mod dot;
+mod graph;
 mod text;
+pub mod workflow;
+
+pub use graph::Unit;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use serde::Serialize;
 
-use crate::check::model::{Model, Output, Pool, Sources, Step, StepKind, Verify, Workflow};
+use workflow::{Model, Output, Pool, Sources, Step, StepKind, Verify, Workflow};
 
 /// Bumped whenever the meaning of a plan's fields changes.
 pub const FORMAT: u32 = 1;

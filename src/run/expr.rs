@@ -4,12 +4,29 @@ use std::cmp::Ordering;
 
 use serde_json::Value as Json;
 
-use crate::check::model::{Expr, Value};
-use crate::syntax::ast::CmpOp;
+use crate::plan::workflow::{CmpOp, Expr, Value};
+
+/// Why a condition could not be decided.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("`{value}` is {found}, not true or false")]
+    NotBool { value: String, found: Json },
+    #[error("`{0}` has no answer yet")]
+    NoAnswer(String),
+    #[error("the answer of `{stage}` has no field `{field}`")]
+    NoField { stage: String, field: String },
+    #[error("cannot compare `{left}` ({l}) with `{right}` ({r})")]
+    Incomparable {
+        left: String,
+        l: Json,
+        right: String,
+        r: Json,
+    },
+}
 
 /// Evaluates `e`; `answer(stage)` gives a stage's parsed answer. An answer without the field
 /// is an error naming it (the checker makes that impossible for well-formed answers).
-pub fn eval(e: &Expr, answer: &dyn Fn(&str) -> Option<Json>) -> Result<bool, String> {
+pub fn eval(e: &Expr, answer: &dyn Fn(&str) -> Option<Json>) -> Result<bool, EvalError> {
     Ok(match e {
         Expr::Or { any } => {
             for x in any {
@@ -30,7 +47,12 @@ pub fn eval(e: &Expr, answer: &dyn Fn(&str) -> Option<Json>) -> Result<bool, Str
         Expr::Not { expr } => !eval(expr, answer)?,
         Expr::Test { value } => match value_of(value, answer)? {
             Json::Bool(b) => b,
-            other => return Err(format!("`{value}` is {other}, not true or false")),
+            found => {
+                return Err(EvalError::NotBool {
+                    value: value.to_string(),
+                    found,
+                })
+            }
         },
         Expr::IsEmpty { value, negated } => {
             let empty = match value_of(value, answer)? {
@@ -52,9 +74,12 @@ pub fn eval(e: &Expr, answer: &dyn Fn(&str) -> Option<Json>) -> Result<bool, Str
                 (Json::String(a), Json::String(b)) => a.cmp(b),
                 (Json::Bool(a), Json::Bool(b)) => a.cmp(b),
                 _ => {
-                    return Err(format!(
-                        "cannot compare `{left}` ({l}) with `{right}` ({r})"
-                    ))
+                    return Err(EvalError::Incomparable {
+                        left: left.to_string(),
+                        l,
+                        right: right.to_string(),
+                        r,
+                    })
                 }
             };
             match cmp {
@@ -69,15 +94,16 @@ pub fn eval(e: &Expr, answer: &dyn Fn(&str) -> Option<Json>) -> Result<bool, Str
     })
 }
 
-fn value_of(v: &Value, answer: &dyn Fn(&str) -> Option<Json>) -> Result<Json, String> {
+fn value_of(v: &Value, answer: &dyn Fn(&str) -> Option<Json>) -> Result<Json, EvalError> {
     Ok(match v {
         Value::Field { stage, field } => {
-            let a = answer(stage).ok_or_else(|| format!("`{stage}` has no answer yet"))?;
+            let a = answer(stage).ok_or_else(|| EvalError::NoAnswer(stage.clone()))?;
             let mut cur = &a;
             for part in field.split('.') {
-                cur = cur
-                    .get(part)
-                    .ok_or_else(|| format!("the answer of `{stage}` has no field `{field}`"))?;
+                cur = cur.get(part).ok_or_else(|| EvalError::NoField {
+                    stage: stage.clone(),
+                    field: field.clone(),
+                })?;
             }
             cur.clone()
         }
@@ -137,6 +163,7 @@ mod tests {
         };
         assert!(eval(&missing, &ans)
             .unwrap_err()
+            .to_string()
             .contains("no field `nope`"));
     }
 }

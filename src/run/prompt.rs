@@ -7,8 +7,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::exhibits::text;
-use crate::verify::evidence::stamp_of;
+use crate::sources::{stamp_of, Unreadable};
 
 /// One evidence file: its path as shown to the model, and its text per page.
 #[derive(Clone, Debug)]
@@ -19,32 +18,12 @@ pub struct EvidenceFile {
     pub pages: Vec<String>,
 }
 
-/// Reads a file's text per page: PDFs through the exhibit text reader (OCR for scanned pages
-/// when tesseract is there), other files as UTF-8, pages split at form feeds.
-pub fn read_pages(path: &Path) -> Result<Vec<String>, String> {
-    let is_pdf = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("pdf"));
-    if is_pdf {
-        let opts = text::Options {
-            lang: "eng".into(),
-            dpi: 300,
-            cache: text::default_cache(),
-            ocr_optional: true,
-        };
-        let pages = text::pages(path, &opts).map_err(|e| e.to_string())?;
-        Ok(pages.into_iter().map(|p| p.text).collect())
-    } else {
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            format!(
-                "`{}` is not UTF-8 text; convert it, or give it as PDF",
-                path.display()
-            )
-        })?;
-        Ok(text.split('\u{c}').map(str::to_string).collect())
-    }
+/// Reads a file's text per page, naming the file when it cannot.
+pub fn read_pages(path: &Path) -> Result<Vec<String>, Unreadable> {
+    crate::sources::read_pages(path).map_err(|source| Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The packet for a list of files, in order.
@@ -83,11 +62,10 @@ pub fn packet(files: &[EvidenceFile]) -> String {
 }
 
 /// Renders a stage's template with its variables. Nothing is escaped: the prompt is text.
-pub fn render(template: &str, vars: &Value) -> Result<String, String> {
+pub fn render(template: &str, vars: &Value) -> Result<String, handlebars::RenderError> {
     let mut hb = handlebars::Handlebars::new();
     hb.register_escape_fn(handlebars::no_escape);
     hb.render_template(template, vars)
-        .map_err(|e| e.to_string())
 }
 
 /// The variables every stage has.

@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::calendar;
-use crate::check::model::{FieldType, Type};
+use crate::plan::workflow::{FieldType, Type};
 
 pub fn schema(fields: &[FieldType]) -> Value {
     record(fields)
@@ -35,17 +35,29 @@ fn of(t: &Type) -> Value {
     }
 }
 
+/// Why an answer does not match the stage's `returns`.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    #[error("the answer is empty; a JSON object was expected")]
+    Empty,
+    #[error("the answer is not valid JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// Where in the answer, and what is wrong there.
+    #[error("{0}")]
+    Mismatch(String),
+}
+
 /// Parses an answer and checks it against the declared fields. The error says where and what.
-pub fn validate(text: &str, fields: &[FieldType]) -> Result<Value, String> {
+pub fn validate(text: &str, fields: &[FieldType]) -> Result<Value, SchemaError> {
     let body = strip_fence(text);
     let value: Value = serde_json::from_str(body).map_err(|e| {
         if body.trim().is_empty() {
-            "the answer is empty; a JSON object was expected".to_string()
+            SchemaError::Empty
         } else {
-            format!("the answer is not valid JSON: {e}")
+            SchemaError::NotJson(e)
         }
     })?;
-    check_record(&value, fields, "answer")?;
+    check_record(&value, fields, "answer").map_err(SchemaError::Mismatch)?;
     Ok(value)
 }
 
@@ -188,7 +200,7 @@ mod tests {
             ),
         ];
         for (text, want) in cases {
-            let err = validate(text, &gate()).unwrap_err();
+            let err = validate(text, &gate()).unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
     }

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::check::model::{Bates, OptionValue, Step, ToolStage};
-use crate::exhibits::{bates, merge, text};
+use crate::exhibits::{bates, merge};
+use crate::plan::workflow::{Bates, OptionValue, Step, ToolStage};
+use crate::sources::scan as text;
 use crate::verify;
 
 use super::Produced;
@@ -31,8 +32,38 @@ fn opt_bool(t: &ToolStage, key: &str, default: bool) -> bool {
     }
 }
 
-fn werr(p: &Path, e: std::io::Error) -> String {
-    format!("cannot write `{}`: {e}", p.display())
+/// Why a tool step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("cannot write `{}`: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read the draft `{}`: {source}", path.display())]
+    Draft {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Sources(#[source] std::io::Error),
+    #[error("Bates numbers are stamped on PDFs; convert these first: {0}")]
+    NotPdf(String),
+    #[error(transparent)]
+    Bates(#[from] bates::BatesError),
+    #[error(transparent)]
+    Text(#[from] text::TextError),
+    #[error("lexrun has no `{0}` tool")]
+    Unknown(String),
+}
+
+fn werr(p: &Path, source: std::io::Error) -> ToolError {
+    ToolError::Write {
+        path: p.to_path_buf(),
+        source,
+    }
 }
 
 /// Runs one tool step in `dir`; returns what it produced and a line saying what it did.
@@ -44,7 +75,7 @@ pub(super) fn run(
     matter: &Path,
     bates_of: &BTreeMap<String, Bates>,
     produced: &BTreeMap<String, std::sync::Arc<Produced>>,
-) -> Result<(Produced, String), String> {
+) -> Result<(Produced, String), ToolError> {
     std::fs::create_dir_all(dir).map_err(|e| werr(dir, e))?;
     let mut result = Produced::default();
     let summary = match tool.tool.as_str() {
@@ -81,12 +112,9 @@ pub(super) fn run(
                     .filter(|p| !pdfs.contains(p))
                     .map(|p| p.display().to_string())
                     .collect();
-                return Err(format!(
-                    "Bates numbers are stamped on PDFs; convert these first: {}",
-                    other.join(", ")
-                ));
+                return Err(ToolError::NotPdf(other.join(", ")));
             }
-            let map = bates::stamp_files(&pdfs, dir, &opts).map_err(|e| e.to_string())?;
+            let map = bates::stamp_files(&pdfs, dir, &opts)?;
             result.files = pdfs
                 .iter()
                 .filter_map(|p| p.file_name().map(|n| dir.join(n)))
@@ -109,7 +137,7 @@ pub(super) fn run(
                 index_page: false,
                 title: opt_text(tool, "title").unwrap_or_else(|| "Exhibits".into()),
             };
-            let entries = merge::merge(inputs, &binder, &opts).map_err(|e| e.to_string())?;
+            let entries = merge::merge(inputs, &binder, &opts)?;
             result.files = vec![binder.clone()];
             result.primary.insert("pdf".into(), binder);
             format!("{} exhibits bound", entries.len())
@@ -124,7 +152,7 @@ pub(super) fn run(
                 index_page: false,
                 title: title.clone(),
             };
-            let entries = merge::merge(inputs, &scratch, &opts).map_err(|e| e.to_string())?;
+            let entries = merge::merge(inputs, &scratch, &opts)?;
             let _ = std::fs::remove_file(&scratch);
             let md = dir.join("index.md");
             std::fs::rename(dir.join("scratch-index.md"), &md).map_err(|e| werr(&md, e))?;
@@ -132,7 +160,7 @@ pub(super) fn run(
             result.files.push(md);
             if matches!(opt_text(tool, "format").as_deref(), Some("pdf" | "both")) {
                 let pdf = dir.join("index.pdf");
-                merge::index_pdf(&title, &entries, &pdf).map_err(|e| e.to_string())?;
+                merge::index_pdf(&title, &entries, &pdf)?;
                 result.primary.insert("pdf".into(), pdf.clone());
                 result.files.push(pdf);
             }
@@ -148,12 +176,12 @@ pub(super) fn run(
             let mut rows = Vec::new();
             let mut ocr = 0;
             for f in inputs {
-                let pages = text::pages(f, &opts).map_err(|e| e.to_string())?;
+                let pages = text::pages(f, &opts)?;
                 ocr += pages.iter().filter(|p| p.from == "ocr").count();
                 for p in &pages {
                     rows.push(serde_json::json!({
                         "file": f.display().to_string(), "page": p.page, "from": p.from,
-                        "bates": verify::evidence::stamp_of(&p.text), "text": p.text,
+                        "bates": crate::sources::stamp_of(&p.text), "text": p.text,
                     }));
                 }
                 result.pages.push((
@@ -170,15 +198,18 @@ pub(super) fn run(
         }
         "verify-draft" => {
             let draft_path = matter.join(opt_text(tool, "draft").unwrap_or_default());
-            let draft = std::fs::read_to_string(&draft_path)
-                .map_err(|e| format!("cannot read the draft `{}`: {e}", draft_path.display()))?;
+            let draft =
+                std::fs::read_to_string(&draft_path).map_err(|source| ToolError::Draft {
+                    path: draft_path.to_path_buf(),
+                    source,
+                })?;
             let prefixes = opt_text(tool, "bates_prefix").into_iter().collect();
             let mut ev = verify::Evidence::new(prefixes);
             for r in &step.reads {
                 let Some(p) = produced.get(r) else { continue };
                 if p.pages.is_empty() {
                     for f in &p.files {
-                        ev.add_path(f).map_err(|e| e.to_string())?;
+                        ev.add_path(f).map_err(ToolError::Sources)?;
                     }
                 } else {
                     for (file, pages) in &p.pages {
@@ -207,7 +238,7 @@ pub(super) fn run(
                 .count();
             format!("{} claims checked, {bad} unsupported", v.outcomes.len())
         }
-        other => return Err(format!("lexrun has no `{other}` tool")),
+        other => return Err(ToolError::Unknown(other.to_string())),
     };
     Ok((result, summary))
 }

@@ -17,261 +17,31 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::check::model::{Model, Pool, ServerKind, Weights};
+use crate::backend::{self, Backend, Call, Health, Limits};
+
+mod bench;
+mod launch;
+mod record;
+mod status;
+
+pub use bench::{bench, Bench};
+pub use launch::{dry_run, launches, llama_server, tensor_split, Launch};
+pub use record::servers_dir;
+pub use status::{status, Status};
+
+use crate::plan::workflow::{Model, Pool, ServerKind, Weights};
 use crate::plan::Plan;
-use crate::run::backend::{self, Backend, Call, Health, Limits};
-
-/// One server `up` would start: its environment and command line.
-#[derive(Clone, Debug, Serialize)]
-pub struct Launch {
-    pub model: String,
-    pub pool: String,
-    pub url: String,
-    pub host: String,
-    pub port: u16,
-    pub env: Vec<(String, String)>,
-    pub program: String,
-    pub args: Vec<String>,
-    pub gguf: PathBuf,
-}
-
-impl Launch {
-    /// The command as a shell line.
-    pub fn shell(&self) -> String {
-        let mut parts: Vec<String> = self
-            .env
-            .iter()
-            .map(|(k, v)| format!("{k}={}", quote(v)))
-            .collect();
-        parts.push(quote(&self.program));
-        parts.extend(self.args.iter().map(|a| quote(a)));
-        parts.join(" ")
-    }
-}
-
-fn quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:,=@+".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-/// What `up` recorded about a server it started.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Record {
-    pub model: String,
-    pub pool: String,
-    pub url: String,
-    pub pid: u32,
-    /// The process's start time in clock ticks since boot (`/proc/PID/stat`, field 22).
-    pub start_ticks: u64,
-    pub program: String,
-    pub args: Vec<String>,
-    pub log: PathBuf,
-}
+use launch::*;
+use record::*;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error("{0}")]
     Input(String),
     #[error("{0}")]
+    Connect(#[from] crate::backend::ConnectError),
+    #[error("{0}")]
     Failed(String),
-}
-
-/// GPU shares for `--tensor-split`: each GPU's memory, divided by their greatest common
-/// divisor (32 GB + 16 GB → 2,1).
-pub fn tensor_split(vram: &[u64]) -> Vec<u64> {
-    fn gcd(a: u64, b: u64) -> u64 {
-        if b == 0 {
-            a
-        } else {
-            gcd(b, a % b)
-        }
-    }
-    let g = vram.iter().copied().fold(0, gcd).max(1);
-    vram.iter().map(|v| v / g).collect()
-}
-
-/// The `llama-server` program: the pool's `binary`, else `LEXRUN_LLAMA_SERVER`, else
-/// `llama-server` on PATH.
-pub fn llama_server(pool: &Pool, workflow_dir: &Path) -> Result<PathBuf, ServeError> {
-    let hint = "declare it in the pool (`binary \"/path/to/llama-server\"`), set LEXRUN_LLAMA_SERVER, or put llama-server on PATH (scripts/llama-server builds a CPU one)";
-    if let Some(b) = &pool.binary {
-        let p = workflow_dir.join(b);
-        return if p.is_file() {
-            Ok(p)
-        } else {
-            Err(ServeError::Input(format!(
-                "pool `{}`: the server program `{}` does not exist; {hint}",
-                pool.name,
-                p.display()
-            )))
-        };
-    }
-    if let Some(p) = std::env::var_os("LEXRUN_LLAMA_SERVER") {
-        let p = PathBuf::from(p);
-        return if p.is_file() {
-            Ok(p)
-        } else {
-            Err(ServeError::Input(format!(
-                "LEXRUN_LLAMA_SERVER names `{}`, which does not exist; {hint}",
-                p.display()
-            )))
-        };
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        for d in std::env::split_paths(&path) {
-            let p = d.join("llama-server");
-            if p.is_file() {
-                return Ok(p);
-            }
-        }
-    }
-    Err(ServeError::Input(format!(
-        "llama-server was not found; {hint}"
-    )))
-}
-
-/// The models (all, or those named in `only`) on pools of one server kind, in plan order.
-fn models_served_by<'a>(
-    plan: &'a Plan,
-    only: &'a [String],
-    kind: ServerKind,
-) -> impl Iterator<Item = (&'a Pool, &'a Model)> + 'a {
-    plan.models
-        .iter()
-        .filter(move |m| only.is_empty() || only.contains(&m.name))
-        .filter_map(move |m| {
-            let pool = plan.pools.iter().find(|p| p.name == m.pool)?;
-            (pool.server == kind).then_some((&pool.item, &m.item))
-        })
-}
-
-/// The servers `up` would start, in plan order.
-pub fn launches(
-    plan: &Plan,
-    workflow_dir: &Path,
-    only: &[String],
-    endpoints: &BTreeMap<String, String>,
-) -> Result<Vec<Launch>, ServeError> {
-    for o in only {
-        if !plan.models.iter().any(|m| &m.name == o) {
-            let all: Vec<&str> = plan.models.iter().map(|m| m.name.as_str()).collect();
-            return Err(ServeError::Input(format!(
-                "--only {o}: the workflow has no model `{o}`; its models: {}",
-                all.join(", ")
-            )));
-        }
-    }
-    let mut out = Vec::new();
-    let mut per_pool: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (pool, m) in models_served_by(plan, only, ServerKind::LlamaCpp) {
-        per_pool.entry(&pool.name).or_default().push(&m.name);
-        out.push(launch(pool, m, workflow_dir, endpoints)?);
-    }
-    if let Some((pool, models)) = per_pool.iter().find(|(_, ms)| ms.len() > 1) {
-        return Err(ServeError::Input(format!(
-            "pool `{pool}` has one endpoint but {} models on llama.cpp ({}); llama-server serves one model: give each model its own pool",
-            models.len(),
-            models.join(", ")
-        )));
-    }
-    Ok(out)
-}
-
-fn launch(
-    pool: &Pool,
-    m: &Model,
-    workflow_dir: &Path,
-    endpoints: &BTreeMap<String, String>,
-) -> Result<Launch, ServeError> {
-    let url = endpoints.get(&pool.name).unwrap_or(&pool.endpoint).clone();
-    let parsed = url::Url::parse(&url).map_err(|e| {
-        ServeError::Input(format!("pool `{}`: `{url}` is not a URL: {e}", pool.name))
-    })?;
-    let host = parsed.host_str().unwrap_or("127.0.0.1").to_string();
-    let port = parsed.port_or_known_default().unwrap_or(8080);
-    let Weights::Gguf { path, .. } = &m.weights else {
-        return Err(ServeError::Input(format!(
-            "model `{}` names an Ollama tag, but pool `{}` serves llama.cpp, which needs a `gguf` file",
-            m.name, pool.name
-        )));
-    };
-    let gguf = workflow_dir.join(path);
-    let program = std::env::var("LEXRUN_LLAMA_SERVER")
-        .ok()
-        .filter(|_| pool.binary.is_none())
-        .or_else(|| pool.binary.clone())
-        .unwrap_or_else(|| "llama-server".into());
-    let mut args = vec![
-        "-m".to_string(),
-        gguf.display().to_string(),
-        "--host".into(),
-        host.clone(),
-        "--port".into(),
-        port.to_string(),
-        "-c".into(),
-        m.ctx.to_string(),
-        "-ngl".into(),
-        "999".into(),
-    ];
-    if m.flash_attn {
-        args.extend(["-fa".into(), "on".into()]);
-    }
-    args.extend(["-ctk".into(), m.kv_k.clone(), "-ctv".into(), m.kv_v.clone()]);
-    args.extend(["-np".into(), pool.slots.max(1).to_string()]);
-    if pool.gpus.len() > 1 {
-        let split: Vec<String> = tensor_split(&pool.vram)
-            .iter()
-            .map(u64::to_string)
-            .collect();
-        args.extend(["--tensor-split".into(), split.join(",")]);
-    }
-    let gpus: Vec<String> = pool.gpus.iter().map(u32::to_string).collect();
-    Ok(Launch {
-        model: m.name.clone(),
-        pool: pool.name.clone(),
-        url,
-        host,
-        port,
-        env: vec![("CUDA_VISIBLE_DEVICES".into(), gpus.join(","))],
-        program,
-        args,
-        gguf,
-    })
-}
-
-/// Where `up` keeps what it started.
-pub fn servers_dir(store: &Path) -> PathBuf {
-    store.join("servers")
-}
-
-fn proc_start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may hold spaces; fields follow the last `)`.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-fn proc_cmdline(pid: u32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
-            b.split(|&c| c == 0)
-                .filter(|s| !s.is_empty())
-                .map(|s| String::from_utf8_lossy(s).into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Whether the recorded process is still the one `up` started.
-pub fn is_ours(r: &Record) -> bool {
-    proc_start_ticks(r.pid) == Some(r.start_ticks)
-        && proc_cmdline(r.pid).get(1..) == Some(&r.args[..])
 }
 
 /// The last lines of a log, for a server that died.
@@ -402,8 +172,7 @@ pub async fn up(
 }
 
 async fn wait_up(r: &Record, limits: &Limits) -> Result<(), ServeError> {
-    let backend =
-        backend::connect(ServerKind::LlamaCpp, &r.url, limits).map_err(ServeError::Input)?;
+    let backend = backend::connect(ServerKind::LlamaCpp, &r.url, limits)?;
     let start = Instant::now();
     let mut state = "starting".to_string();
     loop {
@@ -450,12 +219,12 @@ async fn preload_ollama(m: &Model, url: &str, limits: &Limits) -> Result<(), Ser
             m.name
         )));
     };
-    let backend = backend::connect(ServerKind::Ollama, url, limits).map_err(ServeError::Input)?;
+    let backend = backend::connect(ServerKind::Ollama, url, limits)?;
     backend
         .identity(tag)
         .await
         .map_err(|e| ServeError::Failed(format!("model `{}` on {url}: {e}", m.name)))?;
-    let http = backend::Http::new(url, limits).map_err(ServeError::Input)?;
+    let http = backend::Http::new(url, limits)?;
     let body = json!({"model": tag, "prompt": "", "keep_alive": -1, "options": {"num_ctx": m.ctx}});
     http.post(&http.url("/api/generate"), &body)
         .await
@@ -470,10 +239,6 @@ async fn preload_ollama(m: &Model, url: &str, limits: &Limits) -> Result<(), Ser
         m.name, m.ctx
     ));
     Ok(())
-}
-
-pub fn read_record(path: &Path) -> Option<Record> {
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
 /// Stops what `up` started: SIGTERM, `grace`, then SIGKILL. A record whose process is gone or
@@ -530,246 +295,6 @@ pub fn down(store: &Path, grace: Duration) -> Result<Vec<String>, ServeError> {
         let _ = std::fs::remove_file(&f);
     }
     Ok(lines)
-}
-
-fn is_zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rfind(')').map(|i| s[i + 2..].starts_with('Z')))
-        .unwrap_or(true)
-}
-
-/// One line of `status`.
-#[derive(Clone, Debug, Serialize)]
-pub struct Status {
-    pub pool: String,
-    pub model: String,
-    pub server: String,
-    pub url: String,
-    /// up, loading, down, or wrong model.
-    pub state: String,
-    pub detail: String,
-    pub served: Option<String>,
-    pub ctx: Option<u64>,
-    pub slots: Option<u32>,
-    pub slots_busy: Option<u32>,
-    /// tok/s from the last `lexrun bench` of this model.
-    pub last_decode: Option<f64>,
-}
-
-pub async fn status(
-    plan: &Plan,
-    store: &Path,
-    endpoints: &BTreeMap<String, String>,
-    limits: &Limits,
-) -> Vec<Status> {
-    let benched: Value = std::fs::read(store.join("bench.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(Value::Null);
-    let quick = Limits {
-        retries: 0,
-        ..limits.clone()
-    };
-    let mut out = Vec::new();
-    for m in plan.models.iter() {
-        let Some(pool) = plan.pools.iter().find(|p| p.name == m.pool) else {
-            continue;
-        };
-        let url = endpoints.get(&pool.name).unwrap_or(&pool.endpoint).clone();
-        let mut st = Status {
-            pool: pool.name.clone(),
-            model: m.name.clone(),
-            server: pool.server.as_str().into(),
-            url: url.clone(),
-            state: "down".into(),
-            detail: String::new(),
-            served: None,
-            ctx: None,
-            slots: None,
-            slots_busy: None,
-            last_decode: benched[&m.name]["decode_per_second"].as_f64(),
-        };
-        let Ok(b) = backend::connect(pool.server, &url, &quick) else {
-            st.detail = "not a usable URL".into();
-            out.push(st);
-            continue;
-        };
-        let served_name = match &m.weights {
-            Weights::Tag { tag } => tag.clone(),
-            Weights::Gguf { .. } => m.name.clone(),
-        };
-        match b.health().await {
-            Ok(Health::Loading(msg)) => {
-                st.state = "loading".into();
-                st.detail = msg;
-            }
-            Err(e) => st.detail = e.to_string(),
-            Ok(Health::Ready) => match b.identity(&served_name).await {
-                Ok(id) => {
-                    st.state = "up".into();
-                    st.ctx = id.n_ctx;
-                    st.slots = id.slots;
-                    if let Weights::Gguf { path, .. } = &m.weights {
-                        let want = Path::new(path)
-                            .file_name()
-                            .map(|n| n.to_string_lossy().into_owned());
-                        if want.is_some_and(|w| !id.model.ends_with(&w)) {
-                            st.state = "wrong model".into();
-                            st.detail = format!("serves `{}`, not `{path}`", id.model);
-                        }
-                    }
-                    st.served = Some(id.model);
-                    if pool.server == ServerKind::LlamaCpp {
-                        st.slots_busy = slots_busy(&url, &quick).await;
-                    }
-                }
-                Err(e) => {
-                    st.state = if pool.server == ServerKind::Ollama {
-                        "wrong model".into()
-                    } else {
-                        "down".into()
-                    };
-                    st.detail = e.to_string();
-                }
-            },
-        }
-        out.push(st);
-    }
-    out
-}
-
-async fn slots_busy(url: &str, limits: &Limits) -> Option<u32> {
-    let http = backend::Http::new(url, limits).ok()?;
-    let v = http
-        .get_json(&format!("{}/slots", http.origin()))
-        .await
-        .ok()?;
-    Some(
-        v.as_array()?
-            .iter()
-            .filter(|s| s["is_processing"].as_bool() == Some(true))
-            .count() as u32,
-    )
-}
-
-/// One model's measured speeds.
-#[derive(Clone, Debug, Serialize)]
-pub struct Bench {
-    pub model: String,
-    pub pool: String,
-    pub runs: usize,
-    pub prompt_tokens: u64,
-    pub prompt_per_second: f64,
-    pub decode_per_second: f64,
-    pub min_decode: Option<f64>,
-    pub ok: bool,
-    pub error: Option<String>,
-}
-
-/// The fixed prompt: about 512 tokens of plain English on most tokenizers.
-fn bench_prompt(run: usize) -> String {
-    let para = "The tenant gave written notice of the broken heating on the third of March, and the landlord did not repair it within the thirty days the lease allows. ";
-    format!(
-        "Run {run}. {}\nSummarise the paragraph above in one sentence.",
-        para.repeat(16)
-    )
-}
-
-pub async fn bench(
-    plan: &Plan,
-    store: &Path,
-    endpoints: &BTreeMap<String, String>,
-    runs: usize,
-    limits: &Limits,
-) -> Vec<Bench> {
-    let mut out = Vec::new();
-    for m in plan.models.iter() {
-        let Some(pool) = plan.pools.iter().find(|p| p.name == m.pool) else {
-            continue;
-        };
-        let url = endpoints.get(&pool.name).unwrap_or(&pool.endpoint).clone();
-        let mut r = Bench {
-            model: m.name.clone(),
-            pool: pool.name.clone(),
-            runs,
-            prompt_tokens: 0,
-            prompt_per_second: 0.0,
-            decode_per_second: 0.0,
-            min_decode: m.min_decode,
-            ok: false,
-            error: None,
-        };
-        let backend: Box<dyn Backend> = match backend::connect(pool.server, &url, limits) {
-            Ok(b) => b,
-            Err(e) => {
-                r.error = Some(e);
-                out.push(r);
-                continue;
-            }
-        };
-        let (mut pp, mut dec) = (Vec::new(), Vec::new());
-        for i in 0..runs.max(1) {
-            let call = Call {
-                stage: "bench".into(),
-                model: match &m.weights {
-                    Weights::Tag { tag } => tag.clone(),
-                    Weights::Gguf { .. } => m.name.clone(),
-                },
-                prompt: bench_prompt(i),
-                schema: None,
-                sampling: [
-                    ("temperature".to_string(), 0.0),
-                    ("max_tokens".to_string(), 128.0),
-                ]
-                .into(),
-                num_ctx: m.ctx,
-                slot: None,
-                timeout: Duration::from_secs(600),
-            };
-            match backend::call(backend.as_ref(), &call, limits, &|_| {}, &|_| {}).await {
-                Ok((reply, _)) => {
-                    let t = reply.timings;
-                    r.prompt_tokens = t.prompt_n + t.cache_n;
-                    pp.push(t.prompt_per_second);
-                    dec.push(t.predicted_per_second);
-                }
-                Err((e, _)) => {
-                    r.error = Some(format!("{e}"));
-                    break;
-                }
-            }
-        }
-        if r.error.is_none() {
-            r.prompt_per_second = median(pp);
-            r.decode_per_second = median(dec);
-            r.ok = m.min_decode.is_none_or(|f| r.decode_per_second >= f);
-        }
-        out.push(r);
-    }
-    // Kept for `status`: the last measured decode speed of each model.
-    let mut last: serde_json::Map<String, Value> = std::fs::read(store.join("bench.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    for r in out.iter().filter(|r| r.error.is_none()) {
-        last.insert(r.model.clone(), json!({"decode_per_second": r.decode_per_second, "prompt_per_second": r.prompt_per_second}));
-    }
-    if std::fs::create_dir_all(store).is_ok() {
-        let _ = std::fs::write(
-            store.join("bench.json"),
-            serde_json::to_vec_pretty(&last).unwrap_or_default(),
-        );
-    }
-    out
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    v[v.len() / 2]
 }
 
 #[cfg(test)]

@@ -87,9 +87,7 @@ impl Bloom {
         for w in &self.bits {
             out.extend_from_slice(&w.to_le_bytes());
         }
-        let tmp = path.with_extension("bloom.partial");
-        std::fs::write(&tmp, out)?;
-        std::fs::rename(&tmp, path)
+        crate::atomic::write(path, &out)
     }
 }
 

@@ -2,10 +2,18 @@
 //! values are not range-checked here.
 
 pub mod ast;
+mod cond;
+mod grammar;
+mod hardware;
+mod limits;
+mod literal;
 mod parse;
 mod recover;
+pub mod test_file;
 
-pub use parse::{decode, dedent, parse, with_pest, Parsed};
+pub use grammar::with_pest;
+pub use literal::{decode, dedent};
+pub use parse::{parse, Parsed};
 
 /// The kinds of claim a `verify` rule can name.
 pub const CLAIM_KINDS: &[&str] = &[

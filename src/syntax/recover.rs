@@ -3,11 +3,14 @@
 //! The catch-alls tell us *where* something went wrong (one setting, one declaration); this
 //! module finds *what*: it re-parses the swallowed text with the rule it was meant to match and
 //! turns pest's expectations into words a paralegal can act on.
+//!
+//! One concept over 600 lines: the message for each kind of swallowed setting lives here, side
+//! by side, so that the wording stays consistent across blocks.
 
 use pest::error::{ErrorVariant, InputLocation};
 use pest::Parser as _;
 
-use super::parse::{Block, LexParser, Rule};
+use super::grammar::{with_pest, Block, LexParser, Rule};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::suggest::did_you_mean;
 
@@ -431,7 +434,7 @@ fn unclosed_brace(text: &str, base: usize, file: FileId) -> Option<Diagnostic> {
 }
 
 fn reparse(text: &str, base: usize, file: FileId, rule: Rule, form: &str) -> Diagnostic {
-    match super::parse::with_pest(true, || LexParser::parse(rule, text)) {
+    match with_pest(true, || LexParser::parse(rule, text)) {
         Err(e) => pest_error(&e, text, base, file, Some(form)),
         Ok(pairs) => {
             // The setting parsed but something follows it.

@@ -23,8 +23,10 @@ use std::path::{Path, PathBuf};
 use camino::Utf8Path;
 use serde_json::Value;
 
+use crate::backend::cassette;
 use crate::diagnostic::{Code, Diagnostic, SourceMap, Span};
-use crate::run::{self, cassette, RunRecord, Status};
+use crate::run::{self, RunRecord, Status};
+use crate::syntax::test_file::{parse_tests, ExpectDecl, Literal};
 
 /// One declared test.
 #[derive(Clone, Debug)]
@@ -48,222 +50,59 @@ pub enum Expect {
     Rounds(String, u32),
 }
 
-/// Tokens of one line.
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Word(String),
-    Str(String),
-    Num(f64),
-    Sym(&'static str),
-}
-
-fn lex_line(line: &str, base: usize) -> Result<Vec<(Tok, Span)>, (String, Span)> {
-    let mut out = Vec::new();
-    let b = line.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'/' && b.get(i + 1) == Some(&b'/') {
-            break;
-        }
-        if c.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        if c == b'"' {
-            let mut s = String::new();
-            i += 1;
-            let mut closed = false;
-            while i < b.len() {
-                match b[i] {
-                    b'\\' if i + 1 < b.len() => {
-                        s.push(b[i + 1] as char);
-                        i += 2;
-                    }
-                    b'"' => {
-                        closed = true;
-                        i += 1;
-                        break;
-                    }
-                    _ => {
-                        let ch = line[i..].chars().next().unwrap_or(' ');
-                        s.push(ch);
-                        i += ch.len_utf8();
-                    }
-                }
-            }
-            if !closed {
-                return Err((
-                    "this text has no closing quote".into(),
-                    Span::new(base + start, base + line.len()),
-                ));
-            }
-            out.push((Tok::Str(s), Span::new(base + start, base + i)));
-        } else if line[i..].starts_with("==") || line[i..].starts_with("!=") {
-            out.push((
-                Tok::Sym(if c == b'=' { "==" } else { "!=" }),
-                Span::new(base + i, base + i + 2),
-            ));
-            i += 2;
-        } else if matches!(c, b'{' | b'}' | b'.') {
-            out.push((
-                Tok::Sym(match c {
-                    b'{' => "{",
-                    b'}' => "}",
-                    _ => ".",
-                }),
-                Span::new(base + i, base + i + 1),
-            ));
-            i += 1;
-        } else if c.is_ascii_digit() || c == b'-' {
-            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' || b[i] == b'-') {
-                i += 1;
-            }
-            let t = &line[start..i];
-            let n = t.parse().map_err(|_| {
-                (
-                    format!("`{t}` is not a number"),
-                    Span::new(base + start, base + i),
-                )
-            })?;
-            out.push((Tok::Num(n), Span::new(base + start, base + i)));
-        } else if c.is_ascii_alphabetic() || c == b'_' {
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'-') {
-                i += 1;
-            }
-            out.push((
-                Tok::Word(line[start..i].to_string()),
-                Span::new(base + start, base + i),
-            ));
-        } else {
-            let ch = line[i..].chars().next().unwrap_or(' ');
-            return Err((
-                format!("`{ch}` has no meaning here"),
-                Span::new(base + i, base + i + ch.len_utf8()),
-            ));
-        }
-    }
-    Ok(out)
-}
-
-const ENTRIES: &str = "a test holds `workflow \"FILE\"`, `matter \"DIR\"`, `cassette \"FILE\"` and `expect` lines: `expect exit 0`, `expect STAGE runs|skipped|failed|blocked|stopped`, `expect STAGE.FIELD == VALUE`, `expect verify STAGE passes|blocks|flags`, `expect STAGE rounds N`";
-
-/// Parses a `.test.lex` file. Errors carry spans into `text`.
+/// Parses a `.test.lex` file through the workflow grammar. Errors carry spans into `text`:
+/// (message, span, help).
 pub fn parse(file: &Path, text: &str) -> Result<Vec<Test>, Vec<(String, Span, String)>> {
     let dir = file.parent().unwrap_or(Path::new("."));
+    let (decls, errors) = parse_tests(text);
+    let mut errors: Vec<(String, Span, String)> = errors
+        .into_iter()
+        .map(|e| (e.message, e.span, e.help))
+        .collect();
     let mut tests = Vec::new();
-    let mut errors = Vec::new();
-    let mut cur: Option<(Test, Span)> = None;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let base = offset;
-        offset += line.len();
-        let toks = match lex_line(line.trim_end_matches(['\n', '\r']), base) {
-            Ok(t) => t,
-            Err((m, sp)) => {
-                errors.push((m, sp, ENTRIES.into()));
-                continue;
-            }
-        };
-        if toks.is_empty() {
+    for d in decls {
+        let Some(workflow) = &d.workflow else {
+            errors.push((
+                format!("test \"{}\" names no workflow", d.name),
+                d.span,
+                "add `workflow \"FILE.lex\"`".into(),
+            ));
             continue;
-        }
-        let whole = Span::new(toks[0].1.start, toks[toks.len() - 1].1.end);
-        let words: Vec<&Tok> = toks.iter().map(|t| &t.0).collect();
-        let err = |m: String| (m, whole, ENTRIES.to_string());
-        match (&mut cur, words.as_slice()) {
-            (None, [Tok::Word(w), Tok::Str(name), Tok::Sym("{")]) if w == "test" => {
-                cur = Some((
-                    Test {
-                        file: file.to_path_buf(),
-                        name: name.clone(),
-                        workflow: PathBuf::new(),
-                        matter: None,
-                        cassette: None,
-                        expects: Vec::new(),
-                    },
-                    whole,
-                ));
-            }
-            (None, _) => errors.push((
-                "expected `test \"NAME\" {`".into(),
-                whole,
-                "a test file holds `test \"NAME\" { … }` blocks".into(),
-            )),
-            (Some(_), [Tok::Sym("}")]) => {
-                let (t, at) = cur.take().expect("inside a test");
-                if t.workflow.as_os_str().is_empty() {
-                    errors.push((
-                        format!("test \"{}\" names no workflow", t.name),
-                        at,
-                        "add `workflow \"FILE.lex\"`".into(),
-                    ));
-                } else {
-                    tests.push(t);
-                }
-            }
-            (Some((t, _)), [Tok::Word(k), Tok::Str(v)]) if k == "workflow" => {
-                t.workflow = dir.join(v)
-            }
-            (Some((t, _)), [Tok::Word(k), Tok::Str(v)]) if k == "matter" => {
-                t.matter = Some(dir.join(v))
-            }
-            (Some((t, _)), [Tok::Word(k), Tok::Str(v)]) if k == "cassette" => {
-                t.cassette = Some(dir.join(v))
-            }
-            (Some((t, _)), [Tok::Word(k), rest @ ..]) if k == "expect" => match rest {
-                [Tok::Word(w), Tok::Num(n)] if w == "exit" => {
-                    t.expects.push(Expect::Exit(*n as u8))
-                }
-                [Tok::Word(v), Tok::Word(stage), Tok::Word(d)]
-                    if v == "verify" && matches!(d.as_str(), "passes" | "blocks" | "flags") =>
-                {
-                    t.expects.push(Expect::Verify(stage.clone(), d.clone()))
-                }
-                [Tok::Word(stage), Tok::Word(r), Tok::Num(n)] if r == "rounds" => {
-                    t.expects.push(Expect::Rounds(stage.clone(), *n as u32))
-                }
-                [Tok::Word(stage), Tok::Word(st)]
-                    if matches!(
-                        st.as_str(),
-                        "runs" | "skipped" | "failed" | "blocked" | "stopped"
-                    ) =>
-                {
-                    t.expects.push(Expect::Step(stage.clone(), st.clone()))
-                }
-                [Tok::Word(stage), Tok::Sym("."), Tok::Word(field), Tok::Sym("=="), v] => {
-                    let value = match v {
-                        Tok::Word(b) if b == "true" => Value::Bool(true),
-                        Tok::Word(b) if b == "false" => Value::Bool(false),
-                        Tok::Num(n) => serde_json::json!(n),
-                        Tok::Str(s) => Value::String(s.clone()),
-                        _ => {
-                            errors.push(err(
-                                "the value should be true, false, a number or \"text\"".into(),
-                            ));
-                            continue;
-                        }
-                    };
-                    t.expects
-                        .push(Expect::Field(stage.clone(), field.clone(), value));
-                }
-                _ => errors.push(err("lexrun test does not know this expectation".into())),
-            },
-            (Some(_), _) => errors.push(err("lexrun test does not know this line".into())),
-        }
-    }
-    if let Some((t, at)) = cur {
-        errors.push((
-            format!("test \"{}\" is not closed", t.name),
-            at,
-            "end the test with `}`".into(),
-        ));
+        };
+        tests.push(Test {
+            file: file.to_path_buf(),
+            workflow: dir.join(workflow),
+            matter: d.matter.as_ref().map(|m| dir.join(m)),
+            cassette: d.cassette.as_ref().map(|c| dir.join(c)),
+            expects: d.expects.iter().map(expect).collect(),
+            name: d.name,
+        });
     }
     if errors.is_empty() {
         Ok(tests)
     } else {
         Err(errors)
+    }
+}
+
+fn expect(e: &ExpectDecl) -> Expect {
+    match e {
+        ExpectDecl::Exit(code) => Expect::Exit(*code),
+        ExpectDecl::Step { stage, state } => Expect::Step(stage.clone(), state.clone()),
+        ExpectDecl::Field {
+            stage,
+            field,
+            value,
+        } => {
+            let value = match value {
+                Literal::Bool(b) => Value::Bool(*b),
+                Literal::Number(n) => serde_json::json!(n),
+                Literal::Text(t) | Literal::Date(t) => Value::String(t.clone()),
+            };
+            Expect::Field(stage.clone(), field.clone(), value)
+        }
+        ExpectDecl::Verify { stage, verdict } => Expect::Verify(stage.clone(), verdict.clone()),
+        ExpectDecl::Rounds { stage, rounds } => Expect::Rounds(stage.clone(), *rounds),
     }
 }
 
@@ -398,7 +237,7 @@ pub async fn run_test(t: Test) -> Outcome {
         matters: t.matter.iter().cloned().collect(),
         out: out.path().to_path_buf(),
         endpoints: Default::default(),
-        limits: run::backend::Limits {
+        limits: crate::backend::Limits {
             retries: 0,
             ..Default::default()
         },

@@ -238,12 +238,12 @@ fn read_cite(
     for m in (k + 1..words.len().min(k + 3)).rev() {
         if page_word(word(m)).is_some() && word(k).bytes().all(|c| c.is_ascii_digit()) {
             if let Some(reporter) = lookup(span(0, m), allowed) {
-                return Some(full(text, start, volume, reporter, words[m], &word(m)));
+                return Some(full(text, start, volume, reporter, words[m], word(m)));
             }
         }
     }
     match lookup(span(0, k), allowed) {
-        Some(reporter) => Some(full(text, start, volume, reporter, words[k], &word(k))),
+        Some(reporter) => Some(full(text, start, volume, reporter, words[k], word(k))),
         None => {
             let abbreviation = span(0, k).trim_end_matches(',').to_string();
             citation_shaped(&abbreviation).then(|| Found {

@@ -6,11 +6,7 @@
 //! so and nothing it might have supported passes silently.
 
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 
-use regex::Regex;
-
-use super::extract::re;
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize)]
@@ -56,13 +52,6 @@ pub struct Evidence {
     /// Reporter abbreviations accepted beyond the catalogue (`allow reporter "…"`).
     pub allowed_reporters: super::Allowed,
 }
-
-/// A stamp at the foot of a page: a capitalised prefix and at least four digits, alone at the
-/// end of one of the last lines.
-static STAMP: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?:^|(?-u:\s))(?P<p>[A-Z][A-Z0-9_]{1,15}?)[ _-]?(?P<n>[0-9]{4,10})(?-u:\s)*$")
-        .expect("stamp pattern compiles")
-});
 
 impl Evidence {
     pub fn new(declared_prefixes: Vec<String>) -> Self {
@@ -114,95 +103,35 @@ impl Evidence {
 
 fn read_doc(path: &Path) -> Doc {
     let display = path.display().to_string();
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
-    let result = match ext.as_str() {
-        // PDFs and images: the text layer, and OCR where there is none (when tesseract is
-        // installed; otherwise such pages are reported as having no text).
-        "pdf" | "png" | "jpg" | "jpeg" | "tif" | "tiff" => {
-            crate::exhibits::text::pages(path, &crate::exhibits::text::Options::default())
-                .map(|pages| pages.into_iter().map(|p| p.text).collect())
-                .map_err(|e| e.to_string())
-        }
-        "txt" | "md" | "markdown" | "text" | "" => read_text(path),
-        "gif" | "bmp" => {
-            Err("a GIF or BMP image: convert it to PNG or PDF so it can be OCR'd".to_string())
-        }
-        other => Err(format!(
-            "a .{other} file: lexrun reads text, Markdown and PDF sources"
-        )),
-    };
-    match result {
+    match crate::sources::read_pages(path) {
         Ok(pages) => Doc::Pages {
             path: display,
             pages,
         },
-        Err(problem) => Doc::Unreadable {
+        Err(e) => Doc::Unreadable {
             path: display,
-            problem,
+            problem: e.to_string(),
         },
     }
 }
 
-/// The Bates number stamped at the foot of a page, if any.
-pub(crate) fn stamp_of(raw: &str) -> Option<String> {
-    raw.lines()
-        .rev()
-        .filter(|l| !l.trim().is_empty())
-        .take(3)
-        .find_map(|l| {
-            STAMP
-                .captures(l.trim_end())
-                .map(|c| format!("{}{}", &c["p"], &c["n"]))
-        })
-}
-
-fn read_text(path: &Path) -> Result<Vec<String>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
-    if bytes.contains(&0) {
-        return Err("a binary file, not text".into());
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not UTF-8 text (invalid byte at offset {}); save it as UTF-8",
-            e.utf8_error().valid_up_to()
-        )
-    })?;
-    Ok(text.split('\u{000C}').map(str::to_string).collect())
+/// A source path that could not be listed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read sources `{}`: {source}", path.display())]
+pub struct LoadError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
 }
 
 /// Collects source paths for the command line, keeping their order.
-pub fn load(paths: &[PathBuf], prefixes: Vec<String>) -> Result<Evidence, String> {
+pub fn load(paths: &[PathBuf], prefixes: Vec<String>) -> Result<Evidence, LoadError> {
     let mut ev = Evidence::new(prefixes);
     for p in paths {
-        ev.add_path(p)
-            .map_err(|e| format!("cannot read sources `{}`: {e}", p.display()))?;
+        ev.add_path(p).map_err(|source| LoadError {
+            path: p.clone(),
+            source,
+        })?;
     }
     Ok(ev)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stamps_are_read_from_the_foot_of_a_page() {
-        assert_eq!(
-            stamp_of("Lease text\n\nSMITH000002\n").as_deref(),
-            Some("SMITH000002")
-        );
-        assert_eq!(
-            stamp_of("More\nSMITH 000003\n").as_deref(),
-            Some("SMITH000003")
-        );
-    }
-
-    #[test]
-    fn a_year_at_the_foot_is_not_a_stamp() {
-        assert_eq!(stamp_of("Signed March 1, 2024"), None);
-        assert_eq!(stamp_of("Page 2"), None);
-    }
 }

@@ -17,6 +17,9 @@ use super::needs::{Needs, Numbers};
 use super::wordkeys::Keys;
 use super::{normalize, Claim, Key, Location, Outcome, Status};
 
+/// A page of an exhibit: (file index, page number) and where it is.
+type ExhibitPage = ((usize, u32), Location);
+
 /// What the draft claims, so the evidence pass records only what could support it.
 #[derive(Default)]
 pub struct Wanted {
@@ -322,11 +325,7 @@ impl Index {
 
     /// The pages of an exhibit (all of them, or pages `from..=to` of it): by its slip sheet
     /// in a binder, else by its Bates range in an exhibit index. `Err` says why not.
-    fn exhibit(
-        &self,
-        label: &str,
-        pages: Option<(u32, u32)>,
-    ) -> Result<Vec<((usize, u32), Location)>, String> {
+    fn exhibit(&self, label: &str, pages: Option<(u32, u32)>) -> Result<Vec<ExhibitPage>, String> {
         let pick = |n: usize| -> Result<(usize, usize), String> {
             match pages {
                 None => Ok((0, n)),
@@ -719,7 +718,7 @@ impl Scanner<'_> {
                 if r.trim().is_empty() {
                     empty.push(i as u32 + 1);
                 }
-                (i as u32 + 1, super::evidence::stamp_of(r), normalize(r))
+                (i as u32 + 1, crate::sources::stamp_of(r), normalize(r))
             })
             .collect();
         let loc = |number: u32, bates: &Option<String>, text: &str, s: usize, e: usize| Located {

@@ -17,15 +17,108 @@ pub fn fresh_store() -> std::path::PathBuf {
     dir
 }
 
+/// One invocation of the lexrun binary, built like its command line: a fresh store (through
+/// `LEXRUN_STORE`, so no test shares a cache or writes one into the repository) and no
+/// colours, unless the test says otherwise.
+#[allow(dead_code)]
+pub struct Lexrun {
+    command: std::process::Command,
+}
+
+#[allow(dead_code)]
+impl Lexrun {
+    pub fn new() -> Self {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_lexrun"));
+        command
+            .env("LEXRUN_STORE", fresh_store())
+            .env("NO_COLOR", "1");
+        Lexrun { command }
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.arg(arg);
+        self
+    }
+
+    pub fn args<S: AsRef<std::ffi::OsStr>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
+        self.command.args(args);
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.env(key, value);
+        self
+    }
+
+    /// Runs in `dir`, as a person would from that folder.
+    pub fn current_dir(mut self, dir: impl AsRef<std::path::Path>) -> Self {
+        self.command.current_dir(dir);
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.command.env_remove(key);
+        self
+    }
+
+    pub fn stdout(mut self, to: std::process::Stdio) -> Self {
+        self.command.stdout(to);
+        self
+    }
+
+    pub fn stderr(mut self, to: std::process::Stdio) -> Self {
+        self.command.stderr(to);
+        self
+    }
+
+    pub fn output(mut self) -> std::process::Output {
+        self.command.output().expect("lexrun runs")
+    }
+
+    /// Starts lexrun without waiting, for tests that signal or race it.
+    pub fn spawn(mut self) -> std::process::Child {
+        self.command.spawn().expect("lexrun starts")
+    }
+}
+
 /// Runs lexrun with `args`, a fresh store and no colours.
 #[allow(dead_code)]
 pub fn lexrun(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .env("LEXRUN_STORE", fresh_store())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("lexrun runs")
+    Lexrun::new().args(args).output()
+}
+
+/// What a lexrun run printed on standard output.
+#[allow(dead_code)]
+pub fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The one run folder under `out`, and its `run.json`.
+#[allow(dead_code)]
+pub fn run_record(out: &std::path::Path) -> (std::path::PathBuf, lexrun::run::RunRecord) {
+    let run = std::fs::read_dir(out)
+        .expect("the output folder exists")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .expect("a run folder");
+    let rec = lexrun::run::RunRecord::read(&run.join("run.json")).expect("a run record");
+    (run, rec)
+}
+
+/// Copies the folder `from` into `to`, recursively, so a test can run over a private copy
+/// of a sample and never write into the repository.
+#[allow(dead_code)]
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
 }
 
 /// What a lexrun run printed on standard error.

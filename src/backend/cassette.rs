@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::backend::{Backend, BoxFuture, Call, CallError, Health, Identity, Reply, Timings};
-use crate::check::model::ServerKind;
+use super::{Backend, BoxFuture, Call, CallError, Health, Identity, Reply, Timings};
+use crate::plan::workflow::ServerKind;
 
 /// Bumped when the meaning of a cassette's fields changes.
 pub const FORMAT: u32 = 1;
@@ -218,9 +218,7 @@ impl Cassette {
         if let Some(d) = self.path.parent() {
             std::fs::create_dir_all(d)?;
         }
-        let tmp = self.path.with_extension("partial");
-        std::fs::write(&tmp, out)?;
-        std::fs::rename(&tmp, &self.path)
+        crate::atomic::write(&self.path, out.as_bytes())
     }
 
     /// The occurrence number of this request in the run so far (0 for the first).

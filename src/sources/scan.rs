@@ -133,10 +133,8 @@ pub fn pages(path: &Path, opts: &Options) -> Result<Vec<PageText>, TextError> {
         if let Some(dir) = cf.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let tmp = cf.with_extension("tmp");
-        if std::fs::write(&tmp, serde_json::to_vec(&pages).unwrap_or_default()).is_ok() {
-            let _ = std::fs::rename(&tmp, cf);
-        }
+        // A cache that cannot be written is only a cache miss next time.
+        let _ = crate::atomic::write(cf, &serde_json::to_vec(&pages).unwrap_or_default());
     }
     Ok(pages)
 }

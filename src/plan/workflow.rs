@@ -1,12 +1,13 @@
 //! The checked workflow: every name resolved, every unit converted, every default filled in.
-//! The plan is built from this and nothing else.
+//! The checker produces it, the plan lowers it into run order, and the runtime reads it through
+//! the plan; nothing after the checker sees the syntax tree.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Serialize;
 
-use crate::syntax::ast::CmpOp;
+pub use super::condition::{CmpOp, Expr, Value};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Workflow {
@@ -117,6 +118,16 @@ pub struct Sources {
     /// Files admitted on purpose although the intake guard would refuse them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub admit: Vec<Admit>,
+}
+
+impl Sources {
+    /// The files admitted on purpose, as (file, reason).
+    pub fn admitted(&self) -> Vec<(String, String)> {
+        self.admit
+            .iter()
+            .map(|a| (a.file.clone(), a.reason.clone()))
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -250,105 +261,6 @@ pub fn write_record(f: &mut impl fmt::Write, fields: &[FieldType]) -> fmt::Resul
     f.write_str(" }")
 }
 
-/// A checked condition: every field resolved to its stage and type.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum Expr {
-    Or {
-        any: Vec<Expr>,
-    },
-    And {
-        all: Vec<Expr>,
-    },
-    Not {
-        expr: Box<Expr>,
-    },
-    Compare {
-        cmp: CmpOp,
-        left: Value,
-        right: Value,
-    },
-    IsEmpty {
-        value: Value,
-        negated: bool,
-    },
-    Test {
-        value: Value,
-    },
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "is", rename_all = "snake_case")]
-pub enum Value {
-    Field { stage: String, field: String },
-    Bool { value: bool },
-    Number { value: f64 },
-    Text { value: String },
-    Date { value: String },
-}
-
-impl Expr {
-    fn prec(&self) -> u8 {
-        match self {
-            Expr::Or { .. } => 1,
-            Expr::And { .. } => 2,
-            _ => 3,
-        }
-    }
-
-    fn fmt_in(&self, f: &mut fmt::Formatter<'_>, outer: u8) -> fmt::Result {
-        let paren = self.prec() < outer;
-        if paren {
-            f.write_str("(")?;
-        }
-        match self {
-            Expr::Or { any } => join(f, any, " or ", 1)?,
-            Expr::And { all } => join(f, all, " and ", 2)?,
-            Expr::Not { expr } => {
-                f.write_str("not ")?;
-                expr.fmt_in(f, 3)?;
-            }
-            Expr::Compare { cmp, left, right } => write!(f, "{left} {} {right}", cmp.as_str())?,
-            Expr::IsEmpty { value, negated } => {
-                write!(f, "{value} is {}empty", if *negated { "not " } else { "" })?
-            }
-            Expr::Test { value } => write!(f, "{value}")?,
-        }
-        if paren {
-            f.write_str(")")?;
-        }
-        Ok(())
-    }
-}
-
-fn join(f: &mut fmt::Formatter<'_>, parts: &[Expr], sep: &str, prec: u8) -> fmt::Result {
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            f.write_str(sep)?;
-        }
-        p.fmt_in(f, prec + 1)?;
-    }
-    Ok(())
-}
-
-impl fmt::Display for Expr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.fmt_in(f, 0)
-    }
-}
-
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Field { stage, field } => write!(f, "{stage}.{field}"),
-            Value::Bool { value } => write!(f, "{value}"),
-            Value::Number { value } => write!(f, "{value}"),
-            Value::Text { value } => write!(f, "{value:?}"),
-            Value::Date { value } => f.write_str(value),
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Policy {
@@ -397,4 +309,58 @@ pub struct Output {
     pub from: String,
     pub format: String,
     pub appendix: Option<String>,
+}
+
+/// What a document closes with after its body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Closing {
+    /// The signature block and jurat an affidavit is sworn with.
+    Jurat,
+}
+
+impl Output {
+    /// The document's title: the file's stem, `-` and `_` read as spaces.
+    pub fn title(&self) -> String {
+        std::path::Path::new(&self.path)
+            .file_stem()
+            .map(|s| s.to_string_lossy().replace(['-', '_'], " "))
+            .unwrap_or_default()
+    }
+
+    /// An output named as an affidavit closes with a jurat; no other output has a closing.
+    /// Derived from the path rather than stored, so the plan's format and hashes stay as they
+    /// were.
+    pub fn closing(&self) -> Option<Closing> {
+        self.title()
+            .to_ascii_lowercase()
+            .contains("affidavit")
+            .then_some(Closing::Jurat)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(path: &str) -> Output {
+        Output {
+            path: path.into(),
+            from: "draft".into(),
+            format: "docx".into(),
+            appendix: None,
+        }
+    }
+
+    #[test]
+    fn only_affidavits_close_with_a_jurat() {
+        assert_eq!(
+            output("out/Smith_Affidavit.docx").closing(),
+            Some(Closing::Jurat)
+        );
+        assert_eq!(output("out/motion.docx").closing(), None);
+        assert_eq!(
+            output("out/Smith_Affidavit.docx").title(),
+            "Smith Affidavit"
+        );
+    }
 }

@@ -7,9 +7,11 @@
 
 use serde_json::{json, Value};
 
-use super::openai::{chat_body, clip, llama_timings, stream_chat};
+use super::openai::{chat_body, llama_timings, stream_chat};
 use super::stream::{Sse, SseDecoder};
-use super::{sampling_value, Backend, BoxFuture, Call, CallError, Health, Http, Identity, Reply};
+use super::{
+    clip, sampling_value, Backend, BoxFuture, Call, CallError, Health, Http, Identity, Reply,
+};
 
 pub struct Llama {
     http: Http,

@@ -4,6 +4,7 @@
 //! [`call`] retries what can be retried with exponential backoff and waits out a server that
 //! is still loading its model.
 
+pub mod cassette;
 pub mod llama;
 pub mod ollama;
 pub mod openai;
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::check::model::ServerKind;
+use crate::plan::workflow::ServerKind;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -155,8 +156,27 @@ impl Default for Limits {
     }
 }
 
+/// Why a backend could not be set up for an endpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("`{base}` is not a URL: {source}")]
+    NotAUrl {
+        base: String,
+        #[source]
+        source: url::ParseError,
+    },
+    #[error("`{0}`: lexrun talks to model servers on the firm's own network over plain http")]
+    NotHttp(String),
+    #[error("{0}")]
+    Client(#[source] reqwest::Error),
+}
+
 /// Builds the backend for a server family at `base`.
-pub fn connect(kind: ServerKind, base: &str, limits: &Limits) -> Result<Box<dyn Backend>, String> {
+pub fn connect(
+    kind: ServerKind,
+    base: &str,
+    limits: &Limits,
+) -> Result<Box<dyn Backend>, ConnectError> {
     let http = Http::new(base, limits)?;
     Ok(match kind {
         ServerKind::LlamaCpp => Box::new(llama::Llama::new(http)),
@@ -274,18 +294,19 @@ pub struct Http {
 }
 
 impl Http {
-    pub fn new(base: &str, limits: &Limits) -> Result<Http, String> {
-        let url = url::Url::parse(base).map_err(|e| format!("`{base}` is not a URL: {e}"))?;
+    pub fn new(base: &str, limits: &Limits) -> Result<Http, ConnectError> {
+        let url = url::Url::parse(base).map_err(|source| ConnectError::NotAUrl {
+            base: base.to_string(),
+            source,
+        })?;
         if url.scheme() != "http" {
-            return Err(format!(
-                "`{base}`: lexrun talks to model servers on the firm's own network over plain http"
-            ));
+            return Err(ConnectError::NotHttp(base.to_string()));
         }
         let client = reqwest::Client::builder()
             .connect_timeout(limits.connect)
             .pool_idle_timeout(Duration::from_secs(30))
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(ConnectError::Client)?;
         Ok(Http {
             client,
             base: base.trim_end_matches('/').to_string(),
@@ -391,6 +412,15 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
         cur = next;
     }
     cur.to_string()
+}
+
+/// The first 120 characters of what a server sent, for an error message.
+pub fn clip(s: &str) -> String {
+    let mut t: String = s.chars().take(120).collect();
+    if t.len() < s.len() {
+        t.push('…');
+    }
+    t
 }
 
 /// The message in an error body: `{"error":{"message":…}}` (llama.cpp, OpenAI),

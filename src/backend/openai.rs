@@ -9,7 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::stream::{Sse, SseDecoder};
 use super::{
-    sampling_value, Backend, BoxFuture, Call, CallError, Health, Http, Identity, Reply, Timings,
+    clip, sampling_value, Backend, BoxFuture, Call, CallError, Health, Http, Identity, Reply,
+    Timings,
 };
 
 pub struct OpenAi {
@@ -168,14 +169,6 @@ fn derived_timings(
         prompt_per_second: per_s(prompt_n, prompt_ms),
         predicted_per_second: per_s(predicted_n, predicted_ms),
     }
-}
-
-pub fn clip(s: &str) -> String {
-    let mut t: String = s.chars().take(120).collect();
-    if t.len() < s.len() {
-        t.push('…');
-    }
-    t
 }
 
 impl Backend for OpenAi {

@@ -7,10 +7,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::openai::clip;
 use super::stream::NdjsonDecoder;
 use super::{
-    sampling_value, Backend, BoxFuture, Call, CallError, Health, Http, Identity, Reply, Timings,
+    clip, sampling_value, Backend, BoxFuture, Call, CallError, Health, Http, Identity, Reply,
+    Timings,
 };
 
 pub struct Ollama {

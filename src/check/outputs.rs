@@ -1,0 +1,131 @@
+//! `output`s: the files a run writes, their formats and appendices, and what they come from.
+
+use super::{Cx, Kind};
+use crate::diagnostic::{Code, Diagnostic, FileId, Span};
+use crate::plan::workflow::{Output, Step, StepKind, Verify};
+use crate::syntax::ast;
+
+pub(crate) const FORMATS: &[&str] = &["md", "txt", "json", "docx", "pdf"];
+
+pub(crate) fn outputs(cx: &mut Cx, steps: &[Step], verify: &[Verify]) -> Vec<Output> {
+    let decls: Vec<(FileId, &ast::OutputDecl)> = cx
+        .modules
+        .iter()
+        .flat_map(|m| {
+            m.ast.items.iter().filter_map(move |i| match i {
+                ast::Item::Output(o) => Some((m.file, o)),
+                _ => None,
+            })
+        })
+        .collect();
+    let mut out: Vec<(Output, Span)> = Vec::new();
+    for (f, o) in decls {
+        let path = &o.path.node;
+        let mut ok = cx.lookup(&o.from, f, &[Kind::Stage, Kind::Tool]).is_some();
+        let ext = path
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_default();
+        if !FORMATS.contains(&ext.as_str()) {
+            cx.error(
+                Diagnostic::new(
+                    Code::BadOutput,
+                    format!("lexrun cannot write `{path}`: unknown format"),
+                )
+                .in_file(f)
+                .label(o.path.span, "")
+                .help(format!(
+                    "the extension picks the format: {}",
+                    FORMATS
+                        .iter()
+                        .map(|e| format!(".{e}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            );
+            ok = false;
+        }
+        if path.starts_with('/') || path.split(['/', '\\']).any(|c| c == "..") || path.contains(':')
+        {
+            cx.error(
+                Diagnostic::new(Code::BadOutput, format!("`{path}` points outside the output folder"))
+                    .in_file(f)
+                    .label(o.path.span, "")
+                    .help("output paths are relative to the output folder (`--out`); drop the leading `/` or `..`"),
+            );
+            ok = false;
+        }
+        if let Some((_, first)) = out.iter().find(|(x, _)| x.path == *path) {
+            let first = *first;
+            cx.error(
+                Diagnostic::new(
+                    Code::DuplicateOutput,
+                    format!("two outputs are written to `{path}`"),
+                )
+                .in_file(f)
+                .label(o.path.span, "second")
+                .label(first, "first")
+                .help("give each output its own file name"),
+            );
+            ok = false;
+        }
+        let appendix = match &o.appendix {
+            Some(a) if a.node == "verification" => {
+                if !verify.iter().any(|v| v.stage == o.from.node)
+                    && steps.iter().any(|s| s.name == o.from.node)
+                {
+                    cx.error(
+                        Diagnostic::new(Code::BadOutput, format!("`{}` is not verified, so there is no verification report to append", o.from.node))
+                            .in_file(f)
+                            .label(a.span, "")
+                            .help(format!("add `verify {} against SOURCES {{ … }}`, or drop the appendix", o.from.node)),
+                    );
+                    ok = false;
+                }
+                Some(a.node.clone())
+            }
+            Some(a) => {
+                cx.error(
+                    Diagnostic::new(
+                        Code::BadOutput,
+                        format!("`{}` is not an appendix lexrun writes", a.node),
+                    )
+                    .in_file(f)
+                    .label(a.span, "")
+                    .help("write `appendix verification`"),
+                );
+                ok = false;
+                None
+            }
+            None => None,
+        };
+        if let Some(s) = steps.iter().find(|s| s.name == o.from.node) {
+            if let StepKind::Tool(t) = &s.kind {
+                if ext != "pdf" && matches!(t.tool.as_str(), "bates" | "merge") {
+                    cx.error(
+                        Diagnostic::new(
+                            Code::BadOutput,
+                            format!("`{}` produces PDF files", o.from.node),
+                        )
+                        .in_file(f)
+                        .label(o.path.span, "")
+                        .help("write it to a `.pdf` path"),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        if ok {
+            out.push((
+                Output {
+                    path: path.clone(),
+                    from: o.from.node.clone(),
+                    format: ext,
+                    appendix,
+                },
+                o.path.span,
+            ));
+        }
+    }
+    out.into_iter().map(|(o, _)| o).collect()
+}

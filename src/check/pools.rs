@@ -1,0 +1,296 @@
+//! Pools: hosts, GPU sets and links, memory per GPU, endpoints, and GPUs two pools share.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::hardware::*;
+use super::{Cx, Kind};
+use crate::diagnostic::{Code, Diagnostic, FileId, Span};
+use crate::plan::workflow::{Link, Pool, ServerKind};
+use crate::syntax::ast;
+
+pub(crate) fn pools(cx: &mut Cx) -> Vec<Pool> {
+    let mut out = Vec::new();
+    let mut spans: Vec<(FileId, Span, String)> = Vec::new();
+    for e in cx.decls(Kind::Pool) {
+        let super::Decl::Pool(p) = e.decl else {
+            continue;
+        };
+        let f = e.file;
+        let server = match &p.serve {
+            Some(s) => match s.kind.node.as_str() {
+                "llama_cpp" => Some(ServerKind::LlamaCpp),
+                "ollama" => Some(ServerKind::Ollama),
+                "openai" => Some(ServerKind::Openai),
+                _ => {
+                    cx.error(bad_value(
+                        f,
+                        &s.kind,
+                        "server kind",
+                        &["llama_cpp", "ollama", "openai"],
+                    ));
+                    None
+                }
+            },
+            None if p.broken.iter().any(|b| b == "serve") => None,
+            None => {
+                cx.error(
+                    Diagnostic::new(
+                        Code::MissingSetting,
+                        format!(
+                            "pool `{}` does not say which server runs on it",
+                            p.name.node
+                        ),
+                    )
+                    .in_file(f)
+                    .label(p.name.span, "no `serve` setting")
+                    .help("add e.g. `serve llama_cpp at \"http://127.0.0.1:8081\"`"),
+                );
+                None
+            }
+        };
+        if let Some(s) = &p.serve {
+            check_endpoint(cx, f, &s.endpoint);
+        }
+        let gpus: Vec<u32> = p
+            .gpus
+            .as_ref()
+            .map(|g| g.node.iter().map(|x| x.node).collect())
+            .unwrap_or_default();
+        if let Some(g) = &p.gpus {
+            for (i, a) in g.node.iter().enumerate() {
+                if let Some(b) = g.node[..i].iter().find(|b| b.node == a.node) {
+                    cx.error(
+                        Diagnostic::new(
+                            Code::DuplicateGpu,
+                            format!("GPU {} is listed twice", a.node),
+                        )
+                        .in_file(f)
+                        .label(a.span, "again")
+                        .label(b.span, "first")
+                        .help("list each GPU of the pool once"),
+                    );
+                }
+            }
+        }
+        let vram = match (&p.vram, &p.gpus) {
+            (None, None) => Vec::new(),
+            (None, Some(_)) if p.broken.iter().any(|b| b == "vram") => Vec::new(),
+            (None, Some(g)) => {
+                cx.error(
+                    Diagnostic::new(Code::MissingSetting, format!("pool `{}` has GPUs but no `vram`", p.name.node))
+                        .in_file(f)
+                        .label(g.span, "GPUs without a memory size")
+                        .help("say how much memory each GPU has, e.g. `vram 4 x 32 GiB`, so lexrun can check that the models fit"),
+                );
+                Vec::new()
+            }
+            (Some(v), g) => {
+                let list: Vec<u64> = match &v.node {
+                    ast::Vram::Repeat { count, size } => {
+                        if gpus.len() != count.node as usize {
+                            cx.error(vram_count(
+                                f,
+                                p,
+                                v.span,
+                                count.node as usize,
+                                gpus.len(),
+                                g.as_ref().map(|g| g.span),
+                            ));
+                        }
+                        vec![*size; count.node as usize]
+                    }
+                    ast::Vram::List(sizes) if sizes.len() == 1 && !gpus.is_empty() => {
+                        vec![sizes[0].node; gpus.len()]
+                    }
+                    ast::Vram::List(sizes) => {
+                        if sizes.len() != gpus.len() {
+                            cx.error(vram_count(
+                                f,
+                                p,
+                                v.span,
+                                sizes.len(),
+                                gpus.len(),
+                                g.as_ref().map(|g| g.span),
+                            ));
+                        }
+                        sizes.iter().map(|s| s.node).collect()
+                    }
+                };
+                list
+            }
+        };
+        let link = match &p.link {
+            Some(l) => match l.node.as_str() {
+                "nvlink" => Some(Link::Nvlink),
+                "pcie" => Some(Link::Pcie),
+                _ => {
+                    cx.error(bad_value(f, l, "GPU link", &["nvlink", "pcie"]));
+                    None
+                }
+            },
+            None => None,
+        };
+        if let (Some(Link::Pcie), Some(l)) = (link, &p.link) {
+            if gpus.len() > 1 {
+                cx.error(
+                    Diagnostic::new(
+                        Code::PcieMultiGpu,
+                        format!("pool `{}` spreads a model over {} GPUs joined only by PCIe", p.name.node, gpus.len()),
+                    )
+                    .in_file(f)
+                    .label(l.span, "PCIe between the GPUs")
+                    .help("splitting a model across PCIe costs most of its decode speed; keep each model inside one NVLink board, or on one GPU"),
+                );
+            }
+        }
+        let compute = p.compute.as_ref().map(|c| c.node);
+        if let Some(c) = &p.compute {
+            if !(1.0..=15.0).contains(&c.node) {
+                cx.error(
+                    Diagnostic::new(Code::InvalidValue, format!("{} is not a CUDA compute capability", c.node))
+                        .in_file(f)
+                        .label(c.span, "")
+                        .help("write the card's compute capability: 7.0 for V100, 7.5 for T4, 8.0 for A100, 8.6 for RTX 3090, 8.9 for RTX 4090, 9.0 for H100"),
+                );
+            }
+        }
+        let slots = p.slots.as_ref().map_or(1, |s| s.node);
+        if let Some(s) = p.slots.as_ref().filter(|s| s.node == 0 || s.node > 256) {
+            cx.error(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!("{} slots is not a usable number", s.node),
+                )
+                .in_file(f)
+                .label(s.span, "")
+                .help("a pool serves between 1 and 256 requests at a time"),
+            );
+        }
+        let host = p
+            .host
+            .as_ref()
+            .map_or_else(|| "localhost".to_string(), |h| h.node.clone());
+        if let Some(g) = &p.gpus {
+            spans.push((f, g.span, host.clone()));
+        } else {
+            spans.push((f, p.name.span, host.clone()));
+        }
+        let Some(server) = server else { continue };
+        out.push(Pool {
+            name: p.name.node.clone(),
+            host,
+            gpus,
+            link,
+            vram,
+            compute,
+            server,
+            endpoint: p
+                .serve
+                .as_ref()
+                .map(|s| s.endpoint.node.clone())
+                .unwrap_or_default(),
+            slots,
+            binary: p.binary.as_ref().map(|b| b.node.clone()),
+        });
+    }
+    shared_gpus(cx);
+    out
+}
+
+pub(crate) fn vram_count(
+    f: FileId,
+    p: &ast::PoolDecl,
+    span: Span,
+    sizes: usize,
+    gpus: usize,
+    gpus_span: Option<Span>,
+) -> Diagnostic {
+    let mut d = Diagnostic::new(
+        Code::VramCount,
+        format!(
+            "pool `{}` lists memory for {sizes} GPUs but has {gpus}",
+            p.name.node
+        ),
+    )
+    .in_file(f)
+    .label(span, format!("{sizes} sizes"));
+    if let Some(g) = gpus_span {
+        d = d.label(g, format!("{gpus} GPUs"));
+    }
+    d.help("give one size per GPU (`vram 32 GiB + 16 GiB`), `N x SIZE` with N the number of GPUs, or one size for all")
+}
+
+pub(crate) fn shared_gpus(cx: &mut Cx) {
+    let pools: Vec<_> = cx
+        .decls(Kind::Pool)
+        .into_iter()
+        .filter_map(|e| match e.decl {
+            super::Decl::Pool(p) => Some((e.file, p)),
+            _ => None,
+        })
+        .collect();
+    let host = |p: &ast::PoolDecl| {
+        p.host
+            .as_ref()
+            .map_or("localhost", |h| h.node.as_str())
+            .to_string()
+    };
+    // The first pool to claim each (host, GPU).
+    let mut owner: HashMap<(String, u32), usize> = HashMap::new();
+    for (i, (fa, a)) in pools.iter().enumerate() {
+        let Some(ga) = &a.gpus else { continue };
+        let mut clashes: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for g in &ga.node {
+            match owner.get(&(host(a), g.node)) {
+                Some(&j) if j != i => clashes.entry(j).or_default().push(g.node.to_string()),
+                Some(_) => {}
+                None => {
+                    owner.insert((host(a), g.node), i);
+                }
+            }
+        }
+        for (j, shared) in clashes {
+            let (fb, b) = pools[j];
+            let mut d = Diagnostic::new(
+                Code::SharedGpu,
+                format!(
+                    "pools `{}` and `{}` both claim GPU {} on host `{}`",
+                    b.name.node,
+                    a.name.node,
+                    shared.join(", "),
+                    host(a)
+                ),
+            )
+            .in_file(*fa)
+            .label(ga.span, format!("`{}` claims it here", a.name.node));
+            if let (true, Some(gb)) = (*fa == fb, &b.gpus) {
+                d = d.label(gb.span, format!("`{}` claims it here", b.name.node));
+            }
+            cx.error(d.help(
+                "models stay resident, so a GPU belongs to one pool; give each pool its own GPUs",
+            ));
+        }
+    }
+}
+
+pub(crate) fn check_endpoint(cx: &mut Cx, f: FileId, e: &ast::Spanned<String>) {
+    let problem = match url::Url::parse(&e.node) {
+        Err(err) => Some(format!("it does not parse: {err}")),
+        Ok(u) if !matches!(u.scheme(), "http" | "https") => {
+            Some(format!("`{}` is not http or https", u.scheme()))
+        }
+        Ok(u) if u.host_str().is_none_or(str::is_empty) => Some("it names no host".to_string()),
+        Ok(_) => None,
+    };
+    if let Some(p) = problem {
+        cx.error(
+            Diagnostic::new(
+                Code::BadEndpoint,
+                format!("`{}` is not a server address: {p}", e.node),
+            )
+            .in_file(f)
+            .label(e.span, "")
+            .help("write the server's base URL, e.g. \"http://127.0.0.1:8081\""),
+        );
+    }
+}

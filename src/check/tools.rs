@@ -1,0 +1,221 @@
+//! Tool steps: the tools lexrun has, the options each takes, what they read.
+
+use std::collections::BTreeMap;
+
+use super::step_info::Info;
+use super::{Cx, Decl, Origin};
+use crate::diagnostic::{Code, Diagnostic, FileId};
+use crate::plan::workflow::{OptionValue, StepKind, ToolStage};
+use crate::suggest::did_you_mean;
+use crate::syntax::ast;
+
+/// The tools lexrun has, and the options each takes.
+pub(crate) fn tool_options(kind: &str) -> Option<&'static [(&'static str, OptKind)]> {
+    use OptKind::*;
+    Some(match kind {
+        "bates" => &[
+            ("prefix", Text),
+            ("start", Whole),
+            ("width", Whole),
+            ("suffix", Text),
+            (
+                "position",
+                Choice(&[
+                    "bottom-right",
+                    "bottom-center",
+                    "bottom-left",
+                    "top-right",
+                    "top-center",
+                    "top-left",
+                ]),
+            ),
+            ("font_size", Num),
+        ],
+        "merge" => &[
+            ("slip_sheets", Switch),
+            ("bookmarks", Switch),
+            ("title", Text),
+        ],
+        "ocr" => &[("lang", Text), ("dpi", Whole)],
+        "index" => &[("title", Text), ("format", Choice(&["md", "pdf", "both"]))],
+        "verify-draft" => &[("draft", Text), ("bates_prefix", Text)],
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum OptKind {
+    Text,
+    Whole,
+    Num,
+    Switch,
+    Choice(&'static [&'static str]),
+}
+
+pub(crate) const TOOLS: &[&str] = &["bates", "merge", "ocr", "index", "verify-draft"];
+
+pub(crate) fn tool_stage(
+    cx: &mut Cx,
+    f: FileId,
+    t: &ast::ToolDecl,
+    infos: &BTreeMap<String, Info>,
+) -> Option<StepKind> {
+    let Some(spec) = tool_options(&t.kind.node) else {
+        let d = Diagnostic::new(
+            Code::UnknownTool,
+            format!("lexrun has no tool `{}`", t.kind.node),
+        )
+        .in_file(f)
+        .label(t.kind.span, "");
+        cx.error(match did_you_mean(&t.kind.node, TOOLS.iter().copied()) {
+            Some(s) => d.help(format!("did you mean `{s}`?")),
+            None => d.help(format!("tools: {}", TOOLS.join(", "))),
+        });
+        return None;
+    };
+    let mut options = BTreeMap::new();
+    let mut ok = true;
+    // Options written with a typo: not reported again as missing.
+    let mut meant: Vec<&str> = Vec::new();
+    for o in &t.options {
+        let Some((_, kind)) = spec.iter().find(|(k, _)| *k == o.key.node) else {
+            let names: Vec<&str> = spec.iter().map(|(k, _)| *k).collect();
+            meant.extend(did_you_mean(&o.key.node, names.iter().copied()));
+            let d = Diagnostic::new(
+                Code::UnknownOption,
+                format!("the `{}` tool has no option `{}`", t.kind.node, o.key.node),
+            )
+            .in_file(f)
+            .label(o.key.span, "");
+            cx.error(match did_you_mean(&o.key.node, names.iter().copied()) {
+                Some(s) => d.help(format!("did you mean `{s}`?")),
+                None => d.help(format!("`{}` takes: {}", t.kind.node, names.join(", "))),
+            });
+            ok = false;
+            continue;
+        };
+        let value = match (kind, &o.value.node) {
+            (OptKind::Text, ast::OptionValue::Text(s)) => Some(OptionValue::Text(s.clone())),
+            (OptKind::Whole, ast::OptionValue::Number(n)) if n.fract() == 0.0 && *n >= 0.0 => {
+                Some(OptionValue::Number(*n))
+            }
+            (OptKind::Num, ast::OptionValue::Number(n)) if *n > 0.0 => {
+                Some(OptionValue::Number(*n))
+            }
+            (OptKind::Switch, ast::OptionValue::Word(w)) if w == "on" || w == "off" => {
+                Some(OptionValue::Bool(w == "on"))
+            }
+            (OptKind::Choice(c), ast::OptionValue::Word(w) | ast::OptionValue::Text(w))
+                if c.contains(&w.as_str()) =>
+            {
+                Some(OptionValue::Text(w.clone()))
+            }
+            _ => None,
+        };
+        match value {
+            Some(v) => {
+                options.insert(o.key.node.clone(), v);
+            }
+            None => {
+                let want = match kind {
+                    OptKind::Text => "a quoted text".to_string(),
+                    OptKind::Whole => "a whole number".to_string(),
+                    OptKind::Num => "a number above 0".to_string(),
+                    OptKind::Switch => "`on` or `off`".to_string(),
+                    OptKind::Choice(c) => format!("one of {}", c.join(", ")),
+                };
+                cx.error(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("option `{}` of `{}` takes {want}", o.key.node, t.kind.node),
+                    )
+                    .in_file(f)
+                    .label(o.value.span, "")
+                    .help(format!(
+                        "write e.g. `{} {}`",
+                        o.key.node,
+                        example(kind)
+                    )),
+                );
+                ok = false;
+            }
+        }
+    }
+    // Evidence tools transform sources; feeding them a model's text would launder it into
+    // evidence, the failure lexrun exists to prevent.
+    if matches!(t.kind.node.as_str(), "bates" | "ocr" | "merge") {
+        for r in &t.reads {
+            let is_model_output = infos.get(&r.node).is_some_and(|i| !i.is_tool)
+                || infos
+                    .get(&r.node)
+                    .is_some_and(|i| matches!(i.tool_kind, Some("index" | "verify-draft")));
+            if is_model_output {
+                cx.error(
+                    Diagnostic::new(Code::SelfPoisoning, format!("`{}` would turn `{}`'s output into evidence", t.name.node, r.node))
+                        .in_file(f)
+                        .label(r.span, "an output, not evidence")
+                        .help("evidence tools (bates, ocr, merge) read only `sources` and other evidence tools; outputs must never re-enter as evidence"),
+                );
+                ok = false;
+            }
+        }
+    }
+    if t.reads.is_empty() {
+        cx.error(
+            Diagnostic::new(
+                Code::MissingSetting,
+                format!("tool `{}` reads nothing", t.name.node),
+            )
+            .in_file(f)
+            .label(t.name.span, "")
+            .help("add `reads SOURCES` naming the files it works on"),
+        );
+        ok = false;
+    }
+    if t.kind.node == "bates" && !options.contains_key("prefix") && !meant.contains(&"prefix") {
+        let has_bates = t.reads.iter().any(|r| {
+            matches!(cx.names.get(&r.node).map(|e| e.decl), Some(Decl::Sources(s)) if s.bates.is_some())
+        });
+        if !has_bates {
+            cx.error(
+                Diagnostic::new(Code::MissingSetting, format!("tool `{}` has no Bates prefix", t.name.node))
+                    .in_file(f)
+                    .label(t.name.span, "")
+                    .help("add `prefix \"SMITH\"`, or declare `bates \"SMITH\" width 6` in the sources it reads"),
+            );
+            ok = false;
+        }
+    }
+    if t.kind.node == "verify-draft" && !options.contains_key("draft") && !meant.contains(&"draft")
+    {
+        cx.error(
+            Diagnostic::new(
+                Code::MissingSetting,
+                format!("tool `{}` does not say which draft to check", t.name.node),
+            )
+            .in_file(f)
+            .label(t.name.span, "")
+            .help("add `draft \"drafts/affidavit.md\"`"),
+        );
+        ok = false;
+    }
+    let _ = Origin::Std {
+        module: String::new(),
+    };
+    ok.then(|| {
+        StepKind::Tool(ToolStage {
+            tool: t.kind.node.clone(),
+            options,
+        })
+    })
+}
+
+pub(crate) fn example(kind: &OptKind) -> &'static str {
+    match kind {
+        OptKind::Text => "\"text\"",
+        OptKind::Whole => "6",
+        OptKind::Num => "9",
+        OptKind::Switch => "on",
+        OptKind::Choice(c) => c.first().copied().unwrap_or(""),
+    }
+}

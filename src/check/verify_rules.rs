@@ -1,0 +1,304 @@
+//! `verify` blocks and rule sets: which claims must be proven against which sources, and
+//! what happens when they are not.
+
+use super::{Cx, Decl, Kind};
+use crate::diagnostic::{Code, Diagnostic, FileId};
+use crate::plan::workflow::{Policy, Step, Verify, VerifyRule};
+use crate::suggest::did_you_mean;
+use crate::syntax::ast;
+use crate::syntax::CLAIM_KINDS as CLAIMS;
+
+pub(crate) fn requirement_ok(kind: &str, req: &str) -> bool {
+    match kind {
+        "bates" => req == "exist",
+        "quotes" => req == "match" || req.starts_with("match") && req.ends_with("exactly"),
+        _ => req == "appear",
+    }
+}
+
+pub(crate) fn requirement_help(kind: &str) -> &'static str {
+    match kind {
+        "bates" => "write `bates must exist`: a Bates number is supported when it was stamped on a page of the sources",
+        "quotes" => "write `quotes must match exactly` (or `must match`, which allows ellipses and bracketed changes)",
+        _ => "write e.g. `citations must appear`: the claim must appear in the sources",
+    }
+}
+
+pub(crate) fn policy(cx: &mut Cx, f: FileId, n: &ast::Name) -> Option<Policy> {
+    Some(match n.node.as_str() {
+        "block" => Policy::Block,
+        "revise" => Policy::Revise,
+        "flag" => Policy::Flag,
+        _ => {
+            cx.error(
+                Diagnostic::new(
+                    Code::BadRule,
+                    format!("`{}` is not a failure policy", n.node),
+                )
+                .in_file(f)
+                .label(n.span, "")
+                .help("policies: block, revise, flag"),
+            );
+            return None;
+        }
+    })
+}
+
+/// A rule and its own policy (`or flag`), if it names one.
+pub(crate) type RuleDraft = (VerifyRule, Option<Policy>);
+
+/// `on failure POLICY, at most N rounds`.
+pub(crate) type OnFailure = (Policy, Option<u32>);
+
+/// Rules of a body, rule sets it includes first so the body's own rules override them. A rule
+/// without `or POLICY` follows the nearest `on failure`: the body's, else its rule set's.
+pub(crate) fn rules(
+    cx: &mut Cx,
+    f: FileId,
+    body: &ast::VerifyBody,
+    depth: usize,
+    allowed: &mut Vec<String>,
+) -> Option<(Vec<RuleDraft>, Option<OnFailure>)> {
+    let mut out: Vec<RuleDraft> = Vec::new();
+    let mut on_failure = None;
+    let mut ok = true;
+    for (what, names) in &body.allow {
+        if !matches!(what.node.as_str(), "reporter" | "reporters") {
+            cx.error(
+                Diagnostic::new(
+                    Code::BadRule,
+                    format!("lexrun cannot allow `{}`", what.node),
+                )
+                .in_file(f)
+                .label(what.span, "")
+                .help("write `allow reporter \"ABBREVIATION\"` to accept a reporter abbreviation lexrun's catalogue does not list"),
+            );
+            ok = false;
+            continue;
+        }
+        for n in names {
+            if n.node.trim().is_empty() || !n.node.chars().any(char::is_alphabetic) {
+                cx.error(
+                    Diagnostic::new(Code::BadRule, "an allowed reporter needs its abbreviation")
+                        .in_file(f)
+                        .label(n.span, "")
+                        .help("write the abbreviation as it appears in citations, e.g. `allow reporter \"Betts' Dec.\"`"),
+                );
+                ok = false;
+            } else if !allowed.contains(&n.node) {
+                allowed.push(n.node.clone());
+            }
+        }
+    }
+    for inc in &body.includes {
+        let Some(entry) = cx.lookup(inc, f, &[Kind::Ruleset]) else {
+            ok = false;
+            continue;
+        };
+        let Decl::Ruleset(r) = entry.decl else {
+            continue;
+        };
+        if depth > 8 {
+            ok = false;
+            continue;
+        }
+        let Some((inner, inner_fail)) = rules(cx, entry.file, &r.body, depth + 1, allowed) else {
+            ok = false;
+            continue;
+        };
+        for (mut rule, own) in inner {
+            rule.from = inc.node.clone();
+            out.retain(|x| x.0.claims != rule.claims);
+            out.push((rule, own));
+        }
+        on_failure = inner_fail.or(on_failure);
+    }
+    let default_policy = match &body.on_failure {
+        Some(of) => {
+            let p = policy(cx, f, &of.policy);
+            if p.is_none() {
+                ok = false;
+            }
+            if let Some(n) = of
+                .max_rounds
+                .as_ref()
+                .filter(|n| n.node == 0 || n.node > 20)
+            {
+                cx.error(
+                    Diagnostic::new(
+                        Code::BadRule,
+                        format!("{} rounds is not a usable limit", n.node),
+                    )
+                    .in_file(f)
+                    .label(n.span, "")
+                    .help("allow between 1 and 20 rounds of revision; 2 is usual"),
+                );
+                ok = false;
+            }
+            p.map(|p| (p, of.max_rounds.as_ref().map(|n| n.node)))
+        }
+        None => None,
+    };
+    if default_policy.is_some() {
+        on_failure = default_policy;
+    }
+    for r in &body.rules {
+        let kind = r.kind.node.as_str();
+        if !CLAIMS.contains(&kind) {
+            let d = Diagnostic::new(Code::BadRule, format!("lexrun cannot check `{kind}`"))
+                .in_file(f)
+                .label(r.kind.span, "");
+            cx.error(match did_you_mean(kind, CLAIMS.iter().copied()) {
+                Some(s) => d.help(format!("did you mean `{s}`?")),
+                None => d.help(format!("claims lexrun checks: {}", CLAIMS.join(", "))),
+            });
+            ok = false;
+            continue;
+        }
+        let req = r
+            .requirement
+            .node
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !requirement_ok(kind, &req) {
+            cx.error(
+                Diagnostic::new(
+                    Code::BadRule,
+                    format!("`{kind} must {req}` is not a rule lexrun applies"),
+                )
+                .in_file(f)
+                .label(r.requirement.span, "")
+                .help(requirement_help(kind)),
+            );
+            ok = false;
+            continue;
+        }
+        let p = match &r.policy {
+            Some(p) => match policy(cx, f, p) {
+                Some(p) => Some(p),
+                None => {
+                    ok = false;
+                    continue;
+                }
+            },
+            None => None,
+        };
+        out.retain(|x| x.0.claims != kind);
+        out.push((
+            VerifyRule {
+                claims: kind.to_string(),
+                must: req,
+                policy: p.unwrap_or(Policy::Block),
+                from: "inline".into(),
+            },
+            p,
+        ));
+    }
+    ok.then_some((out, on_failure))
+}
+
+pub(crate) fn verify(cx: &mut Cx, steps: &[Step]) -> Vec<Verify> {
+    let mut out = Vec::new();
+    let decls: Vec<(FileId, &ast::VerifyDecl)> = cx
+        .modules
+        .iter()
+        .flat_map(|m| {
+            m.ast.items.iter().filter_map(move |i| match i {
+                ast::Item::Verify(v) => Some((m.file, &**v)),
+                _ => None,
+            })
+        })
+        .collect();
+    for (f, v) in decls {
+        let mut ok = true;
+        match cx.lookup(&v.target, f, &[Kind::Stage, Kind::Tool]) {
+            Some(e) if matches!(e.decl, Decl::Tool(_)) => {
+                cx.error(
+                    Diagnostic::new(
+                        Code::WrongKind,
+                        format!(
+                            "`{}` is a tool; `verify` checks what a model wrote",
+                            v.target.node
+                        ),
+                    )
+                    .in_file(f)
+                    .label(v.target.span, "")
+                    .help("verify a model stage; to check a draft file use a `verify-draft` tool"),
+                );
+                ok = false;
+            }
+            Some(_) => {}
+            None => ok = false,
+        }
+        if out.iter().any(|x: &Verify| x.stage == v.target.node) {
+            cx.error(
+                Diagnostic::new(
+                    Code::DuplicateName,
+                    format!("`{}` is verified twice", v.target.node),
+                )
+                .in_file(f)
+                .label(v.target.span, "")
+                .help("put all rules for one stage in one `verify` block"),
+            );
+            ok = false;
+        }
+        for a in &v.against {
+            let Some(e) = cx.lookup(a, f, &[Kind::Sources, Kind::Stage, Kind::Tool]) else {
+                ok = false;
+                continue;
+            };
+            let is_evidence = match e.decl {
+                Decl::Sources(_) => true,
+                _ => steps.iter().any(|s| s.name == a.node && s.evidence),
+            };
+            if !is_evidence {
+                cx.error(
+                    Diagnostic::new(
+                        Code::VerifyAgainstOutput,
+                        format!("`{}` would be checked against `{}`, which is an output, not evidence", v.target.node, a.node),
+                    )
+                    .in_file(f)
+                    .label(a.span, "an output")
+                    .help("verify against `sources` (or a bates/ocr/merge tool reading them); a model's own text can never prove a claim"),
+                );
+                ok = false;
+            }
+        }
+        let mut allow_reporters = Vec::new();
+        let Some((drafts, fail)) = rules(cx, f, &v.body, 0, &mut allow_reporters) else {
+            continue;
+        };
+        if drafts.is_empty() {
+            cx.error(
+                Diagnostic::new(
+                    Code::BadRule,
+                    format!("the `verify` block for `{}` checks nothing", v.target.node),
+                )
+                .in_file(f)
+                .label(v.span, "")
+                .help("add rules such as `citations must appear`, or `rules std.verify.strict`"),
+            );
+            continue;
+        }
+        let (on_failure, rounds) = fail.unwrap_or((Policy::Block, None));
+        let rs: Vec<VerifyRule> = drafts
+            .into_iter()
+            .map(|(mut r, own)| {
+                r.policy = own.unwrap_or(on_failure);
+                r
+            })
+            .collect();
+        if ok {
+            out.push(Verify {
+                stage: v.target.node.clone(),
+                against: v.against.iter().map(|a| a.node.clone()).collect(),
+                rules: rs,
+                on_failure,
+                max_rounds: rounds.unwrap_or(2),
+                allow_reporters,
+            });
+        }
+    }
+    out
+}

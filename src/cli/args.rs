@@ -1,0 +1,319 @@
+//! The command line as clap reads it: every command, its arguments and their help.
+
+use super::*;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "lexrun",
+    version,
+    about = "Declarative legal workflows on your own LLM servers"
+)]
+pub(super) struct Cli {
+    /// Colour in diagnostics: auto (when stderr is a terminal), always or never.
+    #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
+    pub(super) color: Color,
+    /// Log what lexrun does on stderr: -v requests and retries, -vv everything. `RUST_LOG`
+    /// (e.g. `RUST_LOG=lexrun=debug`) takes precedence.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub(super) verbose: u8,
+    #[command(subcommand)]
+    pub(super) command: Command,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(super) enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Subcommand, Debug)]
+pub(super) enum Command {
+    /// Check .lex files and report every problem; exit 1 if any has errors.
+    Check {
+        #[arg(required = true)]
+        files: Vec<Utf8PathBuf>,
+    },
+    /// Check a .lex file and print its execution plan.
+    Plan {
+        file: Utf8PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Explain a diagnostic code, e.g. `lexrun explain E051`.
+    Explain { code: String },
+    /// Run a workflow over one or more matters against its model servers (also
+    /// `lexrun FILE.lex`). Exit 0: every output produced; 1: a step failed or was blocked;
+    /// 3: a gate stopped the workflow by design; 2: usage or I/O error; 130: interrupted.
+    Run(RunArgs),
+    /// Run the `*.test.lex` tests under PATHs (default: the current folder) by replaying their
+    /// cassettes, and compare what each run produced with its stored snapshot.
+    Test {
+        paths: Vec<std::path::PathBuf>,
+        /// Store the new snapshots of every test that differs.
+        #[arg(long)]
+        accept: bool,
+        /// Show each difference and ask whether to accept it (on a terminal).
+        #[arg(long)]
+        review: bool,
+    },
+    /// Explain why a stage's last run missed the cache: which parts of its key changed since
+    /// the run before, old against new.
+    Why {
+        file: Utf8PathBuf,
+        stage: String,
+        #[arg(long, value_name = "DIR")]
+        store: Option<std::path::PathBuf>,
+    },
+    /// The chain of custody of a run (default: the last): its sources, and for every output
+    /// and stage text the model, inputs, plan and time.
+    Audit {
+        file: Utf8PathBuf,
+        run: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_name = "DIR")]
+        store: Option<std::path::PathBuf>,
+    },
+    /// List each source file as admitted or refused by the intake guard; exit 1 if any is
+    /// refused.
+    Sources {
+        file: Utf8PathBuf,
+        #[arg(long, value_name = "DIR")]
+        matter: Vec<std::path::PathBuf>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_name = "DIR")]
+        store: Option<std::path::PathBuf>,
+    },
+    /// The cache: `ls` its entries, `verify` every object's hash, `gc` what recent runs do not
+    /// need.
+    Cache {
+        #[arg(value_enum)]
+        action: CacheAction,
+        file: Utf8PathBuf,
+        /// `gc` keeps what this many most recent runs used.
+        #[arg(long, default_value_t = 20)]
+        keep: usize,
+        #[arg(long, value_name = "DIR")]
+        store: Option<std::path::PathBuf>,
+    },
+    /// Start a llama-server per model on the workflow's llama_cpp pools (pinned to the pool's
+    /// GPUs, with its context and cache settings) and preload models on Ollama pools; waits
+    /// until each is ready.
+    Up {
+        file: Utf8PathBuf,
+        /// Only this model; repeat for more.
+        #[arg(long, value_name = "MODEL")]
+        only: Vec<String>,
+        /// Print each server's environment and command line; start nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        servers: ServerArgs,
+        /// Seconds to wait for a model to load.
+        #[arg(long, default_value_t = 1800)]
+        timeout: u64,
+    },
+    /// Stop the servers `lexrun up` started for this workflow (recorded PIDs only).
+    Down {
+        file: Utf8PathBuf,
+        #[command(flatten)]
+        servers: ServerArgs,
+        /// Seconds between SIGTERM and SIGKILL.
+        #[arg(long, default_value_t = 10)]
+        grace: u64,
+    },
+    /// Show every pool and model: up, loading, down or wrong model; context, slots busy, last
+    /// measured decode speed.
+    Status {
+        file: Utf8PathBuf,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        servers: ServerArgs,
+    },
+    /// Measure each model's prompt and decode speed (median of N runs) against `min_decode`.
+    Bench {
+        file: Utf8PathBuf,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Exit 1 if any model decodes under its `min_decode`.
+        #[arg(long)]
+        enforce: bool,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        servers: ServerArgs,
+    },
+    #[command(external_subcommand)]
+    External(Vec<String>),
+    /// Print the text of each page of PDFs and images, with its Bates stamp: the text layer,
+    /// and OCR (pdftoppm + tesseract) where a page has none. Cached by the file's hash.
+    Text {
+        /// One JSON array of pages instead of plain text.
+        #[arg(long)]
+        json: bool,
+        /// Tesseract's language.
+        #[arg(long, default_value = "eng")]
+        lang: String,
+        /// Resolution for OCR rendering.
+        #[arg(long, default_value_t = 300)]
+        dpi: u32,
+        /// Neither read nor write the text cache.
+        #[arg(long)]
+        no_cache: bool,
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<std::path::PathBuf>,
+    },
+    /// Bind exhibits into one PDF in order, with a bookmark per exhibit, optional slip sheets
+    /// and index page; writes the exhibit index as Markdown beside the binder.
+    Merge {
+        /// The binder to write.
+        #[arg(short = 'o', long = "out", value_name = "BINDER.pdf")]
+        out: std::path::PathBuf,
+        /// A page reading "Exhibit A" (B, C, …) before each exhibit.
+        #[arg(long)]
+        slip_sheets: bool,
+        /// Leave out the bookmarks.
+        #[arg(long)]
+        no_bookmarks: bool,
+        /// Put the exhibit index as the binder's first page.
+        #[arg(long)]
+        index: bool,
+        /// The index's title.
+        #[arg(long, default_value = "Exhibit index")]
+        title: String,
+        /// The exhibits, in order (A, B, C, …).
+        #[arg(required = true, value_name = "EXHIBIT.pdf")]
+        exhibits: Vec<std::path::PathBuf>,
+    },
+    /// Stamp Bates numbers on PDFs, numbering continuously across the files in order. Inputs
+    /// are never modified; stamped copies and a page map (bates-map.json) go to OUT_DIR.
+    Bates(BatesArgs),
+    /// Check every citation, date, Bates number, quotation and amount in a draft against the
+    /// sources; exit 1 if anything is unsupported.
+    Verify {
+        /// A source file or folder (text, Markdown, PDF); repeat for more.
+        #[arg(long = "sources", required = true, value_name = "PATH")]
+        sources: Vec<std::path::PathBuf>,
+        /// A Bates prefix of the sources, e.g. SMITH; repeat for more. Without it, the
+        /// prefixes stamped on the source pages are used.
+        #[arg(long = "bates-prefix", value_name = "PREFIX")]
+        bates_prefix: Vec<String>,
+        /// Accept a reporter abbreviation the citation catalogue does not list, e.g.
+        /// "Betts' Dec."; repeat for more.
+        #[arg(long = "allow-reporter", value_name = "ABBREVIATION")]
+        allow_reporter: Vec<String>,
+        /// Print one JSON object instead of the Markdown report.
+        #[arg(long, conflicts_with = "html")]
+        json: bool,
+        /// Print the report as an HTML page.
+        #[arg(long)]
+        html: bool,
+        /// The draft to check (Markdown or plain text).
+        draft: std::path::PathBuf,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub(super) struct ServerArgs {
+    /// Use another URL for a pool, e.g. `--endpoint board_a=http://127.0.0.1:9001`.
+    #[arg(long, value_name = "POOL=URL")]
+    pub(super) endpoint: Vec<String>,
+    /// The store (default: `.lexrun` beside the workflow).
+    #[arg(long, value_name = "DIR")]
+    pub(super) store: Option<std::path::PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub(super) struct RunArgs {
+    pub(super) file: Utf8PathBuf,
+    /// A matter folder; repeat to run several matters through the pipeline together
+    /// (default: the workflow's `matter`, else its own folder).
+    #[arg(long, value_name = "DIR")]
+    pub(super) matter: Vec<std::path::PathBuf>,
+    /// Where runs and outputs go (default: `out` beside the workflow).
+    #[arg(long, value_name = "DIR")]
+    pub(super) out: Option<std::path::PathBuf>,
+    /// Send a pool's calls to another server, e.g. `--endpoint board_a=http://10.0.0.5:8081`.
+    #[arg(long, value_name = "POOL=URL")]
+    pub(super) endpoint: Vec<String>,
+    /// One JSON event per line on stdout (stage started/finished, notes, timings).
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Retries per call on refused connections, resets, 429/5xx and cut streams.
+    #[arg(long, default_value_t = 4)]
+    pub(super) retries: u32,
+    /// Seconds without a byte from a server before the call counts as hung.
+    #[arg(long, default_value_t = 300)]
+    pub(super) idle_timeout: u64,
+    /// Seconds to wait for a server that is still loading its model.
+    #[arg(long, default_value_t = 1800)]
+    pub(super) load_timeout: u64,
+    /// Milliseconds before the first retry; doubles each time.
+    #[arg(long, default_value_t = 500)]
+    pub(super) backoff_ms: u64,
+    /// Save every model exchange of the run in this cassette (JSON lines).
+    #[arg(long, value_name = "CASSETTE", conflicts_with_all = ["replay", "replay_or_record"])]
+    pub(super) record: Option<std::path::PathBuf>,
+    /// Serve every model call from this cassette; no server is needed.
+    #[arg(long, value_name = "CASSETTE", conflicts_with = "replay_or_record")]
+    pub(super) replay: Option<std::path::PathBuf>,
+    /// Serve what the cassette holds and record the rest from live servers.
+    #[arg(long, value_name = "CASSETTE")]
+    pub(super) replay_or_record: Option<std::path::PathBuf>,
+    /// The store: cache and provenance ledger (default: `LEXRUN_STORE`, else `.lexrun`
+    /// beside the workflow).
+    #[arg(long, value_name = "DIR")]
+    pub(super) store: Option<std::path::PathBuf>,
+    /// Call every model stage, whatever the cache holds (answers are still stored).
+    #[arg(long)]
+    pub(super) no_cache: bool,
+    /// Call this stage's model again, whatever the cache holds; repeat for more.
+    #[arg(long, value_name = "STAGE")]
+    pub(super) refresh: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(super) enum CacheAction {
+    Ls,
+    Verify,
+    Gc,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(super) enum Format {
+    Text,
+    Json,
+    Dot,
+}
+
+// `lexrun bates`: what to stamp and how (its help is the subcommand's doc comment).
+#[derive(clap::Args, Debug)]
+pub(super) struct BatesArgs {
+    /// The Bates prefix, e.g. SMITH.
+    #[arg(long)]
+    pub(super) prefix: String,
+    /// The first number.
+    #[arg(long, default_value_t = 1)]
+    pub(super) start: u64,
+    /// Digits in each number, zero-padded.
+    #[arg(long, default_value_t = 6)]
+    pub(super) width: u32,
+    /// Text after the number, e.g. -CONFIDENTIAL.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub(super) suffix: String,
+    /// bottom-right, bottom-center, bottom-left, top-right, top-center or top-left.
+    #[arg(long, default_value = "bottom-right")]
+    pub(super) position: String,
+    /// Font size in points.
+    #[arg(long = "font-size", default_value_t = 9.0)]
+    pub(super) font_size: f64,
+    /// The folder for the stamped copies.
+    #[arg(short = 'o', long = "out", value_name = "OUT_DIR")]
+    pub(super) out: std::path::PathBuf,
+    /// The PDFs, in the order they are numbered.
+    #[arg(required = true, value_name = "IN.pdf")]
+    pub(super) inputs: Vec<std::path::PathBuf>,
+}

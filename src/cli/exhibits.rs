@@ -1,0 +1,161 @@
+//! `bates`, `merge` and `text`: exhibit work on the CPU.
+
+use super::*;
+
+pub(super) fn cmd_bates(a: BatesArgs) -> u8 {
+    use crate::exhibits::bates;
+    let BatesArgs {
+        prefix,
+        start,
+        width,
+        suffix,
+        position,
+        font_size,
+        out,
+        inputs,
+    } = a;
+    let Some(position) = bates::Position::parse(&position) else {
+        eprintln!("error: `{position}` is not a position; use bottom-right, bottom-center, bottom-left, top-right, top-center or top-left");
+        return exit::USAGE;
+    };
+    if prefix.is_empty()
+        || !prefix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        eprintln!("error: `{prefix}` is not a usable Bates prefix; use letters, digits, `_` or `-`, e.g. SMITH");
+        return exit::USAGE;
+    }
+    if !(1..=12).contains(&width) || !(4.0..=36.0).contains(&font_size) {
+        eprintln!("error: --width takes 1 to 12 digits and --font-size 4 to 36 points");
+        return exit::USAGE;
+    }
+    let opts = bates::Options {
+        prefix,
+        start,
+        width,
+        suffix,
+        position,
+        font_size,
+    };
+    match bates::stamp_files(&inputs, &out, &opts) {
+        Ok(map) => {
+            let first = map.first().map_or("", |s| s.bates.as_str());
+            let last = map.last().map_or("", |s| s.bates.as_str());
+            eprintln!(
+                "stamped {} pages in {} files: {first}–{last}; page map: {}",
+                map.len(),
+                inputs.len(),
+                out.join("bates-map.json").display()
+            );
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::USAGE
+        }
+    }
+}
+
+pub(super) fn cmd_text(
+    files: &[std::path::PathBuf],
+    json: bool,
+    lang: String,
+    dpi: u32,
+    no_cache: bool,
+) -> u8 {
+    use crate::sources::scan as text;
+    let opts = text::Options {
+        lang,
+        dpi,
+        cache: if no_cache {
+            None
+        } else {
+            text::default_cache()
+        },
+        ocr_optional: false,
+    };
+    #[derive(serde::Serialize)]
+    struct Page<'a> {
+        file: String,
+        page: u32,
+        bates: Option<String>,
+        from: &'a str,
+        text: &'a str,
+    }
+    let mut all = Vec::new();
+    for f in files {
+        match text::pages(f, &opts) {
+            Ok(pages) => all.push((f.display().to_string(), pages)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::USAGE;
+            }
+        }
+    }
+    let mut out = String::new();
+    let mut rows = Vec::new();
+    for (file, pages) in &all {
+        for p in pages {
+            let bates = crate::sources::stamp_of(&p.text);
+            if json {
+                rows.push(Page {
+                    file: file.clone(),
+                    page: p.page,
+                    bates,
+                    from: &p.from,
+                    text: &p.text,
+                });
+            } else {
+                out.push_str(&format!(
+                    "== {file} page {}{} ({})\n{}\n",
+                    p.page,
+                    bates.map_or(String::new(), |b| format!(", {b}")),
+                    p.from,
+                    p.text.trim_end()
+                ));
+            }
+        }
+    }
+    if json {
+        out = serde_json::to_string(&rows).unwrap_or_default() + "\n";
+    }
+    print_out(&out)
+}
+
+pub(super) fn cmd_merge(
+    exhibits: &[std::path::PathBuf],
+    out: &std::path::Path,
+    slip_sheets: bool,
+    bookmarks: bool,
+    index_page: bool,
+    title: String,
+) -> u8 {
+    let opts = crate::exhibits::merge::Options {
+        slip_sheets,
+        bookmarks,
+        index_page,
+        title,
+    };
+    match crate::exhibits::merge::merge(exhibits, out, &opts) {
+        Ok(entries) => {
+            eprintln!(
+                "bound {} exhibits into {}; index: {}",
+                entries.len(),
+                out.display(),
+                out.with_file_name(format!(
+                    "{}-index.md",
+                    out.file_stem()
+                        .map(|s| s.to_string_lossy())
+                        .unwrap_or_default()
+                ))
+                .display()
+            );
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::USAGE
+        }
+    }
+}

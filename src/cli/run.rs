@@ -1,0 +1,128 @@
+//! `run`: a workflow against its servers (or a cassette), with the store.
+
+use super::*;
+
+pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
+    use crate::backend::Limits;
+    use crate::run::{events::Mode, Options};
+    let plan = match checked_plan(&args.file, color, "not run") {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let dir = args
+        .file
+        .parent()
+        .map(|d| d.as_std_path().to_path_buf())
+        .unwrap_or_default();
+    let Some(endpoints) = parse_endpoints(&args.endpoint) else {
+        return exit::USAGE;
+    };
+    let events = if args.json {
+        Mode::Json
+    } else if std::io::stderr().is_terminal() {
+        Mode::Live
+    } else {
+        Mode::Plain
+    };
+    let opts = Options {
+        matters: args.matter.clone(),
+        out: args.out.clone().unwrap_or_else(|| dir.join("out")),
+        endpoints,
+        limits: Limits {
+            retries: args.retries,
+            idle: std::time::Duration::from_secs(args.idle_timeout.max(1)),
+            load: std::time::Duration::from_secs(args.load_timeout),
+            backoff: std::time::Duration::from_millis(args.backoff_ms),
+            ..Limits::default()
+        },
+        events,
+        cassette: args
+            .record
+            .clone()
+            .map(|p| (p, crate::backend::cassette::Mode::Record))
+            .or_else(|| {
+                args.replay
+                    .clone()
+                    .map(|p| (p, crate::backend::cassette::Mode::Replay))
+            })
+            .or_else(|| {
+                args.replay_or_record
+                    .clone()
+                    .map(|p| (p, crate::backend::cassette::Mode::ReplayOrRecord))
+            }),
+        store: Some(store_dir(args.store.as_deref(), &dir)),
+        cache: !args.no_cache,
+        refresh: args.refresh.clone(),
+    };
+    for r in &opts.refresh {
+        if !plan.steps.iter().any(|s| &s.name == r) {
+            eprintln!("error: --refresh {r}: the workflow has no stage `{r}`");
+            return exit::USAGE;
+        }
+    }
+    // One worker is plenty for a handful of streams; CPU work runs on blocking threads.
+    let rt = match runtime(Some(1)) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    match rt.block_on(crate::run::run(&plan, &dir, &opts)) {
+        Ok(rec) => {
+            let code = rec.exit_code();
+            if !args.json {
+                for m in &rec.matters {
+                    if let Some(by) = &m.stopped_by {
+                        eprintln!("stopped: {by}");
+                    }
+                    for o in m.outputs.iter().filter(|o| o.missing) {
+                        eprintln!("error: output `{}` {}", o.path, o.status);
+                    }
+                    for s in m.steps.iter().filter(|s| {
+                        s.why.is_some() && s.status != Some(crate::run::Status::Skipped)
+                    }) {
+                        eprintln!(
+                            "error: step `{}` {}: {}",
+                            s.name,
+                            match s.status {
+                                Some(crate::run::Status::Blocked) => "blocked",
+                                _ => "failed",
+                            },
+                            s.why.as_deref().unwrap_or("")
+                        );
+                    }
+                }
+                eprintln!(
+                    "run {} of {}: {}; record in {}",
+                    rec.run_id,
+                    rec.workflow,
+                    match code {
+                        0 => "every output written",
+                        3 => "stopped by a gate",
+                        130 => "interrupted; finished steps kept",
+                        _ => "not every step succeeded",
+                    },
+                    opts.out.join(&rec.run_id).join("run.json").display()
+                );
+            }
+            code
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+pub(super) fn parse_endpoints(
+    list: &[String],
+) -> Option<std::collections::BTreeMap<String, String>> {
+    let mut endpoints = std::collections::BTreeMap::new();
+    for e in list {
+        match e.split_once('=') {
+            Some((pool, url)) if !pool.is_empty() && !url.is_empty() => {
+                endpoints.insert(pool.to_string(), url.to_string());
+            }
+            _ => {
+                eprintln!("error: --endpoint `{e}` should be POOL=URL, e.g. board_a=http://127.0.0.1:8081");
+                return None;
+            }
+        }
+    }
+    Some(endpoints)
+}

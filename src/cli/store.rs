@@ -1,0 +1,302 @@
+//! `why`, `audit`, `sources` and `cache`: what the store knows of past runs.
+
+use super::*;
+
+pub(super) fn open_store(
+    file: &Utf8Path,
+    store: Option<&std::path::Path>,
+    color: bool,
+    refusal: &str,
+) -> Result<(plan::Plan, std::path::PathBuf, crate::store::Store), u8> {
+    let plan = checked_plan(file, color, refusal)?;
+    let dir = file
+        .parent()
+        .map(|d| d.as_std_path().to_path_buf())
+        .unwrap_or_default();
+    let sdir = store_dir(store, &dir);
+    crate::store::Store::open(&sdir)
+        .map(|s| (plan, dir, s))
+        .map_err(|e| fail(&e))
+}
+
+/// The store: `--store`, else `LEXRUN_STORE`, else `.lexrun` beside the workflow.
+pub(super) fn store_dir(
+    given: Option<&std::path::Path>,
+    workflow_dir: &std::path::Path,
+) -> std::path::PathBuf {
+    given
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| std::env::var_os("LEXRUN_STORE").map(std::path::PathBuf::from))
+        .unwrap_or_else(|| workflow_dir.join(".lexrun"))
+}
+
+pub(super) fn cmd_why(
+    file: &Utf8Path,
+    stage: &str,
+    store: Option<&std::path::Path>,
+    color: bool,
+) -> u8 {
+    let (plan, _, st) = match open_store(file, store, color, "nothing to explain") {
+        Ok(x) => x,
+        Err(c) => return c,
+    };
+    if !plan.steps.iter().any(|s| s.name == stage) {
+        eprintln!("error: the workflow has no stage `{stage}`");
+        return exit::USAGE;
+    }
+    let keys = st.recent_keys(&plan.workflow.name, stage, 200);
+    let Some((run, matter, round, key, new, hit)) = keys.first().cloned() else {
+        println!("`{stage}` has not run with this store yet: its first run will call the model");
+        return exit::OK;
+    };
+    let mut out = format!(
+        "`{stage}` in run {run} (matter {matter}, round {round}): {} (key {})\n",
+        if hit {
+            "answered from the cache"
+        } else {
+            "called the model"
+        },
+        &key[..12.min(key.len())]
+    );
+    let previous = keys
+        .iter()
+        .skip(1)
+        .find(|k| k.0 != run && k.1 == matter && k.2 == round);
+    match previous {
+        None => out.push_str("no earlier run of this stage for this matter to compare with\n"),
+        Some((prun, _, _, pkey, old, _)) if pkey == &key => {
+            out.push_str(&format!(
+                "the key is the same as in run {prun}: nothing changed\n"
+            ));
+            let _ = old;
+        }
+        Some((prun, _, _, _, old, _)) => {
+            out.push_str(&format!("changed since run {prun}:\n"));
+            let parse = |v: &serde_json::Value| serde_json::from_value::<CacheKey>(v.clone());
+            match (parse(old), parse(&new)) {
+                (Ok(old), Ok(new)) => {
+                    for change in new.changes_since(&old) {
+                        explain_change(&st, &change, &mut out);
+                    }
+                }
+                _ => out.push_str("  the stored keys are from another version of lexrun\n"),
+            }
+        }
+    }
+    print_out(&out)
+}
+
+/// One line (or a diff, for the prompt) per changed component of a cache key.
+pub(super) fn explain_change(st: &crate::store::Store, change: &Change, out: &mut String) {
+    match change {
+        Change::Prompt { before, now } => {
+            out.push_str("  prompt: the rendered prompt differs\n");
+            let text = |h: &str| st.get(h).map(|b| String::from_utf8_lossy(&b).into_owned());
+            if let (Some(a), Some(b)) = (text(before), text(now)) {
+                let d = similar::TextDiff::from_lines(&a, &b)
+                    .unified_diff()
+                    .context_radius(1)
+                    .header("before", "now")
+                    .to_string();
+                for l in d.lines().take(40) {
+                    out.push_str(&format!("    {l}\n"));
+                }
+            }
+        }
+        Change::Node { before, now } => out.push_str(&format!(
+            "  plan node: the stage's declaration, model or pool changed ({} → {})\n",
+            short_hash(before),
+            short_hash(now)
+        )),
+        Change::Input { name, before, now } => {
+            let shown = |h: &Option<String>| h.as_deref().map_or("null".to_string(), short_hash);
+            out.push_str(&format!(
+                "  input `{name}`: its text changed ({} → {})\n",
+                shown(before),
+                shown(now)
+            ))
+        }
+        Change::ModelIdentity { before, now } => out.push_str(&format!(
+            "  model_identity: {} → {}\n",
+            serde_json::Value::from(before.as_str()),
+            serde_json::Value::from(now.as_str())
+        )),
+        Change::Sampling { before, now } => {
+            out.push_str(&format!("  sampling: {before} → {now}\n"))
+        }
+        Change::Schema { before, now } => out.push_str(&format!("  schema: {before} → {now}\n")),
+        Change::Round { before, now } => out.push_str(&format!("  round: {before} → {now}\n")),
+        Change::Format { before, now } => out.push_str(&format!("  format: {before} → {now}\n")),
+    }
+}
+
+/// The first 12 characters of a hash.
+pub(super) fn short_hash(h: &str) -> String {
+    h.chars().take(12).collect()
+}
+
+pub(super) fn short(v: &serde_json::Value) -> String {
+    v.as_str().map(short_hash).unwrap_or_else(|| v.to_string())
+}
+
+pub(super) fn cmd_audit(
+    file: &Utf8Path,
+    run: Option<&str>,
+    json: bool,
+    store: Option<&std::path::Path>,
+    color: bool,
+) -> u8 {
+    let (_, _, st) = match open_store(file, store, color, "no audit") {
+        Ok(x) => x,
+        Err(c) => return c,
+    };
+    let Some(run) = run.map(str::to_string).or_else(|| st.last_run()) else {
+        eprintln!("error: the store has no runs yet");
+        return exit::USAGE;
+    };
+    let Some(mut info) = st.run_info(&run) else {
+        eprintln!("error: the store has no run `{run}`");
+        return exit::USAGE;
+    };
+    let arts = st.artifacts_of_run(&run);
+    info["artifacts"] = serde_json::to_value(&arts).unwrap_or_default();
+    if json {
+        return print_out(&(serde_json::to_string_pretty(&info).unwrap_or_default() + "\n"));
+    }
+    let mut out = format!(
+        "Chain of custody — run {run} of `{}` (plan {}), status {}\n\nSources:\n",
+        info["workflow"].as_str().unwrap_or(""),
+        short(&info["plan_hash"]),
+        info["status"].as_str().unwrap_or("unfinished")
+    );
+    for s in info["sources"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "  {}  blake3 {}{}\n",
+            s["path"].as_str().unwrap_or(""),
+            short(&s["raw_hash"]),
+            s["admitted"]
+                .as_str()
+                .map(|r| format!("  (admitted: {r})"))
+                .unwrap_or_default()
+        ));
+    }
+    out.push_str("\nWritten:\n");
+    for a in &arts {
+        out.push_str(&format!(
+            "  {:<6} {}  ← stage `{}` round {} of matter {}, model {}, node {}, blake3 {}\n",
+            a.kind,
+            a.path,
+            a.stage,
+            a.round,
+            a.matter,
+            if a.model.is_empty() { "-" } else { &a.model },
+            &a.node_hash[..12.min(a.node_hash.len())],
+            &a.hash[..12.min(a.hash.len())]
+        ));
+    }
+    print_out(&out)
+}
+
+pub(super) fn cmd_sources(
+    file: &Utf8Path,
+    matters: &[std::path::PathBuf],
+    json: bool,
+    store: Option<&std::path::Path>,
+    color: bool,
+) -> u8 {
+    let (plan, dir, st) = match open_store(file, store, color, "no sources checked") {
+        Ok(x) => x,
+        Err(c) => return c,
+    };
+    let verdicts = match crate::run::check_sources(&plan, &dir, matters, &st) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let refused = verdicts.iter().any(|v| v.blocked());
+    if json {
+        let _ = print_out(&(serde_json::to_string_pretty(&verdicts).unwrap_or_default() + "\n"));
+    } else {
+        let mut out = String::new();
+        for v in &verdicts {
+            let word = match (&v.refused, &v.admitted) {
+                (None, _) => "admitted".to_string(),
+                (Some(_), Some(r)) => format!("admitted by the workflow ({r})"),
+                (Some(_), None) => "REFUSED".to_string(),
+            };
+            out.push_str(&format!("{:<10} {}  {word}", v.matter, v.file));
+            if let Some(why) = &v.refused {
+                out.push_str(&format!(": {why}"));
+            }
+            out.push('\n');
+        }
+        let _ = print_out(&out);
+    }
+    if refused {
+        exit::ERRORS
+    } else {
+        exit::OK
+    }
+}
+
+pub(super) fn cmd_cache(
+    action: CacheAction,
+    file: &Utf8Path,
+    keep: usize,
+    store: Option<&std::path::Path>,
+    color: bool,
+) -> u8 {
+    let (_, _, st) = match open_store(file, store, color, "no cache") {
+        Ok(x) => x,
+        Err(c) => return c,
+    };
+    match action {
+        CacheAction::Ls => {
+            let mut out = String::new();
+            for e in st.cache_entries() {
+                let size = std::fs::metadata(st.object_path(&e.text_hash))
+                    .map(|m| m.len())
+                    .unwrap_or(0);
+                out.push_str(&format!(
+                    "{}  {:<12} {:>8} B  {}\n",
+                    &e.key[..16],
+                    e.stage,
+                    size,
+                    e.identity
+                ));
+            }
+            print_out(&out)
+        }
+        CacheAction::Verify => {
+            let objects = st.objects();
+            let mut bad = 0;
+            for (hash, path) in &objects {
+                let ok = std::fs::read(path)
+                    .map(|b| blake3::hash(&b).to_hex().as_str() == hash)
+                    .unwrap_or(false);
+                if !ok {
+                    bad += 1;
+                    println!("damaged: {}", path.display());
+                }
+            }
+            println!("{} objects, {} damaged", objects.len(), bad);
+            if bad > 0 {
+                exit::ERRORS
+            } else {
+                exit::OK
+            }
+        }
+        CacheAction::Gc => match st.gc(keep) {
+            Ok((entries, objects)) => {
+                println!("removed {entries} cache entries and {objects} objects not used by the last {keep} runs");
+                exit::OK
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                exit::ERRORS
+            }
+        },
+    }
+}

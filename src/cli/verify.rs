@@ -1,0 +1,114 @@
+//! `verify`: a draft checked against sources from the command line.
+
+use super::*;
+
+/// The largest draft `verify` reads: far beyond any filing, small enough to hold in memory.
+pub(super) const MAX_DRAFT: u64 = 256 << 20;
+
+/// Why a draft cannot be verified.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum DraftError {
+    #[error("cannot read the draft `{}`: {source}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}` is a folder; give the draft file", .0.display())]
+    Folder(std::path::PathBuf),
+    #[error("the draft `{}` is {} MiB; lexrun checks drafts up to 256 MiB", .0.display(), .1 >> 20)]
+    TooLarge(std::path::PathBuf, u64),
+    #[error("the draft `{}` is a binary file; export it as text or Markdown first", .0.display())]
+    Binary(std::path::PathBuf),
+    #[error("the draft `{}` is not UTF-8 text (invalid byte at offset {}); save it as UTF-8", .0.display(), .1)]
+    NotUtf8(std::path::PathBuf, usize),
+    #[error("the draft `{}` is empty: there is nothing to verify", .0.display())]
+    Empty(std::path::PathBuf),
+}
+
+pub(super) fn read_draft(path: &std::path::Path) -> Result<String, DraftError> {
+    let owned = || path.to_path_buf();
+    let read = |source| DraftError::Read {
+        path: owned(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(read)?;
+    if meta.is_dir() {
+        return Err(DraftError::Folder(owned()));
+    }
+    if meta.len() > MAX_DRAFT {
+        return Err(DraftError::TooLarge(owned(), meta.len()));
+    }
+    let bytes = std::fs::read(path).map_err(read)?;
+    if bytes.contains(&0) {
+        return Err(DraftError::Binary(owned()));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|e| DraftError::NotUtf8(owned(), e.utf8_error().valid_up_to()))?;
+    if text.trim().is_empty() {
+        return Err(DraftError::Empty(owned()));
+    }
+    Ok(text)
+}
+
+pub(super) fn cmd_verify(
+    sources: &[std::path::PathBuf],
+    prefixes: Vec<String>,
+    allow_reporters: &[String],
+    json: bool,
+    html: bool,
+    draft_path: &std::path::Path,
+) -> u8 {
+    // The evidence pass allocates and frees a file's pages at a time; transparent huge pages
+    // would keep each thread's freed memory resident in 2 MiB blocks.
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with PR_SET_THP_DISABLE only changes this process's page policy.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+    let draft = match read_draft(draft_path) {
+        Ok(t) => t,
+        Err(e) => return fail(&e),
+    };
+    let evidence = match crate::verify::evidence::load(sources, prefixes) {
+        Ok(mut ev) => {
+            ev.allowed_reporters = crate::verify::Allowed::new(allow_reporters);
+            ev
+        }
+        Err(e) => return fail(&e),
+    };
+    if evidence.sources.is_empty() {
+        eprintln!("error: the sources hold no files; check the paths given to --sources");
+        return exit::USAGE;
+    }
+    let v = crate::verify::verify(&draft, &evidence);
+    if v.files.iter().all(|f| f.problem.is_some()) {
+        eprintln!("error: none of the sources could be read:");
+        for f in &v.files {
+            eprintln!("  {}: {}", f.path, f.problem.as_deref().unwrap_or(""));
+        }
+        return exit::USAGE;
+    }
+    let name = draft_path.display().to_string();
+    let out = if json {
+        crate::verify::report::json_with_document_dates(&v.outcomes, &v.files, &v.document_dates)
+            + "\n"
+    } else if html {
+        crate::verify::report::html(&name, &draft, &v.outcomes, &v.files)
+    } else {
+        crate::verify::report::markdown(&name, &draft, &v.outcomes, &v.files)
+    };
+    if print_out(&out) != exit::OK {
+        return exit::USAGE;
+    }
+    let all_read = v.files.iter().all(|f| f.problem.is_none());
+    if all_read
+        && v.outcomes
+            .iter()
+            .all(|o| o.status == crate::verify::Status::Supported)
+    {
+        exit::OK
+    } else {
+        exit::ERRORS
+    }
+}

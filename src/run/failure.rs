@@ -1,0 +1,92 @@
+//! Why one call of a model stage failed: each step of the call has its own failure, which
+//! keeps its cause and becomes the step's `why` in `run.json`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{schema, PoolRt};
+use crate::backend::CallError;
+
+/// Why one call of a model stage failed; recorded as the step's `why`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(super) enum CallFailure {
+    #[error("model `{0}` is not in the plan")]
+    NoModel(String),
+    #[error("pool `{0}` is not in the plan")]
+    NoPool(String),
+    #[error("cannot create `{}`: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    #[error("cannot write `{}`: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    #[error("cannot render the prompt ({origin}): {source}")]
+    Render {
+        origin: String,
+        #[source]
+        source: Arc<handlebars::RenderError>,
+    },
+    /// The server failed; says which pool and where, and what to try.
+    #[error("{server} server for pool `{pool}` at {endpoint}: {source}{}", hint(.source))]
+    Server {
+        server: &'static str,
+        pool: String,
+        endpoint: String,
+        #[source]
+        source: CallError,
+    },
+    /// A replayed cassette does not hold this request.
+    #[error("{0}")]
+    NotRecorded(String),
+    #[error("the prompt is {tokens} tokens ({counted}){} but model `{model}` has a context of {ctx} tokens{}; read fewer sources in this stage, or raise the model's `ctx`",
+        if *reserve > 0 { format!(" + {reserve} for the answer") } else { String::new() },
+        match slot_ctx { Some(n) => format!(" (the server gives each slot {n})"), None => String::new() })]
+    TooLong {
+        tokens: u64,
+        counted: &'static str,
+        reserve: u64,
+        model: String,
+        ctx: u64,
+        /// The server's context per slot, when it is less than the model's.
+        slot_ctx: Option<u64>,
+    },
+    #[error("the answer does not match `returns` after a corrective retry: {source} (the answer is in {})", file.display())]
+    Rejected {
+        #[source]
+        source: Arc<schema::SchemaError>,
+        file: PathBuf,
+    },
+}
+
+pub(super) fn write_failure(path: &Path) -> impl FnOnce(std::io::Error) -> CallFailure + '_ {
+    move |e| CallFailure::Write {
+        path: path.to_path_buf(),
+        source: Arc::new(e),
+    }
+}
+
+/// A server's failure, naming the pool and where it was asked.
+pub(super) fn server_error(pool: &PoolRt, e: &CallError) -> CallFailure {
+    CallFailure::Server {
+        server: pool.pool.server.as_str(),
+        pool: pool.pool.name.clone(),
+        endpoint: pool.endpoint.clone(),
+        source: e.clone(),
+    }
+}
+
+fn hint(e: &CallError) -> &'static str {
+    match e {
+        CallError::Refused(_) => {
+            "; is the server running? Start it, or point the pool elsewhere with --endpoint POOL=URL"
+        }
+        CallError::Hang(_) => "; the server stopped sending; check its log",
+        _ => "",
+    }
+}

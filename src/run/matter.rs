@@ -1,0 +1,87 @@
+//! Matters: the folders a run works on, their source files, and the intake guard's verdict
+//! on each file before a run starts.
+
+use super::*;
+
+/// Files under `matter` matching `patterns`, sorted, outside lexrun's own folders.
+pub(super) fn matching(matter: &Path, patterns: &[String]) -> Vec<PathBuf> {
+    let mut set = GlobSetBuilder::new();
+    for p in patterns {
+        if let Ok(g) = GlobBuilder::new(p).literal_separator(true).build() {
+            set.add(g);
+        }
+    }
+    let Ok(set) = set.build() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![matter.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                if name != ".lexrun" && name != "out" && !name.starts_with('.') {
+                    stack.push(p);
+                }
+            } else if let Ok(rel) = p.strip_prefix(matter) {
+                if set.is_match(rel) {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The matter folders: those given, else the workflow's `matter`, else its own folder.
+pub(super) fn matter_dirs(plan: &Plan, workflow_dir: &Path, given: &[PathBuf]) -> Vec<PathBuf> {
+    if !given.is_empty() {
+        return given.to_vec();
+    }
+    vec![match &plan.workflow.matter {
+        Some(m) => workflow_dir.join(m),
+        None => workflow_dir.to_path_buf(),
+    }]
+}
+
+/// A matter's name: its folder's name.
+pub(super) fn matter_name(dir: &Path) -> String {
+    dir.canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "matter".into())
+}
+
+/// The intake guard alone (`lexrun sources`): every source file of every matter, admitted or
+/// refused, without running anything.
+pub fn check_sources(
+    plan: &Plan,
+    workflow_dir: &Path,
+    matters: &[PathBuf],
+    store: &crate::store::Store,
+) -> Result<Vec<intake::Verdict>, RunError> {
+    let dirs = matter_dirs(plan, workflow_dir, matters);
+    let mut out = Vec::new();
+    for dir in &dirs {
+        if !dir.is_dir() {
+            return Err(RunError::NoMatter(dir.display().to_string()));
+        }
+        let name = matter_name(dir);
+        for s in &plan.sources {
+            let admit = s.admitted();
+            for f in matching(dir, &s.files) {
+                let text = prompt::read_pages(&f)
+                    .map_err(RunError::Evidence)?
+                    .join("\n");
+                let shown = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+                out.push(intake::check(store, &name, &shown, &f, &text, &admit));
+            }
+        }
+    }
+    Ok(out)
+}

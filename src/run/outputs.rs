@@ -1,0 +1,388 @@
+//! The declared outputs: copied or laid out (Markdown, JSON, DOCX, PDF) from the stage that
+//! makes them, each marked as lexrun's so it can never come back as evidence.
+
+use super::*;
+use crate::document::DocumentError;
+
+/// Why a declared output was not written.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum OutputError {
+    #[error("`{0}` produced nothing")]
+    NothingFrom(String),
+    #[error("`{0}` produces no text to lay out")]
+    NoText(String),
+    #[error("`{0}` produces no .{1} file")]
+    NoFile(String, String),
+    #[error("no verification report for `{0}` to append")]
+    NoReport(String),
+    #[error("cannot read `{}`: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot create `{}`: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write `{}`: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}` is not a valid matter file: {source}", path.display())]
+    Matter {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error(transparent)]
+    Document(#[from] DocumentError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+fn read_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> OutputError {
+    let path = path.into();
+    move |source| OutputError::Read { path, source }
+}
+
+fn create_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> OutputError {
+    let path = path.into();
+    move |source| OutputError::Create { path, source }
+}
+
+fn write_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> OutputError {
+    let path = path.into();
+    move |source| OutputError::Write { path, source }
+}
+
+/// Writes the declared outputs of one matter, atomically; notes what was not written and why.
+pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
+    let status_of = |stage: &str| {
+        rec.steps
+            .iter()
+            .rev()
+            .find(|s| s.name == stage)
+            .and_then(|s| s.status)
+    };
+    let blocked = |stage: &str| {
+        rec.steps
+            .iter()
+            .any(|s| s.name == format!("verify {stage}") && s.status == Some(Status::Blocked))
+    };
+    let mut written = Vec::new();
+    for o in &sh.plan.outputs {
+        let dest = m.out_dir.join(&o.path);
+        let (status, missing) = if blocked(&o.from) {
+            ("not written: verification blocked it".to_string(), false)
+        } else {
+            match status_of(&o.from) {
+                Some(Status::Done | Status::Stopped) => {
+                    match write_output(sh, m, rec, o, &dest)
+                        .and_then(|()| register_output(sh, m, rec, &o.from, &o.format, &dest))
+                    {
+                        Ok(()) => ("written".to_string(), false),
+                        Err(e) => (format!("not written: {e}"), true),
+                    }
+                }
+                Some(st) => (
+                    format!("not written: `{}` is {}", o.from, status_word(st)),
+                    false,
+                ),
+                None => (format!("not written: `{}` did not run", o.from), false),
+            }
+        };
+        written.push(OutputRecord {
+            path: dest.display().to_string(),
+            from: o.from.clone(),
+            status,
+            missing,
+        });
+    }
+    for w in &written {
+        sh.events.say(&format!(
+            "  {} {}",
+            if w.status == "written" {
+                "wrote"
+            } else {
+                "     "
+            },
+            match w.status.as_str() {
+                "written" => w.path.clone(),
+                s => format!("{} — {s}", w.path),
+            }
+        ));
+    }
+    rec.outputs = written;
+}
+
+pub(super) fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Done => "done",
+        Status::Stopped => "stopped",
+        Status::Skipped => "skipped",
+        Status::Failed => "failed",
+        Status::Blocked => "blocked",
+        Status::Cancelled => "cancelled",
+    }
+}
+
+pub(super) fn write_output(
+    sh: &Shared,
+    m: &Matter,
+    rec: &MatterRecord,
+    output: &Output,
+    dest: &Path,
+) -> Result<(), OutputError> {
+    let (from, format, appendix) = (
+        output.from.as_str(),
+        output.format.as_str(),
+        output.appendix.as_deref(),
+    );
+    // The latest file of that step, by extension.
+    let step = rec
+        .steps
+        .iter()
+        .rev()
+        .find(|s| s.name == from && matches!(s.status, Some(Status::Done | Status::Stopped)))
+        .ok_or_else(|| OutputError::NothingFrom(from.to_string()))?;
+    let pick = |ext: &str| {
+        step.outputs
+            .iter()
+            .rev()
+            .find(|f| {
+                let name = Path::new(f)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                match ext {
+                    "json" => {
+                        name == "answer.json" || (step.kind == "tool" && name.ends_with(".json"))
+                    }
+                    "md" | "txt" => {
+                        name == "output.md" || (step.kind == "tool" && name.ends_with(".md"))
+                    }
+                    other => name.ends_with(&format!(".{other}")),
+                }
+            })
+            .cloned()
+    };
+    if step.kind == "model" && matches!(format, "docx" | "pdf") {
+        let md = pick("md").ok_or_else(|| OutputError::NoText(from.to_string()))?;
+        return write_document(sh, m, step, &md, output, dest);
+    }
+    let src = pick(format)
+        .or_else(|| if format == "json" { pick("md") } else { None })
+        .ok_or_else(|| OutputError::NoFile(from.to_string(), format.to_string()))?;
+    let mut bytes = std::fs::read(&src).map_err(read_err(&src))?;
+    if appendix == Some("verification") && matches!(format, "md" | "txt") {
+        let report = m.run_dir.join(format!("verify-{from}")).join("report.md");
+        if let Ok(r) = std::fs::read(&report) {
+            bytes.extend_from_slice(b"\n\n---\n\n");
+            bytes.extend_from_slice(&r);
+        }
+    }
+    if let Some(d) = dest.parent() {
+        std::fs::create_dir_all(d).map_err(create_err(d))?;
+    }
+    crate::atomic::write(dest, &bytes).map_err(write_err(dest))?;
+    Ok(())
+}
+
+/// Marks a written output as lexrun's: a provenance comment at the end of Markdown and text,
+/// a `.provenance.json` manifest beside every output, and an artifact in the ledger with the
+/// fingerprints of its text, so the intake guard recognises it wherever it is copied.
+pub(super) fn register_output(
+    sh: &Shared,
+    m: &Matter,
+    rec: &MatterRecord,
+    from: &str,
+    format: &str,
+    dest: &Path,
+) -> Result<(), OutputError> {
+    let Some(step) = rec
+        .steps
+        .iter()
+        .rev()
+        .find(|s| s.name == from && matches!(s.status, Some(Status::Done | Status::Stopped)))
+    else {
+        return Ok(());
+    };
+    let werr = |source| OutputError::Write {
+        path: dest.to_path_buf(),
+        source,
+    };
+    let stage_text = step
+        .outputs
+        .iter()
+        .find(|f| f.ends_with("output.md"))
+        .and_then(|f| std::fs::read_to_string(f).ok());
+    let props = provenance(sh, m, step, stage_text.as_deref().unwrap_or("").as_bytes());
+    if matches!(format, "md" | "txt") {
+        let marker: Vec<String> = props
+            .iter()
+            .map(|(k, v)| format!("{}={v}", k.trim_start_matches("lexrun.")))
+            .collect();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dest)
+            .map_err(werr)?;
+        use std::io::Write as _;
+        writeln!(f, "\n<!-- lexrun:provenance {} -->", marker.join(" ")).map_err(werr)?;
+    }
+    let bytes = std::fs::read(dest).map_err(read_err(dest))?;
+    let text = match format {
+        "docx" | "pdf" => stage_text.unwrap_or_default(),
+        _ => String::from_utf8_lossy(&bytes).into_owned(),
+    };
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    let mut manifest: serde_json::Map<String, Value> =
+        props.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    manifest.insert(
+        "file".into(),
+        json!(dest.file_name().map(|n| n.to_string_lossy().into_owned())),
+    );
+    manifest.insert("blake3".into(), json!(hash));
+    manifest.insert("model".into(), json!(step.identity));
+    let side = PathBuf::from(format!("{}.provenance.json", dest.display()));
+    std::fs::write(
+        &side,
+        serde_json::to_vec_pretty(&manifest).unwrap_or_default(),
+    )
+    .map_err(werr)?;
+    if let Some(store) = &sh.store {
+        store.add_artifact(
+            &crate::store::Artifact {
+                hash,
+                text_hash: intake::text_hash(&text),
+                run_id: sh.run_id.clone(),
+                matter: m.name.clone(),
+                stage: step.name.clone(),
+                round: step.round,
+                kind: "output".into(),
+                path: dest.display().to_string(),
+                model: step.identity.clone().unwrap_or_default(),
+                inputs: json!(step.inputs),
+                plan_hash: sh.plan.hash.clone(),
+                node_hash: step.node_hash.clone(),
+                created: crate::store::now(),
+            },
+            &text,
+            &m.evidence_fps,
+        )?;
+    }
+    Ok(())
+}
+
+/// A Word or PDF document from a stage's text: caption from the matter's `matter.json`,
+/// signature block and jurat for affidavits, the verification appendix when asked for.
+pub(super) fn write_document(
+    sh: &Shared,
+    m: &Matter,
+    step: &StepRecord,
+    md: &str,
+    output: &Output,
+    dest: &Path,
+) -> Result<(), OutputError> {
+    use crate::document::{self, docx};
+    let (format, appendix) = (output.format.as_str(), output.appendix.as_deref());
+    let text = std::fs::read(md).map_err(read_err(md))?;
+    let caption: Option<docx::Caption> = match std::fs::read(m.dir.join("matter.json")) {
+        Ok(b) => Some(
+            serde_json::from_slice(&b).map_err(|source| OutputError::Matter {
+                path: m.dir.join("matter.json"),
+                source,
+            })?,
+        ),
+        Err(_) => None,
+    };
+    let closing = output.closing().map(|Closing::Jurat| {
+        let affiant = caption
+            .as_ref()
+            .map(|c| c.affiant.clone())
+            .filter(|a| !a.is_empty());
+        let vars = json!({"affiant": affiant.unwrap_or_else(|| "Affiant".into())});
+        prompt::render(document::AFFIDAVIT_CLOSING, &vars).unwrap_or_default()
+    });
+    let table = if appendix == Some("verification") {
+        let report = m
+            .run_dir
+            .join(format!("verify-{}", step.name))
+            .join("report.json");
+        let v: Value = std::fs::read(&report)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or_else(|| OutputError::NoReport(step.name.clone()))?;
+        let rows = v["claims"]
+            .as_array()
+            .map(|cs| {
+                cs.iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let src = &c["source"];
+                        vec![
+                            (i + 1).to_string(),
+                            c["kind"].as_str().unwrap_or("").into(),
+                            c["text"].as_str().unwrap_or("").into(),
+                            c["status"].as_str().unwrap_or("").into(),
+                            src["file"]
+                                .as_str()
+                                .map(|f| {
+                                    Path::new(f)
+                                        .file_name()
+                                        .map(|n| n.to_string_lossy().into_owned())
+                                        .unwrap_or_default()
+                                })
+                                .unwrap_or_else(|| c["reason"].as_str().unwrap_or("").into()),
+                            src["page"]
+                                .as_u64()
+                                .map(|p| p.to_string())
+                                .unwrap_or_default(),
+                            src["bates"].as_str().unwrap_or("").into(),
+                        ]
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(docx::Table {
+            title: "Verification appendix".into(),
+            note: format!(
+                "Every citation, date, Bates number, quotation and amount in this document, checked against the evidence: {} supported, {} unsupported.",
+                v["supported"], v["unsupported"]
+            ),
+            header: ["#", "kind", "claim", "status", "source", "page", "Bates"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        })
+    } else {
+        None
+    };
+    let props = provenance(sh, m, step, &text);
+    let d = docx::Document {
+        title: output.title(),
+        body: String::from_utf8_lossy(&text).into_owned(),
+        caption,
+        closing,
+        appendix: table,
+        style: docx::Style::default(),
+        properties: props.clone(),
+    };
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(create_err(parent))?;
+    }
+    if format == "docx" {
+        return Ok(docx::write(&d, dest)?);
+    }
+    let work = tempfile::tempdir().map_err(DocumentError::TempDir)?;
+    let tmp_docx = work.path().join(format!(
+        "{}.docx",
+        dest.file_stem().unwrap_or_default().to_string_lossy()
+    ));
+    docx::write(&d, &tmp_docx)?;
+    Ok(document::docx_to_pdf(&tmp_docx, dest, &props)?)
+}

@@ -1,0 +1,301 @@
+//! A step's execution: a tool stage on the CPU, or a model stage — one call, or a
+//! reviewer's revise loop around its target — with the variables its template sees.
+
+use super::*;
+
+pub(super) async fn run_tool_unit(
+    sh: &Arc<Shared>,
+    m: &Arc<Matter>,
+    i: usize,
+    results: &BTreeMap<String, Arc<Produced>>,
+    done: &mut Done,
+) {
+    let step = sh.plan.steps[i].item.clone();
+    let StepKind::Tool(tool) = step.kind.clone() else {
+        return;
+    };
+    let mut rec = base_record(sh, i);
+    let started = Instant::now();
+    let key = stage_key(sh.multi, &m.name, &step.name);
+    sh.events.stage_started(&key, "cpu", &tool.tool, 1);
+    let inputs: Vec<PathBuf> = step
+        .reads
+        .iter()
+        .flat_map(|r| results.get(r).map(|p| p.files.clone()).unwrap_or_default())
+        .collect();
+    let dir = m.run_dir.join(&step.name);
+    let (sh2, m2, res) = (sh.clone(), m.clone(), results.clone());
+    let ins = inputs.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        tools::run(&step, &tool, &ins, &dir, &m2.dir, &sh2.bates_of, &res)
+    })
+    .await;
+    rec.duration_ms = started.elapsed().as_millis() as u64;
+    rec.inputs = inputs.iter().map(|p| p.display().to_string()).collect();
+    match joined
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()))
+    {
+        Ok((p, summary)) => {
+            rec.outputs = p
+                .files
+                .iter()
+                .chain(p.primary.values())
+                .map(|p| p.display().to_string())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            rec.status = Some(Status::Done);
+            rec.summary = summary.clone();
+            sh.events.stage_finished(
+                &key,
+                "done",
+                &format!("{summary} ({} ms)", rec.duration_ms),
+                json!({"matter": m.name, "summary": summary}),
+            );
+            done.results.push((rec.name.clone(), p));
+        }
+        Err(why) => {
+            rec.status = Some(Status::Failed);
+            rec.why = Some(why.clone());
+            rec.summary = format!("failed: {why}");
+            sh.events
+                .stage_finished(&key, "failed", &why, json!({"matter": m.name, "why": why}));
+            done.status = Status::Failed;
+            done.why = Some(why);
+        }
+    }
+    done.records.push(rec);
+}
+
+/// A model stage: one call, or a reviewer's revise loop around its target.
+pub(super) async fn run_model_unit(
+    sh: &Arc<Shared>,
+    m: &Arc<Matter>,
+    i: usize,
+    ms: &ModelStage,
+    results: &BTreeMap<String, Arc<Produced>>,
+    done: &mut Done,
+) {
+    let step = &sh.plan.steps[i];
+    let mut results = results.clone();
+    let Some(mut out) = done.call(stage_call(sh, m, i, &results, 1, None).await) else {
+        return;
+    };
+    // The revise loop: target and reviewer take turns until the reviewer is satisfied.
+    if let Some(rev) = &ms.revise {
+        let target = sh.plan.steps.iter().position(|s| s.name == rev.target);
+        let mut round = 1;
+        loop {
+            let answer = out.answer.clone();
+            let me = step.name.clone();
+            let holds = expr::eval(&rev.until, &|s: &str| {
+                if s == me {
+                    answer.clone()
+                } else {
+                    results.get(s).and_then(|p| p.answer.clone())
+                }
+            });
+            match holds {
+                Ok(true) => break,
+                Ok(false) if round <= rev.max_rounds => {}
+                Ok(false) => {
+                    sh.events.warn(
+                        &stage_key(sh.multi, &m.name, &step.name),
+                        &format!(
+                            "`{}` still does not hold after {} rounds of revision; going on with the last version",
+                            rev.until, rev.max_rounds
+                        ),
+                    );
+                    if let Some(r) = done.records.last_mut() {
+                        r.warnings.push(format!(
+                            "`{}` did not hold after {} revise rounds",
+                            rev.until, rev.max_rounds
+                        ));
+                    }
+                    break;
+                }
+                Err(e) => {
+                    done.status = Status::Failed;
+                    done.why = Some(format!("cannot decide `until {}`: {e}", rev.until));
+                    if let Some(r) = done.records.last_mut() {
+                        r.status = Some(Status::Failed);
+                        r.why = done.why.clone();
+                    }
+                    return;
+                }
+            }
+            let Some(t) = target else { break };
+            round += 1;
+            let feedback = feedback_of(&out);
+            let Some(p) = done.call(stage_call(sh, m, t, &results, round, Some(feedback)).await)
+            else {
+                return;
+            };
+            done.replace(&mut results, &rev.target, p);
+            let Some(p) = done.call(stage_call(sh, m, i, &results, round, None).await) else {
+                return;
+            };
+            out = p;
+        }
+    }
+    // `stop when`: this stage finished, and everything downstream is skipped.
+    if let Some(cond) = &ms.stop_when {
+        let answer = out.answer.clone();
+        match expr::eval(cond, &|s: &str| {
+            if s == step.name {
+                answer.clone()
+            } else {
+                results.get(s).and_then(|p| p.answer.clone())
+            }
+        }) {
+            Ok(true) => {
+                let reason = out
+                    .answer
+                    .as_ref()
+                    .and_then(|a| a.get("reason"))
+                    .and_then(|r| r.as_str())
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default();
+                done.status = Status::Stopped;
+                done.why = Some(format!(
+                    "`{}` stopped the workflow (`stop when {cond}`){reason}",
+                    step.name
+                ));
+                if let Some(r) = done.records.last_mut() {
+                    r.status = Some(Status::Stopped);
+                    r.why = done.why.clone();
+                }
+            }
+            Ok(false) => {}
+            Err(e) => {
+                done.status = Status::Failed;
+                done.why = Some(format!("cannot decide `stop when {cond}`: {e}"));
+            }
+        }
+    }
+    done.results.push((step.name.clone(), out));
+}
+
+/// A reviewer's answer as revision feedback: its lists as bullets, its text as is.
+pub(super) fn feedback_of(p: &Produced) -> String {
+    let Some(Value::Object(a)) = &p.answer else {
+        return p.text.clone().unwrap_or_default();
+    };
+    let mut out = String::new();
+    for (k, v) in a {
+        match v {
+            Value::Array(items) if !items.is_empty() => {
+                out.push_str(&format!("{k}:\n"));
+                for it in items {
+                    match it.as_str() {
+                        Some(s) => out.push_str(&format!("- {s}\n")),
+                        None => out.push_str(&format!("- {it}\n")),
+                    }
+                }
+            }
+            Value::String(s) if !s.trim().is_empty() => out.push_str(&format!("{k}: {s}\n")),
+            _ => {}
+        }
+    }
+    if out.is_empty() {
+        out = serde_json::to_string_pretty(a).unwrap_or_default();
+    }
+    out
+}
+
+/// The variables of a stage's template.
+pub(super) fn template_vars(
+    sh: &Shared,
+    m: &Matter,
+    step: &Step,
+    ms: &ModelStage,
+    results: &BTreeMap<String, Arc<Produced>>,
+    round: u32,
+    feedback: Option<&str>,
+) -> Value {
+    let plan = &sh.plan;
+    let mut v = prompt::base_vars(
+        (&plan.workflow.name, &plan.workflow.description),
+        (&m.name, &m.dir.display().to_string()),
+        &step.name,
+    );
+    let mut evidence = String::new();
+    let mut sources = serde_json::Map::new();
+    let mut inputs = Vec::new();
+    for r in &step.reads {
+        let packet = if let Some(files) = m.evidence.get(r) {
+            Some(prompt::packet(files))
+        } else if plan.steps.iter().any(|s| &s.name == r && s.evidence) {
+            results.get(r).map(|p| evidence_packet(r, p))
+        } else {
+            None
+        };
+        if let Some(packet) = packet {
+            evidence.push_str(&packet);
+            sources.insert(r.clone(), json!(packet));
+            continue;
+        }
+        if let Some(p) = results.get(r) {
+            let text = p.text.clone().unwrap_or_default();
+            inputs.push(json!({"name": r, "text": text}));
+            v[r.as_str()] = p.answer.clone().unwrap_or_else(|| json!(text));
+        }
+    }
+    v["evidence"] = json!(evidence);
+    v["sources"] = Value::Object(sources);
+    v["inputs"] = json!(inputs);
+    if let Some(rev) = &ms.revise {
+        if let Some(p) = results.get(&rev.target) {
+            v["reviewed"] = json!(p.text.clone().unwrap_or_default());
+        }
+    }
+    if let Some(fields) = &ms.returns {
+        v["schema"] =
+            json!(serde_json::to_string_pretty(&schema::schema(fields)).unwrap_or_default());
+    }
+    if let Some(f) = feedback {
+        v["revision"] = json!({"round": round, "feedback": f});
+    }
+    v
+}
+
+/// An evidence tool's output (OCR text, a stamped set) as a packet.
+pub(super) fn evidence_packet(name: &str, p: &Produced) -> String {
+    let files: Vec<EvidenceFile> = if p.pages.is_empty() {
+        p.files
+            .iter()
+            .map(|f| EvidenceFile {
+                source: name.to_string(),
+                shown: f
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                path: f.display().to_string(),
+                pages: prompt::read_pages(f).unwrap_or_default(),
+            })
+            .collect()
+    } else {
+        p.pages
+            .iter()
+            .map(|(f, pages)| EvidenceFile {
+                source: name.to_string(),
+                shown: Path::new(f)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                path: f.clone(),
+                pages: pages.clone(),
+            })
+            .collect()
+    };
+    prompt::packet(&files)
+}
+
+pub(super) fn model_of<'a>(sh: &'a Shared, name: &str) -> Option<&'a Model> {
+    sh.plan
+        .models
+        .iter()
+        .find(|m| m.name == name)
+        .map(|n| &n.item)
+}

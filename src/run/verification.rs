@@ -1,0 +1,284 @@
+//! Verification of a stage's text against the evidence, with its policies: `block` stops
+//! unsupported content, `revise` sends it back, `flag` lets it through with the report.
+
+use super::*;
+
+/// Verification of a stage's text, with its policies.
+pub(super) async fn run_verify_unit(
+    sh: &Arc<Shared>,
+    m: &Arc<Matter>,
+    vi: usize,
+    results: &BTreeMap<String, Arc<Produced>>,
+    done: &mut Done,
+) {
+    let v: Verify = sh.plan.verify[vi].item.clone();
+    let Some(stage_idx) = sh.plan.steps.iter().position(|s| s.name == v.stage) else {
+        return;
+    };
+    let mut results = results.clone();
+    let key = stage_key(sh.multi, &m.name, &format!("verify {}", v.stage));
+    let mut round = 1;
+    loop {
+        let Some(produced) = results.get(&v.stage) else {
+            return;
+        };
+        // A structured answer is checked value by value, not as JSON text (whose quotation
+        // marks would read as quotations).
+        let text = match (&produced.answer, &produced.text) {
+            (Some(a), _) => flatten_answer(a),
+            (None, Some(t)) => t.clone(),
+            (None, None) => return,
+        };
+        let mut ev = verify::Evidence::new(sh.prefixes.clone());
+        ev.allowed_reporters = verify::Allowed::new(&v.allow_reporters);
+        for a in &v.against {
+            if let Some(files) = m.evidence.get(a) {
+                for f in files {
+                    ev.add_pages(f.path.clone(), f.pages.clone());
+                }
+            } else if let Some(p) = results.get(a) {
+                for (f, pages) in &p.pages {
+                    ev.add_pages(f.clone(), pages.clone());
+                }
+                if p.pages.is_empty() {
+                    for f in &p.files {
+                        let _ = ev.add_path(f);
+                    }
+                }
+            }
+        }
+        let t2 = text.clone();
+        let outcome = tokio::task::spawn_blocking(move || verify::verify(&t2, &ev)).await;
+        let Ok(outcome) = outcome else {
+            done.status = Status::Failed;
+            done.why = Some("the verifier stopped unexpectedly".into());
+            return;
+        };
+        // Which unsupported claims each policy covers.
+        let mut blocking = Vec::new();
+        let mut revising = Vec::new();
+        let mut flagged = 0;
+        for o in &outcome.outcomes {
+            // Unrecognised citations fall under the citations rule like unsupported ones.
+            if o.status == verify::Status::Supported {
+                continue;
+            }
+            let kind = o.claim.kind.as_str();
+            let Some(rule) = v
+                .rules
+                .iter()
+                .find(|r| r.claims == kind || r.claims == format!("{kind}s"))
+            else {
+                continue;
+            };
+            match rule.policy {
+                Policy::Block => blocking.push(o),
+                Policy::Revise => revising.push(o),
+                Policy::Flag => flagged += 1,
+            }
+        }
+        let checked = outcome.outcomes.len();
+        let unsupported = blocking.len() + revising.len() + flagged;
+        let dir = m.run_dir.join(format!("verify-{}", v.stage));
+        let _ = std::fs::create_dir_all(&dir);
+        let report = if round > 1 {
+            dir.join(format!("report-round-{round}.md"))
+        } else {
+            dir.join("report.md")
+        };
+        let name = format!("{} (stage `{}`)", m.name, v.stage);
+        let _ = std::fs::write(
+            &report,
+            verify::report::markdown(&name, &text, &outcome.outcomes, &outcome.files),
+        );
+        let _ = std::fs::write(
+            report.with_extension("json"),
+            verify::report::json(&outcome.outcomes, &outcome.files),
+        );
+        let can_revise = !revising.is_empty() && round <= v.max_rounds;
+        let decision = if !blocking.is_empty() {
+            "blocked"
+        } else if can_revise {
+            "revised"
+        } else if !revising.is_empty() {
+            "blocked"
+        } else if flagged > 0 {
+            "flagged"
+        } else {
+            "passed"
+        };
+        done.verification.push(VerifyRecord {
+            stage: v.stage.clone(),
+            round,
+            claims: checked,
+            unsupported,
+            decision: decision.into(),
+            report: report.display().to_string(),
+        });
+        let line = format!("{checked} claims, {unsupported} unsupported: {decision}");
+        match decision {
+            "revised" => {
+                sh.events.note(&key, &line);
+                let mut fb = String::from(
+                    "These statements are not supported by the evidence. Remove each one or correct it from the record:\n",
+                );
+                for o in &revising {
+                    fb.push_str(&format!(
+                        "- {} `{}`{}\n",
+                        o.claim.kind.as_str(),
+                        o.claim.text,
+                        o.reason
+                            .as_ref()
+                            .map(|r| format!(": {r}"))
+                            .unwrap_or_default()
+                    ));
+                }
+                round += 1;
+                let Some(p) =
+                    done.call(stage_call(sh, m, stage_idx, &results, round, Some(fb)).await)
+                else {
+                    return;
+                };
+                done.replace(&mut results, &v.stage, p);
+            }
+            "blocked" => {
+                let why = format!(
+                    "verification blocked `{}`: {unsupported} unsupported claim{} (report: {})",
+                    v.stage,
+                    if unsupported == 1 { "" } else { "s" },
+                    report.display()
+                );
+                sh.events.stage_finished(
+                    &key,
+                    "blocked",
+                    &line,
+                    json!({"matter": m.name, "report": report.display().to_string()}),
+                );
+                let mut r = base_record(sh, stage_idx);
+                r.name = format!("verify {}", v.stage);
+                r.kind = "verify".into();
+                r.status = Some(Status::Blocked);
+                r.why = Some(why.clone());
+                r.summary = line;
+                r.outputs = vec![report.display().to_string()];
+                done.records.push(r);
+                done.status = Status::Blocked;
+                done.why = Some(why);
+                return;
+            }
+            _ => {
+                sh.events.stage_finished(
+                    &key,
+                    if decision == "flagged" {
+                        "flagged"
+                    } else {
+                        "passed"
+                    },
+                    &line,
+                    json!({"matter": m.name, "report": report.display().to_string()}),
+                );
+                return;
+            }
+        }
+    }
+}
+
+/// A structured answer as lines a verifier reads: `field: value`, one per value, strings
+/// unquoted; a number under a money-like key (amount, total, price, paid, due, balance) is
+/// written as dollars so that the amount rules apply to it.
+pub(super) fn flatten_answer(v: &Value) -> String {
+    fn walk(v: &Value, key: &str, out: &mut String) {
+        match v {
+            // Each object is a paragraph of its own, its page cites (`bates`, `exhibit`)
+            // last, so that they cite that object's facts and no other's.
+            Value::Object(m) => {
+                let is_cite = |k: &str| {
+                    let k = k.to_ascii_lowercase();
+                    k.contains("bates") || k.contains("exhibit")
+                };
+                for (k, x) in m.iter().filter(|(k, _)| !is_cite(k)) {
+                    walk(x, k, out);
+                }
+                for (k, x) in m.iter().filter(|(k, _)| is_cite(k)) {
+                    walk(x, k, out);
+                }
+                if !out.ends_with("\n\n") && !out.is_empty() {
+                    out.push('\n');
+                }
+            }
+            Value::Array(a) => {
+                for x in a {
+                    walk(x, key, out);
+                }
+            }
+            Value::String(s) => out.push_str(&format!("{key}: {s}\n")),
+            Value::Number(n) => {
+                let money = [
+                    "amount", "total", "price", "paid", "due", "balance", "fee", "rent",
+                ]
+                .iter()
+                .any(|w| key.to_ascii_lowercase().contains(w));
+                match (money, n.as_f64()) {
+                    (true, Some(x)) => out.push_str(&format!("{key}: {}\n", dollars(x))),
+                    _ => out.push_str(&format!("{key}: {n}\n")),
+                }
+            }
+            Value::Bool(b) => out.push_str(&format!("{key}: {b}\n")),
+            Value::Null => {}
+        }
+    }
+    let mut out = String::new();
+    walk(v, "answer", &mut out);
+    out
+}
+
+pub(super) fn dollars(x: f64) -> String {
+    let cents = (x.abs() * 100.0).round() as u64;
+    let whole = (cents / 100).to_string();
+    let mut grouped = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!(
+        "{}${grouped}.{:02}",
+        if x < 0.0 { "-" } else { "" },
+        cents % 100
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_flatten_for_the_verifier() {
+        let a = json!({"amounts": [{"amount": 3875.0, "date": "2024-01-09", "bates": "SMITH000006"}], "total": 1234567.5, "count": 3});
+        let t = flatten_answer(&a);
+        assert!(t.contains("amount: $3,875.00\n"), "{t}");
+        assert!(
+            t.contains("date: 2024-01-09\n") && t.contains("bates: SMITH000006\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("total: $1,234,567.50\n") && t.contains("count: 3\n"),
+            "{t}"
+        );
+        assert!(!t.contains('"'));
+        // An object's page cite comes after its facts, in a paragraph of its own, so it
+        // cites them.
+        assert!(
+            t.contains("amount: $3,875.00\ndate: 2024-01-09\nbates: SMITH000006\n\n"),
+            "{t}"
+        );
+        let claims = verify::claims(&t, &["SMITH".to_string()]);
+        let bound = verify::pinpoint::bind(&t, &claims);
+        for (c, b) in claims.iter().zip(&bound) {
+            if c.kind != verify::Kind::Bates && c.start < t.find("bates").unwrap() {
+                assert_eq!(b.len(), 1, "{} is cited: {t}", c.text);
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! The cache of model answers by key, and every key a stage had with its components, so
+//! `lexrun why` can say what changed.
+
+use rusqlite::{params, OptionalExtension};
+use serde_json::Value;
+
+use super::*;
+
+impl Store {
+    pub(super) fn cache_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CacheEntry> {
+        Ok(CacheEntry {
+            key: r.get(0)?,
+            stage: r.get(1)?,
+            text_hash: r.get(2)?,
+            timings: serde_json::from_str(&r.get::<_, String>(3)?).unwrap_or(Value::Null),
+            identity: r.get(4)?,
+            created: r.get(5)?,
+        })
+    }
+
+    pub fn cache_get(&self, key: &str) -> Option<CacheEntry> {
+        self.db()
+            .query_row(
+                "SELECT key, stage, text_hash, timings, identity, created FROM cache WHERE key = ?1",
+                params![key],
+                Self::cache_row,
+            )
+            .optional()
+            .ok()
+            .flatten()
+    }
+
+    pub fn cache_put(&self, e: &CacheEntry) -> Result<(), StoreError> {
+        self.exec(
+                "INSERT OR REPLACE INTO cache (key, stage, text_hash, timings, identity, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![e.key, e.stage, e.text_hash, e.timings.to_string(), e.identity, e.created],
+            )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_key(
+        &self,
+        run_id: &str,
+        workflow: &str,
+        matter: &str,
+        stage: &str,
+        round: u32,
+        key: &str,
+        components: &Value,
+        hit: bool,
+    ) -> Result<(), StoreError> {
+        self.exec(
+                "INSERT INTO keys (run_id, workflow, matter, stage, round, key, components, hit, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![run_id, workflow, matter, stage, round, key, components.to_string(), hit, now()],
+            )
+    }
+
+    /// The keys a stage had in its most recent runs, newest first: (run, matter, round, key,
+    /// components, hit).
+    pub fn recent_keys(
+        &self,
+        workflow: &str,
+        stage: &str,
+        limit: usize,
+    ) -> Vec<(String, String, u32, String, Value, bool)> {
+        let db = self.db();
+        let Ok(mut q) = db.prepare(
+            "SELECT run_id, matter, round, key, components, hit FROM keys WHERE workflow = ?1 AND stage = ?2 ORDER BY rowid DESC LIMIT ?3",
+        ) else {
+            return Vec::new();
+        };
+        q.query_map(params![workflow, stage, limit as i64], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, u32>(2)?,
+                r.get::<_, String>(3)?,
+                serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or(Value::Null),
+                r.get::<_, bool>(5)?,
+            ))
+        })
+        .map(|rows| rows.flatten().collect())
+        .unwrap_or_default()
+    }
+
+    /// Every cache entry, newest first.
+    pub fn cache_entries(&self) -> Vec<CacheEntry> {
+        let db = self.db();
+        let Ok(mut q) = db.prepare("SELECT key, stage, text_hash, timings, identity, created FROM cache ORDER BY created DESC") else {
+            return Vec::new();
+        };
+        q.query_map([], Self::cache_row)
+            .map(|rows| rows.flatten().collect())
+            .unwrap_or_default()
+    }
+}
