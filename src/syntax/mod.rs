@@ -6,6 +6,8 @@ mod parse;
 mod recover;
 
 pub use parse::{decode, dedent, parse, with_pest, Parsed};
+/// The pest parser itself, for the formatter, which needs the concrete tree.
+pub(crate) use parse::{LexParser, Rule};
 
 /// The kinds of claim a `verify` rule can name.
 pub const CLAIM_KINDS: &[&str] = &[
