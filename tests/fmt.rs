@@ -243,3 +243,56 @@ proptest! {
         prop_assert_eq!(once.matches("// a note").count(), scrambled.matches("// a note").count());
     }
 }
+
+const PIECES: &[&str] = &[
+    "workflow w\n",
+    "pool p {",
+    "model m on p {",
+    "stage s",
+    " after s",
+    " when s.a",
+    "{",
+    "}",
+    "\n",
+    "\n\n",
+    "  ",
+    "// c\n",
+    "/* b */",
+    "gpus 0, 1",
+    "vram 2 x 32GiB",
+    "ctx 8k  kv q8_0",
+    "model m",
+    "reads s,",
+    "returns { a: bool,\n b: list of record { c: text } }",
+    "stop when not a",
+    "revise s until a, at most 2 rounds",
+    "prompt \"\"\"\n  {{x}}\n\"\"\"",
+    "temperature 0.2",
+    "output \"o.md\" from s",
+    "use std.prompts",
+    "verify s against c {",
+    "dates must appear or flag",
+    "on failure revise, at most 2 rounds",
+    "(",
+    ")",
+    " and ",
+    "\"str // not a comment\"",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// Any soup of pieces: fmt never panics, and what it formats parses and is stable.
+    #[test]
+    fn whatever_parses_formats_stably(pieces in prop::collection::vec(0..PIECES.len(), 0..40)) {
+        let text: String = pieces.iter().map(|&i| PIECES[i]).collect();
+        if let Ok(once) = lexrun::editor::format::format_lex(&text) {
+            let twice = lexrun::editor::format::format_lex(&once);
+            prop_assert_eq!(twice.as_ref(), Ok(&once), "not stable:\n{}\n---\n{}", text, once);
+            prop_assert_eq!(
+                once.matches("// c").count() + once.matches("/* b */").count(),
+                text.matches("// c").count() + text.matches("/* b */").count()
+            );
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! One open document, checked: the checker's diagnostics and workflow, and the name index.
 
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -15,7 +16,9 @@ use crate::diagnostic::{Diagnostic, FileId, Severity, Span};
 
 pub struct Analysis {
     pub checked: Checked,
-    pub index: Index,
+    /// Built on first use: publishing diagnostics does not need it, so an edit's diagnostics
+    /// go out before the names are indexed again.
+    index: OnceCell<Index>,
 }
 
 /// Where the document lives on disk, or where it would if it has no file yet: imports and
@@ -45,8 +48,10 @@ pub fn analyze(uri: &Url, text: &str) -> Analysis {
         return test_file(&path, text);
     }
     let checked = check::check_bytes(&path, text.as_bytes().to_vec());
-    let index = Index::build(&checked.sources);
-    Analysis { checked, index }
+    Analysis {
+        checked,
+        index: OnceCell::new(),
+    }
 }
 
 /// A `.test.lex` file is read by `lexrun test`'s reader, not the checker.
@@ -72,11 +77,16 @@ fn test_file(path: &camino::Utf8Path, text: &str) -> Analysis {
             workflow: None,
             unreadable: false,
         },
-        index: Index::default(),
+        index: OnceCell::from(Index::default()),
     }
 }
 
 impl Analysis {
+    pub fn index(&self) -> &Index {
+        self.index
+            .get_or_init(|| Index::build(&self.checked.sources))
+    }
+
     pub fn workflow(&self) -> Option<&Workflow> {
         self.checked.workflow.as_ref()
     }
@@ -185,7 +195,7 @@ impl Analysis {
             }
             seen[target] = true;
             let imp = self
-                .index
+                .index()
                 .imports
                 .iter()
                 .find(|i| i.target == Some(target))?;
@@ -210,7 +220,23 @@ pub fn file_url(name: &str) -> Option<Url> {
             }
         }
     };
-    Url::from_file_path(path).ok()
+    Url::from_file_path(lexical(&path)).ok()
+}
+
+/// `a/b/../c` → `a/c`, without touching the disk: imports may name `../common.lex`.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The embedded stdlib, written once per version to a read-only folder, so that go to

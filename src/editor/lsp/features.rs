@@ -43,9 +43,9 @@ pub fn hover(a: &Analysis, last_good: Option<&Workflow>, pos: Position) -> Optio
     let text = a.text(0);
     let offset = Lines::new(text).offset(pos);
     let mut parts: Vec<String> = Vec::new();
-    if let Some(key) = a.index.key_at(0, offset) {
+    if let Some(key) = a.index().key_at(0, offset) {
         let wf = a.workflow().or(last_good);
-        if let Some(h) = describe(&a.index, key, wf) {
+        if let Some(h) = describe(a.index(), key, wf) {
             parts.push(h);
         }
     }
@@ -151,12 +151,13 @@ fn describe(ix: &Index, key: &str, wf: Option<&Workflow>) -> Option<String> {
                 };
                 out.push_str(&format!("\n\nprompt: {what}"));
             }
-            let inputs: Vec<String> = s
-                .reads
-                .iter()
-                .chain(&s.after)
-                .map(|n| format!("`{}`", n.node))
-                .collect();
+            let mut inputs: Vec<String> = Vec::new();
+            for n in s.reads.iter().chain(&s.after) {
+                let name = format!("`{}`", n.node);
+                if !inputs.contains(&name) {
+                    inputs.push(name);
+                }
+            }
             out.push_str(&format!(
                 "\n\ninputs: {}",
                 if inputs.is_empty() {
@@ -280,7 +281,11 @@ fn memory(model: &str, wf: Option<&Workflow>) -> String {
         gib(w),
         m.weight_bytes_from,
         kv.map_or_else(|| "unknown".to_string(), gib),
-        m.ctx,
+        if m.ctx % 1024 == 0 {
+            format!("{}k", m.ctx / 1024)
+        } else {
+            m.ctx.to_string()
+        },
         m.kv_k,
         m.kv_v,
         if m.flash_attn { ", flash attention" } else { "" },
@@ -298,18 +303,18 @@ fn memory(model: &str, wf: Option<&Workflow>) -> String {
 pub fn definition(a: &Analysis, doc: &Url, pos: Position) -> Option<Location> {
     let text = a.text(0);
     let offset = Lines::new(text).offset(pos);
-    if let Some(key) = a.index.key_at(0, offset) {
-        let d = a.index.decl(key)?;
+    if let Some(key) = a.index().key_at(0, offset) {
+        let d = a.index().decl(key)?;
         return a.location(d.file, d.span, doc);
     }
     // A `use` line opens the file it imports; a prompt file opens the file.
-    for imp in a.index.imports.iter().filter(|i| i.file == 0) {
+    for imp in a.index().imports.iter().filter(|i| i.file == 0) {
         if imp.span.start <= offset && offset <= imp.span.end {
             let t = imp.target?;
             return Some(Location::new(a.url(t, doc)?, Default::default()));
         }
     }
-    for item in &a.index.trees.first()?.items {
+    for item in &a.index().trees.first()?.items {
         if let ast::Item::Stage(s) = item {
             if let Some(ast::Prompt::File(f)) = &s.prompt {
                 if f.span.start <= offset && offset <= f.span.end {
@@ -328,11 +333,11 @@ pub fn definition(a: &Analysis, doc: &Url, pos: Position) -> Option<Location> {
 
 pub fn references(a: &Analysis, doc: &Url, pos: Position, with_decl: bool) -> Vec<Location> {
     let offset = Lines::new(a.text(0)).offset(pos);
-    let Some(key) = a.index.key_at(0, offset) else {
+    let Some(key) = a.index().key_at(0, offset) else {
         return Vec::new();
     };
-    let decls = a.index.decls.iter().filter(|d| d.key == key).count();
-    a.index
+    let decls = a.index().decls.iter().filter(|d| d.key == key).count();
+    a.index()
         .occurrences(key)
         .into_iter()
         .enumerate()
@@ -346,11 +351,11 @@ pub fn references(a: &Analysis, doc: &Url, pos: Position, with_decl: bool) -> Ve
 pub fn rename_target(a: &Analysis, pos: Position) -> Result<(String, Span), String> {
     let offset = Lines::new(a.text(0)).offset(pos);
     let key = a
-        .index
+        .index()
         .key_at(0, offset)
         .ok_or("there is no declared name here to rename")?;
     let d = a
-        .index
+        .index()
         .decl(key)
         .ok_or_else(|| format!("`{key}` is not declared, so it cannot be renamed"))?;
     if key.starts_with("std.") {
@@ -360,7 +365,7 @@ pub fn rename_target(a: &Analysis, pos: Position) -> Result<(String, Span), Stri
         return Err("rule sets are renamed by hand".into());
     }
     let hit = a
-        .index
+        .index()
         .occurrences(key)
         .into_iter()
         .find(|(f, s)| *f == 0 && s.start <= offset && offset <= s.end)
@@ -381,11 +386,11 @@ pub fn rename(a: &Analysis, doc: &Url, pos: Position, new: &str) -> Result<Works
             "`{new}` is not a name: use letters, digits and `_`, starting with a letter"
         ));
     }
-    if a.index.decl(new).is_some() {
+    if a.index().decl(new).is_some() {
         return Err(format!("`{new}` is already declared"));
     }
     let mut changes: HashMap<Url, Vec<TextEdit>> = HashMap::new();
-    for (f, s) in a.index.occurrences(&key) {
+    for (f, s) in a.index().occurrences(&key) {
         if a.checked.sources.get(f).name.starts_with("std/") {
             continue;
         }
@@ -501,7 +506,7 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
     // `STAGE.` → its `returns` fields; `std.` → stdlib names.
     if let Some(dot) = typed.rfind('.') {
         let head = &typed[..dot];
-        if let Some(s) = a.index.stage(head) {
+        if let Some(s) = a.index().stage(head) {
             return s
                 .returns
                 .iter()
@@ -516,7 +521,7 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
                 .collect();
         }
         return a
-            .index
+            .index()
             .decls
             .iter()
             .filter(|d| d.key.starts_with(&format!("{head}.")))
@@ -539,7 +544,7 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
         .collect();
     let block = enclosing_block(before);
     let names = |kinds: &[Kind]| -> Vec<CompletionItem> {
-        a.index
+        a.index()
             .decls
             .iter()
             .filter(|d| kinds.contains(&d.kind))
@@ -744,11 +749,11 @@ const VALUES: &[&str] = &[
 pub fn semantic_tokens(a: &Analysis) -> Vec<SemanticToken> {
     let text = a.text(0);
     let mut names: HashMap<usize, Kind> = HashMap::new();
-    for d in a.index.decls.iter().filter(|d| d.file == 0) {
+    for d in a.index().decls.iter().filter(|d| d.file == 0) {
         names.insert(d.span.start, d.kind);
     }
-    for u in a.index.uses.iter().filter(|u| u.file == 0) {
-        if let Some(d) = a.index.decl(&u.key) {
+    for u in a.index().uses.iter().filter(|u| u.file == 0) {
+        if let Some(d) = a.index().decl(&u.key) {
             names.insert(u.span.start, d.kind);
         }
     }
