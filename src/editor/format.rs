@@ -746,6 +746,15 @@ mod tests {
     }
 
     #[test]
+    fn punctuation_is_spaced_by_kind() {
+        let src = "workflow w\npool p {\n  vram 4×32GiB\n}\nstage s after a,b when ( a.x or not(b.y) ) and a.n>=2 {\n  model m\n}\nmodel m on p {\n  min_decode 40   tok/s\n}\n";
+        assert_eq!(
+            fmt(src),
+            "workflow w\n\npool p {\n  vram 4 × 32 GiB\n}\n\nstage s after a, b when (a.x or not (b.y)) and a.n >= 2 {\n  model m\n}\n\nmodel m on p {\n  min_decode 40 tok/s\n}\n"
+        );
+    }
+
+    #[test]
     fn a_file_that_does_not_parse_is_refused() {
         let errs = format_lex("workflow w\npool p {\n  gpus 0\n  vram lots\n}\n").unwrap_err();
         assert!(errs.iter().all(Diagnostic::is_error));

@@ -260,13 +260,20 @@ pub fn stdlib_dir() -> Option<&'static Path> {
             if std::fs::read_to_string(&file).is_ok_and(|have| have == *t) {
                 continue;
             }
-            std::fs::create_dir_all(file.parent()?).ok()?;
-            // A read-only copy from an earlier run is replaced, not written through.
-            let _ = std::fs::remove_file(&file);
-            std::fs::write(&file, t).ok()?;
-            let mut perm = std::fs::metadata(&file).ok()?.permissions();
+            let parent = file.parent()?;
+            std::fs::create_dir_all(parent).ok()?;
+            // Written aside and renamed into place, so a server starting at the same moment
+            // never reads half a file; a read-only copy from an earlier version is replaced.
+            let tmp = parent.join(format!(
+                ".{}.{}",
+                std::process::id(),
+                file.file_name()?.to_string_lossy()
+            ));
+            std::fs::write(&tmp, t).ok()?;
+            let mut perm = std::fs::metadata(&tmp).ok()?.permissions();
             perm.set_readonly(true);
-            let _ = std::fs::set_permissions(&file, perm);
+            let _ = std::fs::set_permissions(&tmp, perm);
+            std::fs::rename(&tmp, &file).ok()?;
         }
         Some(dir)
     })

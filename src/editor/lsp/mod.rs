@@ -35,8 +35,6 @@ use crate::check::model::Workflow;
 use analysis::Analysis;
 use lines::Lines;
 
-pub use analysis::stdlib_dir;
-
 struct Doc {
     text: String,
     version: i32,
