@@ -18,6 +18,7 @@ pub mod check;
 pub mod cli;
 pub mod diagnostic;
 pub mod document;
+pub mod editor;
 pub mod exhibits;
 pub mod gguf;
 pub mod plan;

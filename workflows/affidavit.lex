@@ -10,8 +10,8 @@ use "lib/cluster.lex"
 matter "matters/smith-v-acme"
 
 sources client {
-  files "intake/**/*.pdf", "intake/**/*.txt", "intake/**/*.md"
-  bates "SMITH" start 1 width 6
+  files       "intake/**/*.pdf", "intake/**/*.txt", "intake/**/*.md"
+  bates       "SMITH" start 1 width 6
   description "Client intake: letter, lease, emails and invoices"
 }
 

@@ -7,8 +7,8 @@ workflow exhibits "Stamp, bind and index the exhibits, then check the draft agai
 matter "matters/smith-v-acme"
 
 sources exhibits {
-  files "exhibits/**/*.pdf", "exhibits/**/*.png", "exhibits/**/*.jpg", "exhibits/**/*.tif"
-  bates "SMITH" start 1 width 6
+  files       "exhibits/**/*.pdf", "exhibits/**/*.png", "exhibits/**/*.jpg", "exhibits/**/*.tif"
+  bates       "SMITH" start 1 width 6
   description "Exhibits to the declaration of Jane Smith (the client letter is a scan)"
 }
 

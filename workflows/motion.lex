@@ -11,8 +11,8 @@ use "lib/cluster.lex"
 matter "matters/jones-v-midstate"
 
 sources record {
-  files "record/**/*.txt", "record/**/*.pdf"
-  bates "JONES" start 101 width 6
+  files       "record/**/*.txt", "record/**/*.pdf"
+  bates       "JONES" start 101 width 6
   description "Subcontract, invoices, approval email and demand letter"
 }
 

@@ -26,8 +26,8 @@ model small on desk {
 }
 
 sources file {
-  files "file/**/*.txt", "file/**/*.pdf"
-  bates "RIVERA" width 6
+  files       "file/**/*.txt", "file/**/*.pdf"
+  bates       "RIVERA" width 6
   description "Incident report, witness statement and medical bills"
 }
 

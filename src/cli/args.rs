@@ -42,6 +42,16 @@ pub(super) enum Command {
     },
     /// Explain a diagnostic code, e.g. `lexrun explain E051`.
     Explain { code: String },
+    /// Rewrite .lex and .test.lex files (default: every one under the current folder) in
+    /// their canonical layout; `-` formats standard input to standard output.
+    Fmt {
+        files: Vec<std::path::PathBuf>,
+        /// Change nothing: print a diff for each file that is not formatted and exit 1.
+        #[arg(long)]
+        check: bool,
+    },
+    /// A language server for .lex files on standard input and output (for editors).
+    Lsp,
     /// Run a workflow over one or more matters against its model servers (also
     /// `lexrun FILE.lex`). Exit 0: every output produced; 1: a step failed or was blocked;
     /// 3: a gate stopped the workflow by design; 2: usage or I/O error; 130: interrupted.

@@ -53,6 +53,8 @@ pub fn main() -> ExitCode {
         Command::Check { files } => cmd_check(&files, color),
         Command::Plan { file, format } => cmd_plan(&file, format, color),
         Command::Explain { code } => cmd_explain(&code),
+        Command::Fmt { files, check } => crate::editor::fmt::run(&files, check, color),
+        Command::Lsp => crate::editor::lsp::run(),
         Command::Run(args) => cmd_run(&args, color),
         Command::Why { file, stage, store } => cmd_why(&file, &stage, store.as_deref(), color),
         Command::Audit {

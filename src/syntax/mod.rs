@@ -12,6 +12,8 @@ mod recover;
 pub mod test_file;
 
 pub use grammar::with_pest;
+/// The pest parser itself, for the formatter, which needs the concrete tree.
+pub(crate) use grammar::{LexParser, Rule};
 pub use literal::{decode, dedent};
 pub use parse::{parse, Parsed};
 

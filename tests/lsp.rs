@@ -1,0 +1,390 @@
+//! `lexrun lsp` as an editor meets it: the binary is started as a process and spoken to in
+//! JSON-RPC over its standard input and output.
+
+#[path = "support/lsp.rs"]
+mod lsp;
+
+use std::path::Path;
+
+use lsp::{position, uri, Client};
+use serde_json::{json, Value};
+
+const EXE: &str = env!("CARGO_BIN_EXE_lexrun");
+
+fn affidavit() -> (String, String) {
+    let path = Path::new("workflows/affidavit.lex");
+    (uri(path), std::fs::read_to_string(path).unwrap())
+}
+
+fn hover_text(c: &mut Client, uri: &str, pos: Value) -> String {
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": pos}),
+    );
+    h["contents"]["value"].as_str().unwrap_or("").to_string()
+}
+
+/// The errors among diagnostics (the example has one warning: a model split over PCIe).
+fn errors(diags: &[Value]) -> Vec<&Value> {
+    diags.iter().filter(|d| d["severity"] == 1).collect()
+}
+
+fn labels(items: &Value) -> Vec<String> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_session_on_the_affidavit_example() {
+    let (mut c, caps) = Client::start(EXE);
+    for cap in [
+        "hoverProvider",
+        "definitionProvider",
+        "referencesProvider",
+        "completionProvider",
+        "renameProvider",
+        "documentFormattingProvider",
+        "semanticTokensProvider",
+    ] {
+        assert!(!caps[cap].is_null(), "missing capability {cap}: {caps}");
+    }
+    let (u, text) = affidavit();
+    c.open(&u, &text);
+    let diags = c.diagnostics(&u, Some(1));
+    assert!(errors(&diags).is_empty(), "the example checks: {diags:?}");
+    // The warning inside the imported cluster file is shown on the `use` line.
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["code"], "E054");
+    assert_eq!(
+        diags[0]["range"]["start"],
+        position(&text, "use \"lib/cluster.lex\"", 0, 0)
+    );
+    assert!(
+        diags[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lib/cluster.lex (line 40)"),
+        "{diags:?}"
+    );
+
+    // A model: its memory budget on its pool.
+    let h = hover_text(&mut c, &u, position(&text, "model   drafter", 0, 9));
+    assert!(
+        h.contains("model `drafter`") && h.contains("board_a"),
+        "{h}"
+    );
+    assert!(
+        h.contains("weights 34.7 GiB") && h.contains("KV cache"),
+        "{h}"
+    );
+    assert!(h.contains("of 128.0 GiB"), "{h}");
+
+    // A stage: its model, inputs, answer and readers.
+    let h = hover_text(&mut c, &u, position(&text, "stage gate", 0, 7));
+    assert!(h.contains("model: `gatekeeper`"), "{h}");
+    assert!(h.contains("grounds: bool"), "{h}");
+    assert!(h.contains("stage `draft` reads it"), "{h}");
+
+    // A stdlib prompt: its template text.
+    let h = hover_text(&mut c, &u, position(&text, "std.prompts.gate", 0, 13));
+    let gate = std::fs::read_to_string("stdlib/prompts/gate.hbs").unwrap();
+    assert!(h.contains(gate.lines().next().unwrap()), "{h}");
+
+    // Go to definition, into an import and into the stdlib.
+    let d = c.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": u}, "position": position(&text, "model   drafter", 0, 9)}),
+    );
+    assert!(
+        d["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("workflows/lib/cluster.lex"),
+        "{d}"
+    );
+    let cluster = std::fs::read_to_string("workflows/lib/cluster.lex").unwrap();
+    assert_eq!(
+        d["range"]["start"],
+        position(&cluster, "model drafter", 0, 6)
+    );
+    let d = c.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": u}, "position": position(&text, "std.prompts.gate", 0, 13)}),
+    );
+    let std_uri = d["uri"].as_str().unwrap();
+    assert!(std_uri.ends_with("/prompts.lex"), "{d}");
+    let std_path = std_uri.trim_start_matches("file://");
+    let std_text = std::fs::read_to_string(std_path).unwrap();
+    assert!(std_text.contains("template gate"));
+    assert!(
+        std::fs::metadata(std_path)
+            .unwrap()
+            .permissions()
+            .readonly(),
+        "the stdlib copy is read-only"
+    );
+
+    // References: the declaration, the reads, the verify blocks.
+    let refs = c.request(
+        "textDocument/references",
+        json!({"textDocument": {"uri": u}, "position": position(&text, "sources client", 0, 9), "context": {"includeDeclaration": true}}),
+    );
+    assert_eq!(
+        refs.as_array().unwrap().len(),
+        text.matches("client").count()
+    );
+
+    // Completion: the fields after `gate.`, the settings of a stage, the models.
+    let after_dot = position(&text, "gate.needs_figures", 0, 5);
+    let items = c.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": u}, "position": after_dot}),
+    );
+    let got = labels(&items);
+    assert_eq!(got, ["grounds", "reason", "needs_figures"], "{items}");
+
+    // Rename a stage across the file.
+    let edit = c.request(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": u}, "position": position(&text, "stage gate", 0, 7), "newName": "screen"}),
+    );
+    let edits = edit["changes"][&u].as_array().unwrap();
+    let words = text
+        .match_indices("gate")
+        .filter(|(i, _)| {
+            let b = text.as_bytes();
+            let before = *i == 0
+                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
+            let after = b
+                .get(i + 4)
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
+            before && after
+        })
+        .count();
+    assert_eq!(edits.len(), words, "{edit}");
+    assert!(edits.iter().all(|e| e["newText"] == "screen"));
+
+    // Rename a model declared in the imported file: both files change.
+    let edit = c.request(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": u}, "position": position(&text, "model   drafter", 0, 9), "newName": "writer"}),
+    );
+    let changes = edit["changes"].as_object().unwrap();
+    assert_eq!(changes.len(), 2, "{edit}");
+    assert_eq!(changes[&u].as_array().unwrap().len(), 1);
+    let cluster_uri = uri(Path::new("workflows/lib/cluster.lex"));
+    let in_cluster = changes[&cluster_uri].as_array().unwrap();
+    assert_eq!(in_cluster.len(), 1);
+    assert_eq!(
+        in_cluster[0]["range"]["start"],
+        position(&cluster, "model drafter", 0, 6)
+    );
+
+    // A name that is already taken is refused.
+    let err = c
+        .request_raw(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": u}, "position": position(&text, "model   drafter", 0, 9), "newName": "reasoner"}),
+        )
+        .unwrap_err();
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("already declared"),
+        "{err}"
+    );
+
+    // Renaming a stdlib name is refused with a reason.
+    let err = c
+        .request_raw(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": u}, "position": position(&text, "std.prompts.gate", 0, 13), "newName": "x"}),
+        )
+        .unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("stdlib"), "{err}");
+
+    // Semantic tokens cover the file.
+    let t = c.request(
+        "textDocument/semanticTokens/full",
+        json!({"textDocument": {"uri": u}}),
+    );
+    assert!(t["data"].as_array().unwrap().len() > 5 * 40, "{t}");
+
+    // The example is formatted, so formatting changes nothing.
+    let f = c.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": u}, "options": {"tabSize": 2, "insertSpaces": true}}),
+    );
+    assert_eq!(f, json!([]));
+
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn completion_offers_what_fits_the_cursor() {
+    let (mut c, _) = Client::start(EXE);
+    let (u, text) = affidavit();
+    let text = text.replace("  timeout 20m\n", "  timeout 20m\n  \n");
+    c.open(&u, &text);
+    let blank = position(&text, "timeout 20m\n  \n", 0, "timeout 20m\n  ".len());
+    let items = c.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": u}, "position": blank}),
+    );
+    let got = labels(&items);
+    for want in ["model", "prompt", "reads", "returns", "temperature"] {
+        assert!(got.contains(&want.to_string()), "{want} not in {got:?}");
+    }
+    assert!(!got.contains(&"gguf".to_string()), "{got:?}");
+
+    let at_model = position(&text, "model   drafter", 0, "model   ".len());
+    let items = c.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": u}, "position": at_model}),
+    );
+    let got = labels(&items);
+    assert!(
+        got.contains(&"reasoner".to_string()) && !got.contains(&"client".to_string()),
+        "{got:?}"
+    );
+
+    let at_prompt = position(&text, "std.prompts.affidavit", 0, "std.prompts.".len());
+    let items = c.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": u}, "position": at_prompt}),
+    );
+    assert!(labels(&items).contains(&"finance".to_string()), "{items}");
+}
+
+#[test]
+fn an_edit_that_breaks_then_fixes_a_file_clears_its_diagnostics() {
+    let (mut c, _) = Client::start(EXE);
+    let (u, text) = affidavit();
+    c.open(&u, &text);
+    let clean = c.diagnostics(&u, Some(1));
+    assert!(errors(&clean).is_empty(), "{clean:?}");
+    let broken = text.replace("model   drafter", "model   drafterr");
+    c.change(&u, 2, &broken);
+    let all = c.diagnostics(&u, Some(2));
+    let d = errors(&all);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["code"], "E010");
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("help: did you mean `drafter`?"),
+        "{d:?}"
+    );
+    assert_eq!(d[0]["range"]["start"], position(&broken, "drafterr", 0, 0));
+    // Hover on the mistake explains its code, as `lexrun explain` does.
+    let h = hover_text(&mut c, &u, position(&broken, "drafterr", 0, 2));
+    assert!(h.contains("lex::E010") && h.contains("not declared"), "{h}");
+    c.change(&u, 3, &text);
+    assert_eq!(c.diagnostics(&u, Some(3)), clean);
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn a_half_typed_file_never_stops_the_server() {
+    let (mut c, _) = Client::start(EXE);
+    let (u, text) = affidavit();
+    c.open(&u, "");
+    // Every prefix of the example a few bytes apart, as if typed, with requests in between.
+    let mut version = 1;
+    let cuts: Vec<usize> = (0..text.len()).step_by(37).chain([text.len()]).collect();
+    for (n, &cut) in cuts.iter().enumerate() {
+        version += 1;
+        let typed = &text[..cut];
+        c.change(&u, version, typed);
+        if n % 5 == 0 {
+            let end = position(&format!("{typed}\u{0}"), "\u{0}", 0, 0);
+            for method in [
+                "textDocument/hover",
+                "textDocument/completion",
+                "textDocument/definition",
+            ] {
+                c.request(method, json!({"textDocument": {"uri": u}, "position": end}));
+            }
+            c.request(
+                "textDocument/semanticTokens/full",
+                json!({"textDocument": {"uri": u}}),
+            );
+            c.request(
+                "textDocument/formatting",
+                json!({"textDocument": {"uri": u}, "options": {"tabSize": 2, "insertSpaces": true}}),
+            );
+        }
+    }
+    assert!(errors(&c.diagnostics(&u, Some(version))).is_empty());
+    // Positions past the end and unknown documents are answered, not fatal.
+    let far = json!({"line": 9999, "character": 9999});
+    c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": far}),
+    );
+    let r = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": "file:///nowhere/x.lex"}, "position": far}),
+    );
+    assert!(r.is_null());
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn problems_outside_the_file_are_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, _) = Client::start(EXE);
+
+    // A file in no workflow folder, with no header.
+    let loose = dir.path().join("loose.lex");
+    let u = uri(&loose);
+    c.open(&u, "pool p {\n  gpus 0\n}\n");
+    let d = c.diagnostics(&u, Some(1));
+    assert!(d.iter().any(|d| d["code"] == "E008"), "{d:?}");
+
+    // A missing import and a missing template file.
+    let text = "workflow w\nuse \"lib/none.lex\"\nstage s {\n  model m\n  prompt \"prompts/none.hbs\"\n}\n";
+    let u = uri(&dir.path().join("w.lex"));
+    c.open(&u, text);
+    let d = c.diagnostics(&u, Some(1));
+    let codes: Vec<&str> = d.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"E012") && codes.contains(&"E042"), "{d:?}");
+
+    // A document with no file at all.
+    let u = "untitled:Untitled-1";
+    c.open(u, "workflow w\nstage s { model nope }\n");
+    let d = c.diagnostics(u, Some(1));
+    assert!(d.iter().any(|d| d["code"] == "E010"), "{d:?}");
+
+    // A test file gets the test reader's diagnostics.
+    let u = uri(&dir.path().join("x.test.lex"));
+    c.open(&u, "test \"a\" {\n  colour blue\n}\n");
+    let d = c.diagnostics(&u, Some(1));
+    assert!(d.iter().any(|d| d["code"] == "E100"), "{d:?}");
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn formatting_returns_the_canonical_text() {
+    let (mut c, _) = Client::start(EXE);
+    let dir = tempfile::tempdir().unwrap();
+    let u = uri(&dir.path().join("f.lex"));
+    let text = "workflow w\npool p {\ngpus 0\n    vram 24GiB\n}\n";
+    c.open(&u, text);
+    let f = c.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": u}, "options": {"tabSize": 2, "insertSpaces": true}}),
+    );
+    assert_eq!(
+        f[0]["newText"],
+        "workflow w\n\npool p {\n  gpus 0\n  vram 24 GiB\n}\n"
+    );
+    assert_eq!(f[0]["range"]["end"], json!({"line": 5, "character": 0}));
+    assert!(c.shutdown().success());
+}
