@@ -248,7 +248,8 @@ enum Command {
         /// Print one JSON object instead of the Markdown report.
         #[arg(long, conflicts_with = "html")]
         json: bool,
-        /// Print the report as an HTML page.
+        /// Print the review page instead: the draft with every claim marked, the evidence
+        /// beside it, one self-contained HTML file.
         #[arg(long)]
         html: bool,
         /// The draft to check (Markdown or plain text).
@@ -642,7 +643,30 @@ fn cmd_verify(
     let out = if json {
         verify::report::json(&v.outcomes, &v.files) + "\n"
     } else if html {
-        verify::report::html(&name, &draft, &v.outcomes, &v.files)
+        crate::review::page(&crate::review::Review {
+            title: &name,
+            draft: &draft,
+            outcomes: &v.outcomes,
+            files: &v.files,
+            evidence: &evidence,
+            provenance: vec![
+                ("command".into(), "lexrun verify".into()),
+                ("draft".into(), name.clone()),
+                (
+                    "draft blake3".into(),
+                    blake3::hash(draft.as_bytes()).to_hex().to_string(),
+                ),
+                (
+                    "sources".into(),
+                    sources
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+            ],
+            images: true,
+        })
     } else {
         verify::report::markdown(&name, &draft, &v.outcomes, &v.files)
     };

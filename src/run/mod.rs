@@ -562,6 +562,12 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         let path = m.run_dir.join("report.md");
         std::fs::write(&path, md).map_err(|e| werr(&path, e))?;
     }
+    let index = run_root.join("review.html");
+    std::fs::write(
+        &index,
+        review_index(plan, &run_id, &run_root, &record.matters),
+    )
+    .map_err(|e| werr(&index, e))?;
     if let Some(store) = &store {
         let status = match record.exit_code() {
             0 => "done",
@@ -1866,8 +1872,25 @@ async fn run_verify_unit(
             }
         }
         let t2 = text.clone();
-        let outcome = tokio::task::spawn_blocking(move || verify::verify(&t2, &ev)).await;
-        let Ok(outcome) = outcome else {
+        let name = format!("{} (stage `{}`)", m.name, v.stage);
+        let review = review_provenance(sh, m, stage_idx, round);
+        let (t3, name2) = (text.clone(), name.clone());
+        // The review page reads the pages it shows from the same evidence, so it is made here.
+        let outcome = tokio::task::spawn_blocking(move || {
+            let outcome = verify::verify(&t2, &ev);
+            let page = crate::review::page(&crate::review::Review {
+                title: &name2,
+                draft: &t3,
+                outcomes: &outcome.outcomes,
+                files: &outcome.files,
+                evidence: &ev,
+                provenance: review,
+                images: true,
+            });
+            (outcome, page)
+        })
+        .await;
+        let Ok((outcome, page)) = outcome else {
             done.status = Status::Failed;
             done.why = Some("the verifier stopped unexpectedly".into());
             return;
@@ -1903,11 +1926,11 @@ async fn run_verify_unit(
         } else {
             dir.join("report.md")
         };
-        let name = format!("{} (stage `{}`)", m.name, v.stage);
         let _ = std::fs::write(
             &report,
             verify::report::markdown(&name, &text, &outcome.outcomes, &outcome.files),
         );
+        let _ = std::fs::write(report.with_extension("html"), page);
         let _ = std::fs::write(
             report.with_extension("json"),
             verify::report::json(&outcome.outcomes, &outcome.files),
@@ -2269,6 +2292,73 @@ fn register_output(
             .map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// The run's index of review pages: every verification of every matter.
+fn review_index(plan: &Plan, run_id: &str, root: &Path, matters: &[MatterRecord]) -> String {
+    let relative = |page: &Path| {
+        page.strip_prefix(root)
+            .unwrap_or(page)
+            .display()
+            .to_string()
+    };
+    let mut entries = Vec::new();
+    for rec in matters {
+        for v in &rec.verifications {
+            entries.push(crate::review::IndexEntry {
+                matter: rec.name.clone(),
+                stage: v.stage.clone(),
+                round: v.round,
+                summary: format!(
+                    "{} claims, {} unsupported: {}",
+                    v.claims, v.unsupported, v.decision
+                ),
+                problems: v.unsupported > 0,
+                href: relative(&Path::new(&v.report).with_extension("html")),
+            });
+        }
+        // Tool steps that verify a draft write their review page among their outputs.
+        for st in &rec.steps {
+            if let Some(page) = st.outputs.iter().find(|o| o.ends_with("report.html")) {
+                entries.push(crate::review::IndexEntry {
+                    matter: rec.name.clone(),
+                    stage: st.name.clone(),
+                    round: st.round,
+                    summary: st.summary.clone(),
+                    problems: !st.summary.contains(" 0 unsupported"),
+                    href: relative(Path::new(page)),
+                });
+            }
+        }
+    }
+    let provenance = vec![
+        ("run".to_string(), run_id.to_string()),
+        ("workflow".to_string(), plan.workflow.name.clone()),
+        ("plan hash".to_string(), plan.hash.clone()),
+    ];
+    crate::review::index_page(run_id, &provenance, &entries)
+}
+
+/// The provenance a stage's review page shows and carries.
+fn review_provenance(
+    sh: &Shared,
+    m: &Matter,
+    stage_idx: usize,
+    round: u32,
+) -> Vec<(String, String)> {
+    let step = &sh.plan.steps[stage_idx].item;
+    let model = match &step.kind {
+        StepKind::Model(ms) => ms.model.clone(),
+        StepKind::Tool(_) => "none (a tool step)".into(),
+    };
+    vec![
+        ("run".into(), sh.run_id.clone()),
+        ("matter".into(), m.name.clone()),
+        ("stage".into(), step.name.clone()),
+        ("round".into(), round.to_string()),
+        ("model".into(), model),
+        ("plan hash".into(), sh.plan.hash.clone()),
+    ]
 }
 
 /// The provenance every document carries, so it is recognised wherever it is copied.

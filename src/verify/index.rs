@@ -434,6 +434,7 @@ impl Scanner<'_> {
                 page: number,
                 bates: bates.clone(),
                 snippet: snippet(text, s, e),
+                span: (s, e),
             },
         };
         for (number, bates, text) in &pages {
