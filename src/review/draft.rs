@@ -54,7 +54,6 @@ fn blocks(draft: &str) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::new();
     // The block being filled, and its kind: paragraph text continues onto the next line.
     let mut cur: Option<(Block, Cont)> = None;
-    let mut notes = Vec::new();
     let mut at = 0;
     let flush = |out: &mut Vec<Block>, cur: &mut Option<(Block, Cont)>| {
         if let Some((b, _)) = cur.take() {
@@ -98,7 +97,8 @@ fn blocks(draft: &str) -> Vec<Block> {
             flush(&mut out, &mut cur);
             let rest = &t[id_end..];
             let skip = id_end + (rest.len() - rest.trim_start().len());
-            notes.push(Block {
+            // Kept where it stands: marks are written in draft order.
+            out.push(Block {
                 open: format!(
                     "<p class=\"note\" id=\"fn-{}\"><sup>{}</sup> ",
                     escape(&t[2..id_end - 2]),
@@ -172,14 +172,6 @@ fn blocks(draft: &str) -> Vec<Block> {
         }
     }
     flush(&mut out, &mut cur);
-    if !notes.is_empty() {
-        out.push(Block {
-            open: "<hr class=\"notes\">".into(),
-            close: "",
-            lines: Vec::new(),
-        });
-        out.extend(notes);
-    }
     out
 }
 

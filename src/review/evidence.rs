@@ -267,7 +267,7 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
             pages.len() - 1
         });
         let raw = &pages[pi].text;
-        let found = if l.span.1 > l.span.0 {
+        let found: Vec<(usize, usize)> = if l.span.1 > l.span.0 {
             let norm = normalize(raw);
             norm.get(l.span.0..l.span.1)
                 .and_then(|m| locate(raw, m))
@@ -555,8 +555,7 @@ fn load(source: &DocSource, images: bool) -> (Doc, Vec<String>) {
         // Pages given in memory by a run: how they were read is known from the text cache
         // when the file is still there (it was read through it).
         DocSource::Memory(Doc::Pages { path, .. }) if images && pdf_or_image(path) => {
-            let mut opts = crate::exhibits::text::Options::default();
-            opts.ocr_optional = true;
+            let opts = crate::exhibits::text::Options::default();
             let from = crate::exhibits::text::pages(Path::new(path), &opts)
                 .map(|p| p.into_iter().map(|p| p.from).collect())
                 .unwrap_or_default();

@@ -103,7 +103,7 @@ struct ClaimData<'a> {
     src: Option<SrcData<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pg: Option<usize>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     hl: &'a [(usize, usize)],
     #[serde(skip_serializing_if = "Vec::is_empty")]
     c: Vec<CandData<'a>>,
@@ -216,7 +216,9 @@ pub fn page(r: &Review) -> String {
                 snip: &l.snippet,
             }),
             pg: g.shown[i].as_ref().map(|s| s.page),
-            hl: g.shown[i].as_ref().map_or(&[][..], |s| &s.highlights),
+            hl: g.shown[i]
+                .as_ref()
+                .map_or(&[][..], |s| s.highlights.as_slice()),
             c: g.candidates[i]
                 .iter()
                 .map(|c| CandData {
@@ -372,7 +374,7 @@ fn legend(s: &mut String, outcomes: &[Outcome], statuses: &[String]) {
         }
     }
     for st in statuses {
-        if let Some(e) = by_status.iter_mut().find(|(x, _)| x == st) {
+        if let Some(e) = by_status.iter_mut().find(|e| e.0 == st.as_str()) {
             e.1 += 1;
         }
     }
