@@ -206,7 +206,9 @@ fn inlines(draft: &str, lines: &[(usize, usize)]) -> Vec<Piece> {
     let mut chars: Vec<(usize, char)> = Vec::new();
     for (n, &(s, e)) in lines.iter().enumerate() {
         if n > 0 {
-            chars.push((usize::MAX, '\n'));
+            // The white space that ended the line before, so a claim across lines stays one.
+            let end = lines[n - 1].1;
+            chars.push((end, draft[end..].chars().next().unwrap_or('\n')));
         }
         chars.extend(draft[s..e].char_indices().map(|(i, c)| (s + i, c)));
     }
@@ -232,11 +234,8 @@ fn inlines(draft: &str, lines: &[(usize, usize)]) -> Vec<Piece> {
             continue;
         }
         let (off, c) = chars[i];
-        if c == '\n' {
+        if text_from.is_some() && off != text_to {
             flush_text(&mut pieces, &mut text_from, text_to);
-            pieces.push(Piece::Tag("\n".into()));
-            i += 1;
-            continue;
         }
         let double = c == '*' && chars.get(i + 1).is_some_and(|x| x.1 == '*');
         if c == '*' || (c == '_' && (i == 0 || !chars[i - 1].1.is_alphanumeric())) {

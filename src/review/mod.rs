@@ -589,6 +589,6 @@ mod tests {
         assert_eq!(nav.matches("<li").count(), 2, "{nav}");
         assert!(nav.contains("$999.00") && nav.contains("May 1, 2024"));
         assert_eq!(html.matches("class=\"c s-supported\" data-i").count(), 2);
-        assert!(html.contains("\"hl\":[[5,12]]"), "{html}");
+        assert!(html.contains("\"hl\":[[6,12]]"), "{html}");
     }
 }
