@@ -371,7 +371,7 @@ fn a_page_whose_source_file_moved_still_opens_and_says_so() {
     )
     .unwrap();
     let draft = "The lease is dated January 5, 2024 and the rent was $1,250.00.\n";
-    let ev = lexrun::verify::evidence::load(&[src.clone()], Vec::new()).unwrap();
+    let ev = lexrun::verify::evidence::load(std::slice::from_ref(&src), Vec::new()).unwrap();
     let v = lexrun::verify::verify(draft, &ev);
     assert!(v
         .outcomes
