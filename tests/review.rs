@@ -255,6 +255,12 @@ fn keys_move_between_problems_and_filters_narrow_them() {
         shown.as_array().unwrap().iter().all(|k| k == "date"),
         "{shown}"
     );
+    // With a status chosen, the keys move through the claims of that status.
+    b.eval("(() => { const s = document.getElementById('f-status'); s.value = 'supported'; s.dispatchEvent(new Event('change')); })()");
+    b.key("n");
+    let sel: usize = b.eval("+document.body.dataset.selected").as_u64().unwrap() as usize;
+    let c = &json["claims"][sel];
+    assert!(c["status"] == "supported" && c["kind"] == "date", "{c}");
     // A supported citation is no longer marked while the filter shows dates.
     let dimmed = b.eval("getComputedStyle(document.querySelector('#draft mark.c[data-k=\"citation\"]')).borderBottomStyle");
     assert_eq!(dimmed, "none");

@@ -6,7 +6,7 @@
 //! scoring every page against the claims nothing supports. A file that can no longer be read
 //! (moved or deleted since the verification) is reported, not fatal.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -40,6 +40,8 @@ pub struct Candidate {
     pub bates: Option<String>,
     pub excerpt: String,
     pub highlights: Vec<(usize, usize)>,
+    /// The same ranges as byte offsets, for the printed list.
+    pub spans: Vec<(usize, usize)>,
 }
 
 pub struct Gathered {
@@ -157,6 +159,7 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
             wanted.insert((l.file.clone(), l.page), ());
         }
     }
+    let wanted_files: HashSet<String> = wanted.keys().map(|(f, _)| f.clone()).collect();
     // The claims without support, and their words.
     let mut sought: Vec<Sought> = Vec::new();
     let mut vocab: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
@@ -205,7 +208,15 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
-                let f = scan(evidence, &next, &wanted, &sought, &vocab, images);
+                let f = scan(
+                    evidence,
+                    &next,
+                    &wanted,
+                    &wanted_files,
+                    &sought,
+                    &vocab,
+                    images,
+                );
                 results.lock().unwrap_or_else(|e| e.into_inner()).push(f);
             });
         }
@@ -292,6 +303,7 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
                 page: b.cand.page,
                 bates: b.cand.bates.clone(),
                 highlights: utf16(&b.cand.excerpt, &b.cand.highlights),
+                spans: b.cand.highlights.clone(),
                 excerpt: b.cand.excerpt.clone(),
             })
             .collect();
@@ -324,6 +336,7 @@ fn scan(
     ev: &Evidence,
     next: &AtomicUsize,
     wanted: &HashMap<(String, u32), ()>,
+    wanted_files: &HashSet<String>,
     sought: &[Sought],
     vocab: &HashMap<String, Vec<(u32, u32)>>,
     images: bool,
@@ -339,7 +352,7 @@ fn scan(
         let Some(source) = ev.sources.get(di) else {
             return f;
         };
-        let (path, pages, from) = match load(source, images) {
+        let (path, pages, from) = match load(source, images, wanted_files) {
             (Doc::Pages { path, pages }, from) => (path, pages, from),
             (Doc::Unreadable { path, problem }, _) => {
                 f.unreadable.push((path, problem));
@@ -522,7 +535,7 @@ fn excerpt(
 }
 
 /// Loads a source's pages, with how each page's text was read when that is known.
-fn load(source: &DocSource, images: bool) -> (Doc, Vec<String>) {
+fn load(source: &DocSource, images: bool, wanted_files: &HashSet<String>) -> (Doc, Vec<String>) {
     let pdf_or_image = |p: &str| {
         let l = p.to_ascii_lowercase();
         [".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff"]
@@ -554,7 +567,9 @@ fn load(source: &DocSource, images: bool) -> (Doc, Vec<String>) {
         }
         // Pages given in memory by a run: how they were read is known from the text cache
         // when the file is still there (it was read through it).
-        DocSource::Memory(Doc::Pages { path, .. }) if images && pdf_or_image(path) => {
+        DocSource::Memory(Doc::Pages { path, .. })
+            if images && pdf_or_image(path) && wanted_files.contains(path) =>
+        {
             let opts = crate::exhibits::text::Options::default();
             let from = crate::exhibits::text::pages(Path::new(path), &opts)
                 .map(|p| p.into_iter().map(|p| p.from).collect())
@@ -677,6 +692,40 @@ mod tests {
         assert_eq!(&raw[at.0..at.1], "January 5,\n2024");
         let at = locate(raw, "\"rent is due\"").unwrap();
         assert_eq!(&raw[at.0..at.1], "rent is due");
+    }
+
+    #[test]
+    fn an_unsupported_claim_is_shown_the_nearest_pages() {
+        let mut ev = Evidence::new(vec!["DOC".into()]);
+        ev.add_pages(
+            "a.txt".into(),
+            vec![
+                "Nothing about the invoice.\n\nDOC000001".into(),
+                "Paid. The invoice of March 4, 2024 was paid in full.\n\nDOC000003".into(),
+            ],
+        );
+        let draft = "The invoice was paid on March 5, 2024 (DOC000002).";
+        let v = crate::verify::verify(draft, &ev);
+        let g = gather(&v.outcomes, &ev, false);
+        let date = v
+            .outcomes
+            .iter()
+            .position(|o| o.claim.text == "March 5, 2024");
+        let c = &g.candidates[date.unwrap()];
+        assert_eq!(c.len(), 1, "only the page with the month and the year");
+        assert_eq!(c[0].page, 2);
+        let hl: Vec<&str> = c[0]
+            .highlights
+            .iter()
+            .map(|&(a, b)| &c[0].excerpt[a..b])
+            .collect();
+        assert_eq!(hl, ["March", "2024"]);
+        // A Bates number: the pages stamped nearest to it.
+        let bates = v.outcomes.iter().position(|o| o.claim.text == "DOC000002");
+        let c = &g.candidates[bates.unwrap()];
+        let pages: Vec<u32> = c.iter().map(|c| c.page).collect();
+        assert_eq!(pages, [1, 2]);
+        assert!(c[1].excerpt.ends_with("DOC000003"));
     }
 
     #[test]

@@ -427,7 +427,7 @@ fn controls(s: &mut String, outcomes: &[Outcome], statuses: &[String]) {
     for st in sts {
         let _ = write!(s, "<option value=\"{0}\">{0}</option>", escape(st));
     }
-    s.push_str("</select>\n<button type=\"button\" id=\"prev\">◀ Previous problem</button> <button type=\"button\" id=\"next\">Next problem ▶</button>\n<span class=\"hint\">Keys: <kbd>n</kbd>/<kbd>j</kbd> next problem, <kbd>p</kbd>/<kbd>k</kbd> previous.</span>\n</form>\n");
+    s.push_str("</select>\n<button type=\"button\" id=\"prev\">◀ Previous problem</button> <button type=\"button\" id=\"next\">Next problem ▶</button>\n<span class=\"hint\">Keys: <kbd>n</kbd>/<kbd>j</kbd> next problem, <kbd>p</kbd>/<kbd>k</kbd> previous (with a status chosen, the next claim of that status).</span>\n</form>\n");
 }
 
 /// Every problem with its evidence, for print.
@@ -485,7 +485,7 @@ fn print_section(
                 c.bates
                     .as_ref()
                     .map_or(String::new(), |b| format!(" ({})", escape(b))),
-                escape(&one_line(&c.excerpt))
+                marked(&c.excerpt, &c.spans)
             );
         }
         if g.candidates[i].is_empty() && o.source.is_none() {
@@ -494,6 +494,24 @@ fn print_section(
         s.push_str("</td></tr>\n");
     }
     s.push_str("</tbody></table>\n</section>\n");
+}
+
+/// Text with byte ranges wrapped in `<mark>`, escaped.
+fn marked(text: &str, spans: &[(usize, usize)]) -> String {
+    let mut out = String::new();
+    let mut at = 0;
+    for &(a, b) in spans {
+        if a < at || b > text.len() {
+            continue;
+        }
+        out.push_str(&escape(&text[at..a]));
+        out.push_str("<mark>");
+        out.push_str(&escape(&text[a..b]));
+        out.push_str("</mark>");
+        at = b;
+    }
+    out.push_str(&escape(&text[at..]));
+    out
 }
 
 /// One verification listed on a run's index page.

@@ -129,7 +129,8 @@
     var pos = selected >= 0 ? order.indexOf(selected) : (dir > 0 ? -1 : order.length);
     for (var k = pos + dir; k >= 0 && k < order.length; k += dir) {
       var i = order[k];
-      if (claims[i].s !== "supported" && visible(i)) { select(i, true); return; }
+      // Problems, or with a status chosen in the filter, the claims it shows.
+      if (visible(i) && (filter.status || claims[i].s !== "supported")) { select(i, true); return; }
     }
   }
 
