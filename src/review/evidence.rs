@@ -115,6 +115,12 @@ fn words(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
+/// The words of the claims looked for: an id per word, and per id the (claim, word) pairs.
+struct Vocab {
+    ids: HashMap<String, usize>,
+    uses: Vec<Vec<(u32, u32)>>,
+}
+
 /// A claim looked for among the pages.
 struct Sought {
     outcome: usize,
@@ -149,6 +155,8 @@ struct Found {
     best: Vec<Vec<Best>>,
     unreadable: Vec<(String, String)>,
     from: HashMap<(String, u32), String>,
+    /// Stamped pages with a prefix some Bates claim has: prefix, number, order, the foot.
+    stamps: Vec<(String, u64, (usize, u32), CandidateAt)>,
 }
 
 pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gathered {
@@ -160,9 +168,13 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
         }
     }
     let wanted_files: HashSet<String> = wanted.keys().map(|(f, _)| f.clone()).collect();
+    let mut bates_prefixes: HashSet<String> = HashSet::new();
     // The claims without support, and their words.
     let mut sought: Vec<Sought> = Vec::new();
-    let mut vocab: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+    let mut vocab = Vocab {
+        ids: HashMap::new(),
+        uses: Vec::new(),
+    };
     for (oi, o) in outcomes.iter().enumerate() {
         if o.source.is_some() {
             continue;
@@ -173,6 +185,9 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
             Key::BatesRange { prefix, from, .. } => Some((prefix.to_ascii_uppercase(), *from)),
             _ => None,
         };
+        if let Some((p, _)) = &bates {
+            bates_prefixes.insert(p.clone());
+        }
         let ts = if bates.is_some() {
             Vec::new()
         } else {
@@ -189,7 +204,11 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
             })
             .collect();
         for (ti, t) in ts.iter().enumerate() {
-            vocab.entry(t.clone()).or_default().push((si, ti as u32));
+            let id = *vocab.ids.entry(t.clone()).or_insert_with(|| {
+                vocab.uses.push(Vec::new());
+                vocab.uses.len() - 1
+            });
+            vocab.uses[id].push((si, ti as u32));
         }
         sought.push(Sought {
             outcome: oi,
@@ -205,18 +224,18 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
         .min(evidence.sources.len().max(1));
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::new());
+    let wants = Wants {
+        pages: &wanted,
+        files: &wanted_files,
+        bates_prefixes: &bates_prefixes,
+        sought: &sought,
+        vocab: &vocab,
+        images,
+    };
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
-                let f = scan(
-                    evidence,
-                    &next,
-                    &wanted,
-                    &wanted_files,
-                    &sought,
-                    &vocab,
-                    images,
-                );
+                let f = scan(evidence, &next, &wants);
                 results.lock().unwrap_or_else(|e| e.into_inner()).push(f);
             });
         }
@@ -229,9 +248,28 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
         all.pages.extend(f.pages);
         all.from.extend(f.from);
         all.unreadable.extend(f.unreadable);
+        all.stamps.extend(f.stamps);
         for (si, b) in f.best.into_iter().enumerate() {
             for x in b {
                 keep(&mut all.best[si], x);
+            }
+        }
+    }
+
+    // Bates claims: the pages stamped nearest to the number.
+    for (si, s) in sought.iter().enumerate() {
+        let Some((p, want)) = &s.bates else { continue };
+        for (prefix, n, order, cand) in &all.stamps {
+            let score = -(n.abs_diff(*want).min(i64::MAX as u64) as i64);
+            if prefix == p && would_keep(&all.best[si], score, *order) {
+                keep(
+                    &mut all.best[si],
+                    Best {
+                        score,
+                        order: *order,
+                        cand: cand.clone(),
+                    },
+                );
             }
         }
     }
@@ -331,21 +369,38 @@ fn would_keep(best: &[Best], score: i64, order: (usize, u32)) -> bool {
             .is_some_and(|w| score > w.score || (score == w.score && order < w.order))
 }
 
-/// Reads one file after another from the shared queue.
-fn scan(
-    ev: &Evidence,
-    next: &AtomicUsize,
-    wanted: &HashMap<(String, u32), ()>,
-    wanted_files: &HashSet<String>,
-    sought: &[Sought],
-    vocab: &HashMap<String, Vec<(u32, u32)>>,
+/// What the scan looks for.
+struct Wants<'a> {
+    /// The pages claims cite, and their files.
+    pages: &'a HashMap<(String, u32), ()>,
+    files: &'a HashSet<String>,
+    /// The prefixes of the Bates claims nothing supports.
+    bates_prefixes: &'a HashSet<String>,
+    sought: &'a [Sought],
+    vocab: &'a Vocab,
     images: bool,
-) -> Found {
+}
+
+/// Reads one file after another from the shared queue.
+fn scan(ev: &Evidence, next: &AtomicUsize, wants: &Wants) -> Found {
+    let Wants {
+        pages: wanted,
+        files: wanted_files,
+        bates_prefixes,
+        sought,
+        vocab,
+        images,
+    } = *wants;
     let mut f = Found {
         best: vec![Vec::new(); sought.len()],
         ..Found::default()
     };
-    let mut masks: HashMap<u32, u64> = HashMap::new();
+    // Per claim, which of its words the page has; the claims touched; per word, the last page
+    // that had it (so a word met again on a page is not looked up again).
+    let mut masks: Vec<u64> = vec![0; sought.len()];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut seen: Vec<u64> = vec![u64::MAX; vocab.uses.len()];
+    let mut page_no: u64 = 0;
     let mut buf = String::new();
     loop {
         let di = next.fetch_add(1, Ordering::Relaxed);
@@ -372,37 +427,28 @@ fn scan(
             if sought.is_empty() {
                 continue;
             }
-            // Bates claims: nearest stamped number with the same prefix.
+            // Stamped pages, for the Bates claims: which are nearest is decided at the end.
             if let Some(b) = &bates {
                 let split = b.find(|c: char| c.is_ascii_digit()).unwrap_or(b.len());
                 let (prefix, digits) = b.split_at(split);
-                if let Ok(n) = digits.parse::<u64>() {
-                    let prefix = prefix
-                        .trim_end_matches([' ', '_', '-'])
-                        .to_ascii_uppercase();
-                    for (si, s) in sought.iter().enumerate() {
-                        let Some((p, want)) = &s.bates else { continue };
-                        if *p != prefix {
-                            continue;
-                        }
-                        let score = -(n.abs_diff(*want).min(i64::MAX as u64) as i64);
-                        if would_keep(&f.best[si], score, (di, number)) {
-                            let at: Vec<(usize, usize)> = locate(raw, b).into_iter().collect();
-                            let cand = excerpt(&path, number, &bates, raw, &at);
-                            keep(
-                                &mut f.best[si],
-                                Best {
-                                    score,
-                                    order: (di, number),
-                                    cand,
-                                },
-                            );
-                        }
-                    }
+                let prefix = prefix
+                    .trim_end_matches([' ', '_', '-'])
+                    .to_ascii_uppercase();
+                if let (Ok(n), true) = (digits.parse::<u64>(), bates_prefixes.contains(&prefix)) {
+                    // The page's foot, with the stamp's line highlighted.
+                    let t = raw.trim_end();
+                    let line = t.rfind('\n').map_or(0, |i| i + 1);
+                    let line = line + (t[line..].len() - t[line..].trim_start().len());
+                    let cand = excerpt(&path, number, &bates, raw, &[(line, t.len())]);
+                    f.stamps.push((prefix, n, (di, number), cand));
                 }
             }
             // Other claims: the share of their words on the page.
-            masks.clear();
+            page_no += 1;
+            for &si in &touched {
+                masks[si as usize] = 0;
+            }
+            touched.clear();
             for (s, e) in words(raw) {
                 buf.clear();
                 let w = &raw[s..e];
@@ -422,13 +468,22 @@ fn scan(
                 } else {
                     &buf
                 };
-                if let Some(uses) = vocab.get(key) {
-                    for &(si, ti) in uses {
-                        *masks.entry(si).or_default() |= 1 << ti;
+                if let Some(&id) = vocab.ids.get(key) {
+                    if seen[id] == page_no {
+                        continue;
+                    }
+                    seen[id] = page_no;
+                    for &(si, ti) in &vocab.uses[id] {
+                        let m = &mut masks[si as usize];
+                        if *m == 0 {
+                            touched.push(si);
+                        }
+                        *m |= 1 << ti;
                     }
                 }
             }
-            for (&si, &mask) in &masks {
+            for &si in &touched {
+                let mask = masks[si as usize];
                 let s = &sought[si as usize];
                 let score: u32 = (0..s.weights.len())
                     .filter(|t| mask & (1 << t) != 0)
