@@ -10,6 +10,8 @@
 //! checked against evidence, needing only text), `exhibits` (PDF work on CPU) and `document`
 //! (DOCX and PDF), which read pages through `sources`; `backend` (the model servers) and
 //! `store` (content-addressed artifacts and the ledger).
+//! `review` (the HTML page an attorney reads the verification on) sits above `verify` and
+//! `exhibits`; `run` and `cli` use it.
 
 pub mod atomic;
 pub mod backend;
@@ -22,6 +24,7 @@ pub mod editor;
 pub mod exhibits;
 pub mod gguf;
 pub mod plan;
+pub mod review;
 pub mod run;
 pub mod serve;
 pub mod sources;

@@ -55,6 +55,13 @@ fn the_exhibits_workflow_runs_end_to_end() {
     assert_eq!(steps, vec!["stamped", "binder", "index", "text", "check"]);
     assert_eq!(record.workflow, "exhibits");
     assert!(run.join("stamped/bates-map.json").is_file());
+    // The check's review page, with the scanned letter's page as an image, and the run's
+    // index of review pages.
+    let page = fs::read_to_string(run.join("check/report.html")).unwrap();
+    assert!(page.contains("<!-- lexrun:provenance kind=review run=run-"));
+    assert!(page.contains("\"img\":\"data:image/jpeg;base64,"));
+    let index = fs::read_to_string(run.join("review.html")).unwrap();
+    assert!(index.contains("<a href=\"check/report.html\">"), "{index}");
     // `lexrun FILE.lex` is the same command, writing to `out/` beside the workflow: run over
     // a private copy of the example and its matter.
     let copy = tempfile::tempdir().unwrap();

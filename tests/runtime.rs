@@ -377,6 +377,17 @@ fn verification_blocks_a_fabricated_citation() {
         report.contains("123 F.3d 456") && report.contains("RTX003060"),
         "{report}"
     );
+    // The review page of the blocked draft, with the run's provenance, listed in the index.
+    let page = fs::read_to_string(run.join("verify-draft/report.html")).unwrap();
+    assert!(
+        page.contains("<!-- lexrun:provenance kind=review run=run-")
+            && page.contains(" stage=draft round=1 model=drafter plan_hash="),
+        "{}",
+        &page[..600.min(page.len())]
+    );
+    assert!(page.contains("data-s=\"unsupported\"") && page.contains("RTX003060"));
+    let index = fs::read_to_string(run.join("review.html")).unwrap();
+    assert!(index.contains("verify-draft/report.html"), "{index}");
     // Figures are flagged, not blocked, and still written.
     assert!(out.path().join("figures.json").is_file());
 }

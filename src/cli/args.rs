@@ -218,7 +218,8 @@ pub(super) enum Command {
         /// Print one JSON object instead of the Markdown report.
         #[arg(long, conflicts_with = "html")]
         json: bool,
-        /// Print the report as an HTML page.
+        /// Print the review page instead: the draft with every claim marked, the evidence
+        /// beside it, one self-contained HTML file.
         #[arg(long)]
         html: bool,
         /// The draft to check (Markdown or plain text).

@@ -94,7 +94,30 @@ pub(super) fn cmd_verify(
         crate::verify::report::json_with_document_dates(&v.outcomes, &v.files, &v.document_dates)
             + "\n"
     } else if html {
-        crate::verify::report::html(&name, &draft, &v.outcomes, &v.files)
+        crate::review::page(&crate::review::Review {
+            title: &name,
+            draft: &draft,
+            outcomes: &v.outcomes,
+            files: &v.files,
+            evidence: &evidence,
+            provenance: vec![
+                ("command".into(), "lexrun verify".into()),
+                ("draft".into(), name.clone()),
+                (
+                    "draft blake3".into(),
+                    blake3::hash(draft.as_bytes()).to_hex().to_string(),
+                ),
+                (
+                    "sources".into(),
+                    sources
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+            ],
+            images: true,
+        })
     } else {
         crate::verify::report::markdown(&name, &draft, &v.outcomes, &v.files)
     };

@@ -391,6 +391,12 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         let path = m.run_dir.join("report.md");
         std::fs::write(&path, md).map_err(|e| werr(&path, e))?;
     }
+    let index = run_root.join("review.html");
+    std::fs::write(
+        &index,
+        report::review_index(plan, &run_id, &run_root, &record.matters),
+    )
+    .map_err(|e| werr(&index, e))?;
     if let Some(store) = &store {
         let status = match record.exit_code() {
             0 => "done",

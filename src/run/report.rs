@@ -70,3 +70,53 @@ pub(super) fn report_markdown(header: &str, rec: &MatterRecord) -> String {
     }
     s
 }
+
+/// The run's index of review pages: every verification of every matter.
+pub(super) fn review_index(
+    plan: &Plan,
+    run_id: &str,
+    root: &Path,
+    matters: &[MatterRecord],
+) -> String {
+    let relative = |page: &Path| {
+        page.strip_prefix(root)
+            .unwrap_or(page)
+            .display()
+            .to_string()
+    };
+    let mut entries = Vec::new();
+    for rec in matters {
+        for v in &rec.verifications {
+            entries.push(crate::review::IndexEntry {
+                matter: rec.name.clone(),
+                stage: v.stage.clone(),
+                round: v.round,
+                summary: format!(
+                    "{} claims, {} unsupported: {}",
+                    v.claims, v.unsupported, v.decision
+                ),
+                problems: v.unsupported > 0,
+                href: relative(&Path::new(&v.report).with_extension("html")),
+            });
+        }
+        // Tool steps that verify a draft write their review page among their outputs.
+        for st in &rec.steps {
+            if let Some(page) = st.outputs.iter().find(|o| o.ends_with("report.html")) {
+                entries.push(crate::review::IndexEntry {
+                    matter: rec.name.clone(),
+                    stage: st.name.clone(),
+                    round: st.round,
+                    summary: st.summary.clone(),
+                    problems: !st.summary.contains(" 0 unsupported"),
+                    href: relative(Path::new(page)),
+                });
+            }
+        }
+    }
+    let provenance = vec![
+        ("run".to_string(), run_id.to_string()),
+        ("workflow".to_string(), plan.workflow.name.clone()),
+        ("plan hash".to_string(), plan.hash.clone()),
+    ];
+    crate::review::index_page(run_id, &provenance, &entries)
+}

@@ -228,9 +228,30 @@ pub(super) fn run(
             .map_err(|e| werr(&md, e))?;
             std::fs::write(&json, verify::report::json(&v.outcomes, &v.files))
                 .map_err(|e| werr(&json, e))?;
+            let html = dir.join("report.html");
+            let run = dir
+                .ancestors()
+                .filter_map(|p| p.file_name()?.to_str())
+                .find(|n| n.starts_with("run-"))
+                .unwrap_or_default();
+            let page = crate::review::page(&crate::review::Review {
+                title: &name,
+                draft: &draft,
+                outcomes: &v.outcomes,
+                files: &v.files,
+                evidence: &ev,
+                provenance: vec![
+                    ("run".into(), run.to_string()),
+                    ("step".into(), step.name.clone()),
+                    ("model".into(), "none (the verify-draft tool)".into()),
+                    ("draft".into(), name.clone()),
+                ],
+                images: true,
+            });
+            std::fs::write(&html, page).map_err(|e| werr(&html, e))?;
             result.primary.insert("md".into(), md.clone());
             result.primary.insert("json".into(), json.clone());
-            result.files = vec![md, json];
+            result.files = vec![md, json, html];
             let bad = v
                 .outcomes
                 .iter()

@@ -48,8 +48,25 @@ pub(super) async fn run_verify_unit(
             }
         }
         let t2 = text.clone();
-        let outcome = tokio::task::spawn_blocking(move || verify::verify(&t2, &ev)).await;
-        let Ok(outcome) = outcome else {
+        let name = format!("{} (stage `{}`)", m.name, v.stage);
+        let review = review_provenance(sh, m, stage_idx, round);
+        let (t3, name2) = (text.clone(), name.clone());
+        // The review page reads the pages it shows from the same evidence, so it is made here.
+        let outcome = tokio::task::spawn_blocking(move || {
+            let outcome = verify::verify(&t2, &ev);
+            let page = crate::review::page(&crate::review::Review {
+                title: &name2,
+                draft: &t3,
+                outcomes: &outcome.outcomes,
+                files: &outcome.files,
+                evidence: &ev,
+                provenance: review,
+                images: true,
+            });
+            (outcome, page)
+        })
+        .await;
+        let Ok((outcome, page)) = outcome else {
             done.status = Status::Failed;
             done.why = Some("the verifier stopped unexpectedly".into());
             return;
@@ -86,11 +103,11 @@ pub(super) async fn run_verify_unit(
         } else {
             dir.join("report.md")
         };
-        let name = format!("{} (stage `{}`)", m.name, v.stage);
         let _ = std::fs::write(
             &report,
             verify::report::markdown(&name, &text, &outcome.outcomes, &outcome.files),
         );
+        let _ = std::fs::write(report.with_extension("html"), page);
         let _ = std::fs::write(
             report.with_extension("json"),
             verify::report::json(&outcome.outcomes, &outcome.files),
@@ -281,4 +298,26 @@ mod tests {
             }
         }
     }
+}
+
+/// The provenance a stage's review page shows and carries.
+fn review_provenance(
+    sh: &Shared,
+    m: &Matter,
+    stage_idx: usize,
+    round: u32,
+) -> Vec<(String, String)> {
+    let step = &sh.plan.steps[stage_idx].item;
+    let model = match &step.kind {
+        StepKind::Model(ms) => ms.model.clone(),
+        StepKind::Tool(_) => "none (a tool step)".into(),
+    };
+    vec![
+        ("run".into(), sh.run_id.clone()),
+        ("matter".into(), m.name.clone()),
+        ("stage".into(), step.name.clone()),
+        ("round".into(), round.to_string()),
+        ("model".into(), model),
+        ("plan hash".into(), sh.plan.hash.clone()),
+    ]
 }

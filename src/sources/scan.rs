@@ -74,7 +74,7 @@ pub enum TextError {
     Ocr(String, String),
 }
 
-fn tool(name: &'static str, var: &str) -> Option<PathBuf> {
+pub(crate) fn tool(name: &'static str, var: &str) -> Option<PathBuf> {
     if let Some(p) = std::env::var_os(var) {
         return Some(PathBuf::from(p)).filter(|p| p.is_file());
     }

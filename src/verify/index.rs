@@ -728,6 +728,7 @@ impl Scanner<'_> {
                 page: number,
                 bates: bates.clone(),
                 snippet: snippet(text, s, e),
+                span: (s, e),
             },
         };
         // Slip sheets: a page that says only `Exhibit B` (and its stamp) starts exhibit B.

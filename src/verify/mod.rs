@@ -196,6 +196,10 @@ pub struct Location {
     pub bates: Option<String>,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub snippet: String,
+    /// Where the match is in the page's normalised text (byte offsets), for a review that
+    /// shows the page with the matched words highlighted; empty for a Bates stamp.
+    #[serde(skip)]
+    pub span: (usize, usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

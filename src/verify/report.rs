@@ -319,67 +319,6 @@ pub fn markdown(
     }
     s
 }
-
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// A standalone HTML page with the same content as the Markdown report.
-pub fn html(draft_name: &str, draft: &str, outcomes: &[Outcome], files: &[SourceFile]) -> String {
-    let lines = Lines::of(draft);
-    let (supported, unsupported) = counts(outcomes);
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Verification of {t}</title>\n<style>body{{font-family:sans-serif;max-width:70rem;margin:2rem auto}}table{{border-collapse:collapse;width:100%}}td,th{{border:1px solid #ccc;padding:.3rem;text-align:left;vertical-align:top}}.unsupported{{background:#fde8e8}}.supported{{background:#eaf7ea}}</style></head><body>\n<h1>Verification of {t}</h1>\n<p>{n} claims checked: {supported} supported, {unsupported} unsupported.</p>\n",
-        t = html_escape(draft_name),
-        n = outcomes.len()
-    );
-    for f in files.iter().filter(|f| f.problem.is_some()) {
-        let _ = writeln!(
-            s,
-            "<p class=\"unsupported\">Could not read <code>{}</code>: {}</p>",
-            html_escape(&f.path),
-            html_escape(f.problem.as_deref().unwrap_or(""))
-        );
-    }
-    let _ = writeln!(s, "<table><tr><th>line</th><th>kind</th><th>claim</th><th>status</th><th>source or reason</th></tr>");
-    let mut ordered: Vec<&Outcome> = outcomes
-        .iter()
-        .filter(|o| o.status == Status::Unsupported)
-        .collect();
-    ordered.extend(outcomes.iter().filter(|o| o.status == Status::Miscited));
-    ordered.extend(outcomes.iter().filter(|o| o.status == Status::Unrecognized));
-    ordered.extend(outcomes.iter().filter(|o| o.status == Status::Supported));
-    for o in ordered {
-        let detail = match (&o.source, &o.reason) {
-            (Some(l), _) => format!(
-                "{} p. {}{}",
-                html_escape(&l.file),
-                l.page,
-                l.bates
-                    .as_ref()
-                    .map_or(String::new(), |b| format!(" ({})", html_escape(b)))
-            ),
-            (None, Some(r)) => html_escape(r),
-            _ => String::new(),
-        };
-        let status = o.status.as_str();
-        let _ = writeln!(
-            s,
-            "<tr class=\"{status}\"><td>{}</td><td>{}</td><td>{}</td><td>{status}</td><td>{detail}</td></tr>",
-            lines.at(o.claim.start),
-            o.claim.kind.as_str(),
-            html_escape(&one_line(&o.claim.text))
-        );
-    }
-    s.push_str("</table>\n</body></html>\n");
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::Lines;

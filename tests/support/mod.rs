@@ -1,4 +1,5 @@
 //! Helpers shared by integration tests and benchmarks.
+pub mod browser;
 pub mod corpus;
 pub mod pdf;
 pub mod servers;

@@ -1,0 +1,799 @@
+//! What the review page shows beside the draft: the text of each supporting page with the
+//! match located in it, and for a claim nothing supports, the pages nearest to it.
+//!
+//! The verifier keeps no page text (it streams the evidence and drops it), so the sources are
+//! read once more here, on one thread per core, keeping only the pages some claim cites and
+//! scoring every page against the claims nothing supports. A file that can no longer be read
+//! (moved or deleted since the verification) is reported, not fatal.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::sources::stamp_of;
+use crate::verify::{normalize, Doc, DocSource, Evidence, Key, Outcome};
+
+/// A page shown on the review page.
+pub struct Page {
+    pub file: String,
+    pub page: u32,
+    pub bates: Option<String>,
+    pub text: String,
+    /// How the text was read (`ocr` for a scan), when known.
+    pub from: Option<String>,
+    /// The page rendered as an image (a data URL), for scans.
+    pub image: Option<String>,
+}
+
+/// Where a claim is shown: a page and the highlighted ranges in its text (UTF-16 offsets, as
+/// the page's script counts).
+pub struct Shown {
+    pub page: usize,
+    pub highlights: Vec<(usize, usize)>,
+}
+
+/// A page near an unsupported claim: an excerpt around the claim's words, highlighted.
+pub struct Candidate {
+    pub file: String,
+    pub page: u32,
+    pub bates: Option<String>,
+    pub excerpt: String,
+    pub highlights: Vec<(usize, usize)>,
+    /// The same ranges as byte offsets, for the printed list.
+    pub spans: Vec<(usize, usize)>,
+}
+
+pub struct Gathered {
+    pub pages: Vec<Page>,
+    /// Per outcome: its supporting page, if the page could be read again.
+    pub shown: Vec<Option<Shown>>,
+    /// Per outcome: the nearest pages, for claims without support.
+    pub candidates: Vec<Vec<Candidate>>,
+    /// Files that a claim cites but that can no longer be read, with the problem.
+    pub missing: Vec<(String, String)>,
+}
+
+/// How many candidates a claim gets.
+const CANDIDATES: usize = 2;
+/// Characters of context either side of a candidate's words.
+const CONTEXT: usize = 160;
+/// Words that say nothing about where a claim comes from.
+const STOP: [&str; 16] = [
+    "the", "of", "and", "or", "to", "in", "on", "at", "by", "for", "is", "was", "id", "see",
+    "that", "a",
+];
+
+/// The distinct words of a text that can find its nearest pages (lower-case; numbers without
+/// leading zeros), at most 64.
+fn terms(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in words(text) {
+        let t = term(&text[w.0..w.1]);
+        if (t.len() >= 2 || t.bytes().all(|b| b.is_ascii_digit()))
+            && !STOP.contains(&t.as_str())
+            && !out.contains(&t)
+        {
+            out.push(t);
+            if out.len() == 64 {
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn term(w: &str) -> String {
+    let mut t = w.to_lowercase();
+    if t.bytes().all(|b| b.is_ascii_digit()) {
+        let trimmed = t.trim_start_matches('0');
+        t = if trimmed.is_empty() { "0" } else { trimmed }.to_string();
+    }
+    t
+}
+
+/// Byte ranges of the words (letters and digits) of a text.
+fn words(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut it = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        while let Some(&(_, c)) = it.peek() {
+            if c.is_alphanumeric() {
+                break;
+            }
+            it.next();
+        }
+        let (s, _) = *it.peek()?;
+        let mut e = s;
+        while let Some(&(i, c)) = it.peek() {
+            if !c.is_alphanumeric() {
+                break;
+            }
+            e = i + c.len_utf8();
+            it.next();
+        }
+        Some((s, e))
+    })
+}
+
+/// The words of the claims looked for: an id per word, and per id the (claim, word) pairs.
+struct Vocab {
+    ids: HashMap<String, usize>,
+    uses: Vec<Vec<(u32, u32)>>,
+}
+
+/// A claim looked for among the pages.
+struct Sought {
+    outcome: usize,
+    terms: Vec<String>,
+    weights: Vec<u32>,
+    total: u32,
+    /// Bates claims are near the pages stamped with the nearest numbers.
+    bates: Option<(String, u64)>,
+}
+
+/// The best pages found so far for one claim: (score, -distance for Bates, source order).
+#[derive(Clone)]
+struct Best {
+    score: i64,
+    order: (usize, u32),
+    cand: CandidateAt,
+}
+
+#[derive(Clone)]
+struct CandidateAt {
+    file: String,
+    page: u32,
+    bates: Option<String>,
+    excerpt: String,
+    highlights: Vec<(usize, usize)>,
+}
+
+/// What one thread found.
+#[derive(Default)]
+struct Found {
+    pages: HashMap<(String, u32), (String, Option<String>)>,
+    best: Vec<Vec<Best>>,
+    unreadable: Vec<(String, String)>,
+    from: HashMap<(String, u32), String>,
+    /// Stamped pages with a prefix some Bates claim has: prefix, number, order, the foot.
+    stamps: Vec<(String, u64, (usize, u32), CandidateAt)>,
+}
+
+pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gathered {
+    // The pages cited.
+    let mut wanted: HashMap<(String, u32), ()> = HashMap::new();
+    for o in outcomes {
+        if let Some(l) = &o.source {
+            wanted.insert((l.file.clone(), l.page), ());
+        }
+    }
+    let wanted_files: HashSet<String> = wanted.keys().map(|(f, _)| f.clone()).collect();
+    let mut bates_prefixes: HashSet<String> = HashSet::new();
+    // The claims without support, and their words.
+    let mut sought: Vec<Sought> = Vec::new();
+    let mut vocab = Vocab {
+        ids: HashMap::new(),
+        uses: Vec::new(),
+    };
+    for (oi, o) in outcomes.iter().enumerate() {
+        if o.source.is_some() {
+            continue;
+        }
+        let si = sought.len() as u32;
+        let bates = match &o.claim.key {
+            Key::Bates { prefix, number } => Some((prefix.to_ascii_uppercase(), *number)),
+            Key::BatesRange { prefix, from, .. } => Some((prefix.to_ascii_uppercase(), *from)),
+            _ => None,
+        };
+        if let Some((p, _)) = &bates {
+            bates_prefixes.insert(p.clone());
+        }
+        let ts = if bates.is_some() {
+            Vec::new()
+        } else {
+            terms(&o.claim.text)
+        };
+        let weights: Vec<u32> = ts
+            .iter()
+            .map(|t| {
+                if t.bytes().any(|b| b.is_ascii_digit()) {
+                    3
+                } else {
+                    1
+                }
+            })
+            .collect();
+        for (ti, t) in ts.iter().enumerate() {
+            let id = *vocab.ids.entry(t.clone()).or_insert_with(|| {
+                vocab.uses.push(Vec::new());
+                vocab.uses.len() - 1
+            });
+            vocab.uses[id].push((si, ti as u32));
+        }
+        sought.push(Sought {
+            outcome: oi,
+            terms: ts,
+            total: weights.iter().sum(),
+            weights,
+            bates,
+        });
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8)
+        .min(evidence.sources.len().max(1));
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::new());
+    let wants = Wants {
+        pages: &wanted,
+        files: &wanted_files,
+        bates_prefixes: &bates_prefixes,
+        sought: &sought,
+        vocab: &vocab,
+        images,
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let f = scan(evidence, &next, &wants);
+                results.lock().unwrap_or_else(|e| e.into_inner()).push(f);
+            });
+        }
+    });
+    let mut all = Found {
+        best: vec![Vec::new(); sought.len()],
+        ..Found::default()
+    };
+    for f in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        all.pages.extend(f.pages);
+        all.from.extend(f.from);
+        all.unreadable.extend(f.unreadable);
+        all.stamps.extend(f.stamps);
+        for (si, b) in f.best.into_iter().enumerate() {
+            for x in b {
+                keep(&mut all.best[si], x);
+            }
+        }
+    }
+
+    // Bates claims: the pages stamped nearest to the number.
+    for (si, s) in sought.iter().enumerate() {
+        let Some((p, want)) = &s.bates else { continue };
+        for (prefix, n, order, cand) in &all.stamps {
+            let score = -(n.abs_diff(*want).min(i64::MAX as u64) as i64);
+            if prefix == p && would_keep(&all.best[si], score, *order) {
+                keep(
+                    &mut all.best[si],
+                    Best {
+                        score,
+                        order: *order,
+                        cand: cand.clone(),
+                    },
+                );
+            }
+        }
+    }
+
+    // The pages, in the order claims cite them, each once.
+    let mut pages: Vec<Page> = Vec::new();
+    let mut page_ix: HashMap<(String, u32), usize> = HashMap::new();
+    let mut missing: Vec<(String, String)> = Vec::new();
+    let mut shown = Vec::with_capacity(outcomes.len());
+    for o in outcomes {
+        let Some(l) = &o.source else {
+            shown.push(None);
+            continue;
+        };
+        let key = (l.file.clone(), l.page);
+        let Some((raw, _)) = all.pages.get(&key) else {
+            if !missing.iter().any(|(f, _)| *f == l.file) {
+                let problem = all
+                    .unreadable
+                    .iter()
+                    .find(|(f, _)| *f == l.file)
+                    .map(|(_, p)| p.clone())
+                    .unwrap_or_else(|| format!("the file has no page {}", l.page));
+                missing.push((l.file.clone(), problem));
+            }
+            shown.push(None);
+            continue;
+        };
+        let pi = *page_ix.entry(key.clone()).or_insert_with(|| {
+            let from = all.from.get(&key).cloned();
+            let image = if images && from.as_deref() == Some("ocr") {
+                page_image(Path::new(&l.file), l.page)
+            } else {
+                None
+            };
+            pages.push(Page {
+                file: l.file.clone(),
+                page: l.page,
+                bates: l.bates.clone(),
+                text: raw.clone(),
+                from,
+                image,
+            });
+            pages.len() - 1
+        });
+        let raw = &pages[pi].text;
+        let found: Vec<(usize, usize)> = if l.span.1 > l.span.0 {
+            let norm = normalize(raw);
+            norm.get(l.span.0..l.span.1)
+                .and_then(|m| locate(raw, m))
+                .into_iter()
+                .collect()
+        } else if let Some(b) = &l.bates {
+            locate(raw, b).into_iter().collect()
+        } else {
+            Vec::new()
+        };
+        shown.push(Some(Shown {
+            page: pi,
+            highlights: utf16(raw, &found),
+        }));
+    }
+    let mut candidates: Vec<Vec<Candidate>> = (0..outcomes.len()).map(|_| Vec::new()).collect();
+    for (si, s) in sought.iter().enumerate() {
+        candidates[s.outcome] = all.best[si]
+            .iter()
+            .map(|b| Candidate {
+                file: b.cand.file.clone(),
+                page: b.cand.page,
+                bates: b.cand.bates.clone(),
+                highlights: utf16(&b.cand.excerpt, &b.cand.highlights),
+                spans: b.cand.highlights.clone(),
+                excerpt: b.cand.excerpt.clone(),
+            })
+            .collect();
+    }
+    Gathered {
+        pages,
+        shown,
+        candidates,
+        missing,
+    }
+}
+
+/// Keeps the best few, higher score first, then earlier in the sources.
+fn keep(best: &mut Vec<Best>, b: Best) {
+    best.push(b);
+    best.sort_by(|x, y| y.score.cmp(&x.score).then(x.order.cmp(&y.order)));
+    best.truncate(CANDIDATES);
+}
+
+/// Whether a page with this score would enter the best few.
+fn would_keep(best: &[Best], score: i64, order: (usize, u32)) -> bool {
+    best.len() < CANDIDATES
+        || best
+            .last()
+            .is_some_and(|w| score > w.score || (score == w.score && order < w.order))
+}
+
+/// What the scan looks for.
+struct Wants<'a> {
+    /// The pages claims cite, and their files.
+    pages: &'a HashMap<(String, u32), ()>,
+    files: &'a HashSet<String>,
+    /// The prefixes of the Bates claims nothing supports.
+    bates_prefixes: &'a HashSet<String>,
+    sought: &'a [Sought],
+    vocab: &'a Vocab,
+    images: bool,
+}
+
+/// Reads one file after another from the shared queue.
+fn scan(ev: &Evidence, next: &AtomicUsize, wants: &Wants) -> Found {
+    let Wants {
+        pages: wanted,
+        files: wanted_files,
+        bates_prefixes,
+        sought,
+        vocab,
+        images,
+    } = *wants;
+    let mut f = Found {
+        best: vec![Vec::new(); sought.len()],
+        ..Found::default()
+    };
+    // Per claim, which of its words the page has; the claims touched; per word, the last page
+    // that had it (so a word met again on a page is not looked up again).
+    let mut masks: Vec<u64> = vec![0; sought.len()];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut seen: Vec<u64> = vec![u64::MAX; vocab.uses.len()];
+    let mut page_no: u64 = 0;
+    let mut buf = String::new();
+    loop {
+        let di = next.fetch_add(1, Ordering::Relaxed);
+        let Some(source) = ev.sources.get(di) else {
+            return f;
+        };
+        let (path, pages, from) = match load(source, images, wanted_files) {
+            (Doc::Pages { path, pages }, from) => (path, pages, from),
+            (Doc::Unreadable { path, problem }, _) => {
+                f.unreadable.push((path, problem));
+                continue;
+            }
+        };
+        for (i, raw) in pages.iter().enumerate() {
+            let number = i as u32 + 1;
+            let bates = stamp_of(raw);
+            let key = (path.clone(), number);
+            if wanted.contains_key(&key) {
+                if let Some(how) = from.get(i) {
+                    f.from.insert(key.clone(), how.clone());
+                }
+                f.pages.insert(key, (raw.clone(), bates.clone()));
+            }
+            if sought.is_empty() {
+                continue;
+            }
+            // Stamped pages, for the Bates claims: which are nearest is decided at the end.
+            if let Some(b) = &bates {
+                let split = b.find(|c: char| c.is_ascii_digit()).unwrap_or(b.len());
+                let (prefix, digits) = b.split_at(split);
+                let prefix = prefix
+                    .trim_end_matches([' ', '_', '-'])
+                    .to_ascii_uppercase();
+                if let (Ok(n), true) = (digits.parse::<u64>(), bates_prefixes.contains(&prefix)) {
+                    // The page's foot, with the stamp's line highlighted.
+                    let t = raw.trim_end();
+                    let line = t.rfind('\n').map_or(0, |i| i + 1);
+                    let line = line + (t[line..].len() - t[line..].trim_start().len());
+                    let cand = excerpt(&path, number, &bates, raw, &[(line, t.len())]);
+                    f.stamps.push((prefix, n, (di, number), cand));
+                }
+            }
+            // Other claims: the share of their words on the page.
+            page_no += 1;
+            for &si in &touched {
+                masks[si as usize] = 0;
+            }
+            touched.clear();
+            for (s, e) in words(raw) {
+                buf.clear();
+                let w = &raw[s..e];
+                if w.is_ascii() {
+                    buf.push_str(w);
+                    buf.make_ascii_lowercase();
+                } else {
+                    buf.push_str(&w.to_lowercase());
+                }
+                let key: &str = if buf.bytes().all(|b| b.is_ascii_digit()) {
+                    let t = buf.trim_start_matches('0');
+                    if t.is_empty() {
+                        "0"
+                    } else {
+                        t
+                    }
+                } else {
+                    &buf
+                };
+                if let Some(&id) = vocab.ids.get(key) {
+                    if seen[id] == page_no {
+                        continue;
+                    }
+                    seen[id] = page_no;
+                    for &(si, ti) in &vocab.uses[id] {
+                        let m = &mut masks[si as usize];
+                        if *m == 0 {
+                            touched.push(si);
+                        }
+                        *m |= 1 << ti;
+                    }
+                }
+            }
+            for &si in &touched {
+                let mask = masks[si as usize];
+                let s = &sought[si as usize];
+                let score: u32 = (0..s.weights.len())
+                    .filter(|t| mask & (1 << t) != 0)
+                    .map(|t| s.weights[t])
+                    .sum();
+                let matched = mask.count_ones();
+                if score * 2 < s.total || (matched < 2 && s.weights.len() > 1) {
+                    continue;
+                }
+                let score = score as i64;
+                if would_keep(&f.best[si as usize], score, (di, number)) {
+                    let at = term_places(raw, &s.terms, mask);
+                    let cand = excerpt(&path, number, &bates, raw, &at);
+                    keep(
+                        &mut f.best[si as usize],
+                        Best {
+                            score,
+                            order: (di, number),
+                            cand,
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The byte ranges of the words of `terms` on a page, for the terms set in `mask`, in the
+/// densest stretch of the page.
+fn term_places(raw: &str, terms: &[String], mask: u64) -> Vec<(usize, usize)> {
+    let mut places: Vec<(usize, usize, usize)> = Vec::new();
+    for (s, e) in words(raw) {
+        let t = term(&raw[s..e]);
+        if let Some(ti) = terms.iter().position(|x| *x == t) {
+            if mask & (1 << ti) != 0 {
+                places.push((s, e, ti));
+            }
+        }
+    }
+    // The shortest stretch holding every matched term.
+    let need = mask.count_ones() as usize;
+    let mut best: Option<(usize, usize)> = None;
+    let mut count: HashMap<usize, usize> = HashMap::new();
+    let mut lo = 0;
+    for hi in 0..places.len() {
+        *count.entry(places[hi].2).or_default() += 1;
+        while count.len() == need {
+            let span = places[hi].1 - places[lo].0;
+            if best.is_none_or(|(a, b)| span < places[b].1 - places[a].0) {
+                best = Some((lo, hi));
+            }
+            let t = places[lo].2;
+            if let Some(c) = count.get_mut(&t) {
+                *c -= 1;
+                if *c == 0 {
+                    count.remove(&t);
+                }
+            }
+            lo += 1;
+        }
+    }
+    best.map_or_else(Vec::new, |(a, b)| {
+        places[a..=b].iter().map(|&(s, e, _)| (s, e)).collect()
+    })
+}
+
+/// An excerpt of a page around byte ranges, with the ranges moved into it.
+fn excerpt(
+    file: &str,
+    page: u32,
+    bates: &Option<String>,
+    raw: &str,
+    at: &[(usize, usize)],
+) -> CandidateAt {
+    let first = at.first().map_or(0, |a| a.0);
+    let last = at.last().map_or(0, |a| a.1);
+    let mut s = first.saturating_sub(CONTEXT);
+    while !raw.is_char_boundary(s) {
+        s -= 1;
+    }
+    let mut e = (last + CONTEXT).min(raw.len());
+    while !raw.is_char_boundary(e) {
+        e += 1;
+    }
+    let mut text = String::new();
+    if s > 0 {
+        text.push('…');
+    }
+    let shift = text.len();
+    text.push_str(&raw[s..e]);
+    if e < raw.len() {
+        text.push('…');
+    }
+    CandidateAt {
+        file: file.to_string(),
+        page,
+        bates: bates.clone(),
+        excerpt: text,
+        highlights: at
+            .iter()
+            .map(|&(a, b)| (a - s + shift, b - s + shift))
+            .collect(),
+    }
+}
+
+/// Loads a source's pages, with how each page's text was read when that is known.
+fn load(source: &DocSource, images: bool, wanted_files: &HashSet<String>) -> (Doc, Vec<String>) {
+    let pdf_or_image = |p: &str| {
+        let l = p.to_ascii_lowercase();
+        [".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff"]
+            .iter()
+            .any(|e| l.ends_with(e))
+    };
+    match source {
+        DocSource::File(p) if pdf_or_image(&p.display().to_string()) => {
+            let opts = crate::sources::scan::Options::default();
+            match crate::sources::scan::pages(p, &opts) {
+                Ok(pages) => {
+                    let from = pages.iter().map(|p| p.from.clone()).collect();
+                    (
+                        Doc::Pages {
+                            path: p.display().to_string(),
+                            pages: pages.into_iter().map(|p| p.text).collect(),
+                        },
+                        from,
+                    )
+                }
+                Err(e) => (
+                    Doc::Unreadable {
+                        path: p.display().to_string(),
+                        problem: e.to_string(),
+                    },
+                    Vec::new(),
+                ),
+            }
+        }
+        // Pages given in memory by a run: how they were read is known from the text cache
+        // when the file is still there (it was read through it).
+        DocSource::Memory(Doc::Pages { path, .. })
+            if images && pdf_or_image(path) && wanted_files.contains(path) =>
+        {
+            let opts = crate::sources::scan::Options::default();
+            let from = crate::sources::scan::pages(Path::new(path), &opts)
+                .map(|p| p.into_iter().map(|p| p.from).collect())
+                .unwrap_or_default();
+            (source.load(), from)
+        }
+        _ => (source.load(), Vec::new()),
+    }
+}
+
+/// The first place a normalised text's words appear in order in a raw page, as a byte range.
+pub(crate) fn locate(raw: &str, wanted: &str) -> Option<(usize, usize)> {
+    let want: Vec<String> = words(wanted).map(|(s, e)| term(&wanted[s..e])).collect();
+    if want.is_empty() {
+        return None;
+    }
+    let have: Vec<(usize, usize)> = words(raw).collect();
+    let terms: Vec<String> = have.iter().map(|&(s, e)| term(&raw[s..e])).collect();
+    (0..terms.len().saturating_sub(want.len() - 1))
+        .find(|&i| terms[i..i + want.len()] == want[..])
+        .map(|i| (have[i].0, have[i + want.len() - 1].1))
+}
+
+/// Byte ranges of `text` as UTF-16 offsets, as a browser's script counts them.
+fn utf16(text: &str, ranges: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let mut bounds: Vec<usize> = ranges.iter().flat_map(|&(a, b)| [a, b]).collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    let mut map = HashMap::new();
+    let mut units = 0;
+    let mut bi = 0;
+    for (i, c) in text.char_indices() {
+        while bi < bounds.len() && bounds[bi] <= i {
+            map.insert(bounds[bi], units);
+            bi += 1;
+        }
+        units += c.len_utf16();
+    }
+    for &b in &bounds[bi..] {
+        map.insert(b, units);
+    }
+    ranges.iter().map(|&(a, b)| (map[&a], map[&b])).collect()
+}
+
+/// A scanned page as a small greyscale JPEG (a data URL), rendered by `pdftoppm`; an image
+/// source as it is, when it is small and a browser can show it.
+fn page_image(path: &Path, page: u32) -> Option<String> {
+    let lower = path.display().to_string().to_ascii_lowercase();
+    if lower.ends_with(".png") || lower.ends_with(".jpg") || lower.ends_with(".jpeg") {
+        let bytes = std::fs::read(path).ok()?;
+        if bytes.len() > 2_000_000 {
+            return None;
+        }
+        let kind = if lower.ends_with(".png") {
+            "png"
+        } else {
+            "jpeg"
+        };
+        return Some(format!("data:image/{kind};base64,{}", base64(&bytes)));
+    }
+    if !lower.ends_with(".pdf") {
+        return None;
+    }
+    let tool = crate::sources::scan::tool("pdftoppm", "LEXRUN_PDFTOPPM")?;
+    let dir = tempfile::tempdir().ok()?;
+    let out = dir.path().join("p");
+    let n = page.to_string();
+    let ok = std::process::Command::new(tool)
+        .args([
+            "-f",
+            &n,
+            "-l",
+            &n,
+            "-r",
+            "60",
+            "-gray",
+            "-jpeg",
+            "-singlefile",
+        ])
+        .arg(path)
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()?
+        .success();
+    if !ok {
+        return None;
+    }
+    let bytes = std::fs::read(out.with_extension("jpg")).ok()?;
+    Some(format!("data:image/jpeg;base64,{}", base64(&bytes)))
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for c in bytes.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalised_matches_are_found_in_the_raw_page() {
+        let raw = "The lease,\ndated  January 5,\n2024, says “rent is due”.";
+        let at = locate(raw, "January 5, 2024").unwrap();
+        assert_eq!(&raw[at.0..at.1], "January 5,\n2024");
+        let at = locate(raw, "\"rent is due\"").unwrap();
+        assert_eq!(&raw[at.0..at.1], "rent is due");
+    }
+
+    #[test]
+    fn an_unsupported_claim_is_shown_the_nearest_pages() {
+        let mut ev = Evidence::new(vec!["DOC".into()]);
+        ev.add_pages(
+            "a.txt".into(),
+            vec![
+                "Nothing about the invoice.\n\nDOC000001".into(),
+                "Paid. The invoice of March 4, 2024 was paid in full.\n\nDOC000003".into(),
+            ],
+        );
+        let draft = "The invoice was paid on March 5, 2024 (DOC000002).";
+        let v = crate::verify::verify(draft, &ev);
+        let g = gather(&v.outcomes, &ev, false);
+        let date = v
+            .outcomes
+            .iter()
+            .position(|o| o.claim.text == "March 5, 2024");
+        let c = &g.candidates[date.unwrap()];
+        assert_eq!(c.len(), 1, "only the page with the month and the year");
+        assert_eq!(c[0].page, 2);
+        let hl: Vec<&str> = c[0]
+            .highlights
+            .iter()
+            .map(|&(a, b)| &c[0].excerpt[a..b])
+            .collect();
+        assert_eq!(hl, ["March", "2024"]);
+        // A Bates number: the pages stamped nearest to it.
+        let bates = v.outcomes.iter().position(|o| o.claim.text == "DOC000002");
+        let c = &g.candidates[bates.unwrap()];
+        let pages: Vec<u32> = c.iter().map(|c| c.page).collect();
+        assert_eq!(pages, [1, 2]);
+        assert!(c[1].excerpt.ends_with("DOC000003"));
+    }
+
+    #[test]
+    fn offsets_count_utf16_units() {
+        let t = "é😀 ab";
+        let ab = t.find("ab").unwrap();
+        assert_eq!(utf16(t, &[(ab, ab + 2)]), vec![(4, 6)]);
+    }
+
+    #[test]
+    fn base64_matches_the_standard() {
+        assert_eq!(base64(b"Man"), "TWFu");
+        assert_eq!(base64(b"Ma"), "TWE=");
+        assert_eq!(base64(b"M"), "TQ==");
+    }
+}

@@ -1,0 +1,612 @@
+//! The review page: one self-contained HTML file a supervising attorney opens before signing.
+//! The draft as it will be filed, every claim marked where it stands by its status, the
+//! problems listed first, and beside the draft the evidence for the claim selected: the
+//! supporting page with the matched words highlighted (its scan too, for OCR'd pages), or the
+//! reason and the nearest pages when nothing supports it. A print layout lists every problem
+//! with its evidence, so the page can be filed with the work product.
+//!
+//! The page embeds everything (style, script, data as JSON) and needs no server or network.
+//! Drafts and evidence are only ever text on it: escaped in HTML, set with `textContent` by
+//! the script, and in the JSON block `<` is written `\u003c` so nothing can close the block.
+//! It carries lexrun's provenance marker, so the intake guard refuses it as evidence.
+//!
+//! Statuses are shown as the verifier names them: a status this page has no style for is
+//! still marked, with its word and a generic icon.
+
+mod draft;
+mod evidence;
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::verify::{Evidence, Outcome, SourceFile};
+
+/// What a review page is made from.
+pub struct Review<'a> {
+    /// What is verified (a draft's file name, or a matter and stage).
+    pub title: &'a str,
+    pub draft: &'a str,
+    pub outcomes: &'a [Outcome],
+    pub files: &'a [SourceFile],
+    /// The evidence verified against, read again for the pages the page shows.
+    pub evidence: &'a Evidence,
+    /// Where the verification comes from, as (name, value): run, stage, model, plan hash.
+    pub provenance: Vec<(String, String)>,
+    /// Render scanned pages as images (with `pdftoppm`).
+    pub images: bool,
+}
+
+/// The icon beside a status, so the status never depends on colour.
+pub(crate) fn icon(status: &str) -> &'static str {
+    match status {
+        "supported" => "✓",
+        "unsupported" => "✗",
+        "miscited" => "≠",
+        "unrecognized" | "unrecognised" => "?",
+        "contradicted" => "⊘",
+        "partly supported" | "partial" => "◐",
+        _ => "•",
+    }
+}
+
+/// Problems come first, in this order of status, then in draft order.
+fn rank(status: &str) -> u8 {
+    match status {
+        "unsupported" => 0,
+        "miscited" => 1,
+        "contradicted" => 2,
+        "supported" => 9,
+        _ => 5,
+    }
+}
+
+pub(crate) fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + s.len() / 8);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The status of an outcome, as the verifier's JSON report writes it.
+pub fn status_word(o: &Outcome) -> String {
+    serde_json::to_value(o.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("{:?}", o.status).to_lowercase())
+}
+
+#[derive(Serialize)]
+struct Data<'a> {
+    claims: Vec<ClaimData<'a>>,
+    pages: Vec<PageData<'a>>,
+    missing: &'a [(String, String)],
+}
+
+#[derive(Serialize)]
+struct ClaimData<'a> {
+    k: &'static str,
+    s: &'a str,
+    t: &'a str,
+    l: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    r: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src: Option<SrcData<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pg: Option<usize>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    hl: &'a [(usize, usize)],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    c: Vec<CandData<'a>>,
+}
+
+#[derive(Serialize)]
+struct SrcData<'a> {
+    f: &'a str,
+    p: u32,
+    b: Option<&'a str>,
+    snip: &'a str,
+}
+
+#[derive(Serialize)]
+struct PageData<'a> {
+    f: &'a str,
+    p: u32,
+    b: Option<&'a str>,
+    t: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    o: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    img: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct CandData<'a> {
+    f: &'a str,
+    p: u32,
+    b: Option<&'a str>,
+    x: &'a str,
+    hl: &'a [(usize, usize)],
+}
+
+/// JSON that can sit inside a `<script>` element: no `<`, `>` or `&` appears as itself.
+fn script_json<T: Serialize>(v: &T) -> String {
+    let s = serde_json::to_string(v).unwrap_or_else(|_| "{}".into());
+    let mut out = String::with_capacity(s.len() + 64);
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The provenance as lexrun's marker: an HTML comment the intake guard recognises.
+fn marker(provenance: &[(String, String)]) -> String {
+    let clean = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join("_")
+            .replace("--", "-")
+            .replace('>', "")
+    };
+    let fields: Vec<String> = provenance
+        .iter()
+        .map(|(k, v)| format!("{}={}", clean(k), clean(v)))
+        .collect();
+    format!(
+        "<!-- lexrun:provenance kind=review {} -->",
+        fields.join(" ")
+    )
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The review page.
+pub fn page(r: &Review) -> String {
+    let g = evidence::gather(r.outcomes, r.evidence, r.images);
+    let statuses: Vec<String> = r.outcomes.iter().map(status_word).collect();
+    // Lines, counted once through the draft.
+    let mut order: Vec<usize> = (0..r.outcomes.len()).collect();
+    order.sort_by_key(|&i| r.outcomes[i].claim.start);
+    let mut lines = vec![0; r.outcomes.len()];
+    let (mut at, mut line) = (0, 1);
+    for &i in &order {
+        let s = r.outcomes[i].claim.start.min(r.draft.len());
+        if s > at {
+            line += r.draft.as_bytes()[at..s]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            at = s;
+        }
+        lines[i] = line;
+    }
+
+    let claims: Vec<ClaimData> = r
+        .outcomes
+        .iter()
+        .enumerate()
+        .map(|(i, o)| ClaimData {
+            k: o.claim.kind.as_str(),
+            s: &statuses[i],
+            t: &o.claim.text,
+            l: lines[i],
+            r: o.reason.as_deref(),
+            src: o.source.as_ref().map(|l| SrcData {
+                f: &l.file,
+                p: l.page,
+                b: l.bates.as_deref(),
+                snip: &l.snippet,
+            }),
+            pg: g.shown[i].as_ref().map(|s| s.page),
+            hl: g.shown[i]
+                .as_ref()
+                .map_or(&[][..], |s| s.highlights.as_slice()),
+            c: g.candidates[i]
+                .iter()
+                .map(|c| CandData {
+                    f: &c.file,
+                    p: c.page,
+                    b: c.bates.as_deref(),
+                    x: &c.excerpt,
+                    hl: &c.highlights,
+                })
+                .collect(),
+        })
+        .collect();
+    let data = Data {
+        claims,
+        pages: g
+            .pages
+            .iter()
+            .map(|p| PageData {
+                f: &p.file,
+                p: p.page,
+                b: p.bates.as_deref(),
+                t: &p.text,
+                o: p.from.as_deref(),
+                img: p.image.as_deref(),
+            })
+            .collect(),
+        missing: &g.missing,
+    };
+
+    let marks: Vec<draft::Mark> = r
+        .outcomes
+        .iter()
+        .enumerate()
+        .map(|(i, o)| draft::Mark {
+            start: o.claim.start,
+            end: o.claim.end,
+            kind: o.claim.kind.as_str(),
+            status: &statuses[i],
+        })
+        .collect();
+    let body = draft::render(r.draft, &marks);
+
+    let mut problems: Vec<usize> = (0..r.outcomes.len())
+        .filter(|&i| statuses[i] != "supported")
+        .collect();
+    problems.sort_by_key(|&i| (rank(&statuses[i]), r.outcomes[i].claim.start));
+
+    let mut s = String::with_capacity(body.len() + 4096 + r.outcomes.len() * 400);
+    let title = format!("Verification of {}", r.title);
+    let _ = write!(
+        s,
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n{}\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"generator\" content=\"lexrun\">\n<title>{}</title>\n<style>\n{}</style>\n</head>\n<body>\n\
+         <a class=\"skip\" href=\"#problems\">Skip to the problems</a>\n<header>\n<h1>{}</h1>\n",
+        marker(&r.provenance),
+        escape(&title),
+        include_str!("review.css"),
+        escape(&title),
+    );
+    // The verdict, provenance, legend and counts.
+    let unreadable: Vec<&SourceFile> = r.files.iter().filter(|f| f.problem.is_some()).collect();
+    let _ = writeln!(
+        s,
+        "<p class=\"verdict\">{} claims checked, {} problem{}. {}</p>",
+        r.outcomes.len(),
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" },
+        if problems.is_empty() && unreadable.is_empty() {
+            "Every claim is supported by the sources."
+        } else {
+            "<strong>Not ready to sign:</strong> the claims listed under Problems are not supported as written."
+        }
+    );
+    s.push_str("<dl class=\"prov\">");
+    for (k, v) in &r.provenance {
+        let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(v));
+    }
+    s.push_str("</dl>\n");
+    legend(&mut s, r.outcomes, &statuses);
+    for f in &unreadable {
+        let _ = writeln!(
+            s,
+            "<p class=\"warn\" role=\"alert\"><span aria-hidden=\"true\">⚠</span> Could not read <code>{}</code>: {} — nothing it might support counts as supported.</p>",
+            escape(&f.path),
+            escape(f.problem.as_deref().unwrap_or(""))
+        );
+    }
+    for (f, why) in &g.missing {
+        let _ = writeln!(
+            s,
+            "<p class=\"warn missing\" role=\"alert\"><span aria-hidden=\"true\">⚠</span> Source file missing: <code>{}</code> has moved or been deleted since the verification ({}). Claims it supports show the verifier's excerpt only.</p>",
+            escape(f),
+            escape(why)
+        );
+    }
+    controls(&mut s, r.outcomes, &statuses);
+    s.push_str("</header>\n<main>\n");
+
+    // The problems, linked into the draft.
+    let _ = write!(
+        s,
+        "<nav id=\"problems\" aria-labelledby=\"problems-h\">\n<h2 id=\"problems-h\">Problems ({})</h2>\n",
+        problems.len()
+    );
+    if problems.is_empty() {
+        s.push_str("<p>None: every claim is supported.</p>\n");
+    } else {
+        s.push_str("<ol>\n");
+        for &i in &problems {
+            let o = &r.outcomes[i];
+            let st = &statuses[i];
+            let _ = writeln!(
+                s,
+                "<li data-i=\"{i}\" data-k=\"{k}\" data-s=\"{ste}\" class=\"s-{ste}\"><a href=\"#c{i}\" data-i=\"{i}\"><span class=\"ic\" aria-hidden=\"true\">{ic}</span> <span class=\"st\">{ste}</span> {k}, line {l}: <q>{t}</q></a></li>",
+                k = o.claim.kind.as_str(),
+                ste = escape(st),
+                ic = icon(st),
+                l = lines[i],
+                t = escape(&one_line(&o.claim.text)),
+            );
+        }
+        s.push_str("</ol>\n");
+    }
+    s.push_str("</nav>\n");
+    let _ = write!(
+        s,
+        "<article id=\"draft\" aria-labelledby=\"draft-h\">\n<h2 id=\"draft-h\">Draft</h2>\n{body}</article>\n"
+    );
+    s.push_str(
+        "<aside id=\"evidence\" aria-labelledby=\"evidence-h\">\n<h2 id=\"evidence-h\">Evidence</h2>\n\
+         <div id=\"ev-body\" aria-live=\"polite\"><p>Select a claim in the draft or in the list of problems to see its evidence here.</p></div>\n</aside>\n</main>\n",
+    );
+    print_section(&mut s, r, &statuses, &problems, &lines, &g);
+    let _ = write!(
+        s,
+        "<script type=\"application/json\" id=\"review-data\">{}</script>\n<script>\n{}</script>\n</body>\n</html>\n",
+        script_json(&data),
+        include_str!("review.js")
+    );
+    s
+}
+
+/// Counts by status and by kind, as tables: the legend.
+fn legend(s: &mut String, outcomes: &[Outcome], statuses: &[String]) {
+    let mut by_status: Vec<(&str, usize)> = Vec::new();
+    for st in ["supported", "unsupported"]
+        .into_iter()
+        .chain(statuses.iter().map(String::as_str))
+    {
+        if !by_status.iter().any(|(x, _)| *x == st) {
+            by_status.push((st, 0));
+        }
+    }
+    for st in statuses {
+        if let Some(e) = by_status.iter_mut().find(|e| e.0 == st.as_str()) {
+            e.1 += 1;
+        }
+    }
+    by_status.sort_by_key(|(st, _)| rank(st));
+    s.push_str("<div class=\"legend\">\n<table class=\"counts\"><caption>Claims by status</caption>\n<thead><tr><th scope=\"col\">mark</th><th scope=\"col\">status</th><th scope=\"col\">claims</th></tr></thead><tbody>\n");
+    for (st, n) in &by_status {
+        let _ = writeln!(
+            s,
+            "<tr><td><mark class=\"c s-{ste}\"><span class=\"ic\" aria-hidden=\"true\">{}</span>claim</mark></td><th scope=\"row\">{ste}</th><td class=\"n\">{n}</td></tr>",
+            icon(st),
+            ste = escape(st)
+        );
+    }
+    s.push_str("</tbody></table>\n");
+    let mut kinds: Vec<(&str, usize, usize)> = Vec::new();
+    for (o, st) in outcomes.iter().zip(statuses) {
+        let k = o.claim.kind.as_str();
+        let problem = usize::from(st != "supported");
+        match kinds.iter_mut().find(|(x, _, _)| *x == k) {
+            Some(e) => {
+                e.1 += 1;
+                e.2 += problem;
+            }
+            None => kinds.push((k, 1, problem)),
+        }
+    }
+    s.push_str("<table class=\"counts\"><caption>Claims by kind</caption>\n<thead><tr><th scope=\"col\">kind</th><th scope=\"col\">claims</th><th scope=\"col\">problems</th></tr></thead><tbody>\n");
+    for (k, n, p) in &kinds {
+        let _ = writeln!(
+            s,
+            "<tr><th scope=\"row\">{k}</th><td class=\"n\">{n}</td><td class=\"n\">{p}</td></tr>"
+        );
+    }
+    s.push_str("</tbody></table>\n</div>\n");
+}
+
+/// The filter and the problem navigation.
+fn controls(s: &mut String, outcomes: &[Outcome], statuses: &[String]) {
+    let mut kinds: Vec<&str> = outcomes.iter().map(|o| o.claim.kind.as_str()).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let mut sts: Vec<&str> = statuses.iter().map(String::as_str).collect();
+    sts.sort_by_key(|x| (rank(x), *x));
+    sts.dedup();
+    s.push_str("<form class=\"controls\" id=\"controls\" onsubmit=\"return false\">\n<label for=\"f-kind\">Kind</label> <select id=\"f-kind\"><option value=\"\">all kinds</option>");
+    for k in kinds {
+        let _ = write!(s, "<option value=\"{k}\">{k}</option>");
+    }
+    s.push_str("</select>\n<label for=\"f-status\">Status</label> <select id=\"f-status\"><option value=\"\">all statuses</option><option value=\"problem\">every problem</option>");
+    for st in sts {
+        let _ = write!(s, "<option value=\"{0}\">{0}</option>", escape(st));
+    }
+    s.push_str("</select>\n<button type=\"button\" id=\"prev\">◀ Previous problem</button> <button type=\"button\" id=\"next\">Next problem ▶</button>\n<span class=\"hint\">Keys: <kbd>n</kbd>/<kbd>j</kbd> next problem, <kbd>p</kbd>/<kbd>k</kbd> previous (with a status chosen, the next claim of that status).</span>\n</form>\n");
+}
+
+/// Every problem with its evidence, for print.
+fn print_section(
+    s: &mut String,
+    r: &Review,
+    statuses: &[String],
+    problems: &[usize],
+    lines: &[usize],
+    g: &evidence::Gathered,
+) {
+    let _ = write!(
+        s,
+        "<section id=\"print-problems\" aria-labelledby=\"print-h\">\n<h2 id=\"print-h\">Every problem, with its evidence ({})</h2>\n",
+        problems.len()
+    );
+    if problems.is_empty() {
+        s.push_str("<p>None: every claim is supported.</p>\n</section>\n");
+        return;
+    }
+    s.push_str("<table class=\"plist\"><thead><tr><th scope=\"col\">#</th><th scope=\"col\">line</th><th scope=\"col\">status</th><th scope=\"col\">kind</th><th scope=\"col\">claim</th><th scope=\"col\">why, and the nearest evidence</th></tr></thead><tbody>\n");
+    for (n, &i) in problems.iter().enumerate() {
+        let o = &r.outcomes[i];
+        let st = &statuses[i];
+        let _ = write!(
+            s,
+            "<tr data-i=\"{i}\"><td>{}</td><td>{}</td><td><span aria-hidden=\"true\">{}</span> {}</td><td>{}</td><td>{}</td><td>",
+            n + 1,
+            lines[i],
+            icon(st),
+            escape(st),
+            o.claim.kind.as_str(),
+            escape(&one_line(&o.claim.text)),
+        );
+        if let Some(why) = &o.reason {
+            let _ = write!(s, "<p>{}</p>", escape(why));
+        }
+        if let Some(l) = &o.source {
+            let _ = write!(
+                s,
+                "<p>Cited source: {} p. {}{}</p>",
+                escape(&l.file),
+                l.page,
+                l.bates
+                    .as_ref()
+                    .map_or(String::new(), |b| format!(" ({})", escape(b)))
+            );
+        }
+        for c in &g.candidates[i] {
+            let _ = write!(
+                s,
+                "<p class=\"cand\">Nearest: {} p. {}{}: <q>{}</q></p>",
+                escape(&c.file),
+                c.page,
+                c.bates
+                    .as_ref()
+                    .map_or(String::new(), |b| format!(" ({})", escape(b))),
+                marked(&c.excerpt, &c.spans)
+            );
+        }
+        if g.candidates[i].is_empty() && o.source.is_none() {
+            s.push_str("<p class=\"cand\">No page of the sources comes near.</p>");
+        }
+        s.push_str("</td></tr>\n");
+    }
+    s.push_str("</tbody></table>\n</section>\n");
+}
+
+/// Text with byte ranges wrapped in `<mark>`, escaped.
+fn marked(text: &str, spans: &[(usize, usize)]) -> String {
+    let mut out = String::new();
+    let mut at = 0;
+    for &(a, b) in spans {
+        if a < at || b > text.len() {
+            continue;
+        }
+        out.push_str(&escape(&text[at..a]));
+        out.push_str("<mark>");
+        out.push_str(&escape(&text[a..b]));
+        out.push_str("</mark>");
+        at = b;
+    }
+    out.push_str(&escape(&text[at..]));
+    out
+}
+
+/// One verification listed on a run's index page.
+pub struct IndexEntry {
+    pub matter: String,
+    pub stage: String,
+    pub round: u32,
+    /// What it found, e.g. `12 claims, 2 unsupported: blocked`.
+    pub summary: String,
+    pub problems: bool,
+    /// The review page, relative to the index.
+    pub href: String,
+}
+
+/// A run's index page: every verification of the run, linked to its review page.
+pub fn index_page(run: &str, provenance: &[(String, String)], entries: &[IndexEntry]) -> String {
+    let mut s = String::new();
+    let title = format!("Verifications of run {run}");
+    let _ = write!(
+        s,
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n{}\n<meta name=\"generator\" content=\"lexrun\">\n<title>{t}</title>\n<style>\n{}</style>\n</head>\n<body class=\"index\">\n<header>\n<h1>{t}</h1>\n<dl class=\"prov\">",
+        marker(provenance),
+        include_str!("review.css"),
+        t = escape(&title),
+    );
+    for (k, v) in provenance {
+        let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(v));
+    }
+    s.push_str("</dl>\n</header>\n<main class=\"index\">\n");
+    if entries.is_empty() {
+        s.push_str("<p>This run verified no stage.</p>\n");
+    } else {
+        s.push_str("<table class=\"plist\"><caption>Verified stages</caption><thead><tr><th scope=\"col\">matter</th><th scope=\"col\">stage</th><th scope=\"col\">round</th><th scope=\"col\">result</th><th scope=\"col\">review</th></tr></thead><tbody>\n");
+        for e in entries {
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{} {}</td><td><a href=\"{}\">open the review</a></td></tr>",
+                escape(&e.matter),
+                escape(&e.stage),
+                e.round,
+                if e.problems { "<span aria-hidden=\"true\">✗</span>" } else { "<span aria-hidden=\"true\">✓</span>" },
+                escape(&e.summary),
+                escape(&e.href)
+            );
+        }
+        s.push_str("</tbody></table>\n");
+    }
+    s.push_str("</main>\n</body>\n</html>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify;
+
+    fn review_of(draft: &str, pages: &[&str]) -> String {
+        let mut ev = Evidence::new(vec!["DOC".into()]);
+        ev.add_pages(
+            "lease.txt".into(),
+            pages.iter().map(|p| p.to_string()).collect(),
+        );
+        let v = verify::verify(draft, &ev);
+        page(&Review {
+            title: "draft.md",
+            draft,
+            outcomes: &v.outcomes,
+            files: &v.files,
+            evidence: &ev,
+            provenance: vec![("run".into(), "run-1".into())],
+            images: false,
+        })
+    }
+
+    #[test]
+    fn the_data_block_cannot_be_closed_by_evidence() {
+        let html = review_of(
+            "The lease of January 5, 2024 says \"</script><script>alert(1)</script> ok\".",
+            &["Lease dated January 5, 2024. </script><script>alert(1)</script> ok\n\nDOC000001"],
+        );
+        assert_eq!(html.matches("<script").count(), 2, "{html}");
+        assert_eq!(html.matches("</script>").count(), 2);
+        assert!(html.contains("lexrun:provenance"));
+    }
+
+    #[test]
+    fn problems_are_listed_first_and_the_page_is_marked() {
+        let html = review_of(
+            "Paid $100.00 on January 5, 2024 and $999.00 on May 1, 2024.",
+            &["Paid $100.00 on January 5, 2024.\n\nDOC000001"],
+        );
+        let nav = &html[html.find("<nav id=\"problems\"").unwrap()..html.find("</nav>").unwrap()];
+        assert_eq!(nav.matches("<li").count(), 2, "{nav}");
+        assert!(nav.contains("$999.00") && nav.contains("May 1, 2024"));
+        assert_eq!(html.matches("class=\"c s-supported\" data-i").count(), 2);
+        assert!(html.contains("\"hl\":[[6,12]]"), "{html}");
+    }
+}
