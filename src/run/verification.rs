@@ -266,6 +266,28 @@ pub(super) fn dollars(x: f64) -> String {
     )
 }
 
+/// The provenance a stage's review page shows and carries.
+fn review_provenance(
+    sh: &Shared,
+    m: &Matter,
+    stage_idx: usize,
+    round: u32,
+) -> Vec<(String, String)> {
+    let step = &sh.plan.steps[stage_idx].item;
+    let model = match &step.kind {
+        StepKind::Model(ms) => ms.model.clone(),
+        StepKind::Tool(_) => "none (a tool step)".into(),
+    };
+    vec![
+        ("run".into(), sh.run_id.clone()),
+        ("matter".into(), m.name.clone()),
+        ("stage".into(), step.name.clone()),
+        ("round".into(), round.to_string()),
+        ("model".into(), model),
+        ("plan hash".into(), sh.plan.hash.clone()),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,26 +320,4 @@ mod tests {
             }
         }
     }
-}
-
-/// The provenance a stage's review page shows and carries.
-fn review_provenance(
-    sh: &Shared,
-    m: &Matter,
-    stage_idx: usize,
-    round: u32,
-) -> Vec<(String, String)> {
-    let step = &sh.plan.steps[stage_idx].item;
-    let model = match &step.kind {
-        StepKind::Model(ms) => ms.model.clone(),
-        StepKind::Tool(_) => "none (a tool step)".into(),
-    };
-    vec![
-        ("run".into(), sh.run_id.clone()),
-        ("matter".into(), m.name.clone()),
-        ("stage".into(), step.name.clone()),
-        ("round".into(), round.to_string()),
-        ("model".into(), model),
-        ("plan hash".into(), sh.plan.hash.clone()),
-    ]
 }
