@@ -169,6 +169,7 @@ fn is_entry(rule: Rule) -> bool {
             | rule_e
             | rules_e
             | on_failure_e
+            | allow_e
             | bad_entry
     )
 }
@@ -178,7 +179,12 @@ fn is_entry(rule: Rule) -> bool {
 fn stands_alone(rule: Rule) -> bool {
     matches!(
         rule,
-        Rule::stop_e | Rule::when_e | Rule::rules_e | Rule::on_failure_e | Rule::sampling_e
+        Rule::stop_e
+            | Rule::when_e
+            | Rule::rules_e
+            | Rule::on_failure_e
+            | Rule::allow_e
+            | Rule::sampling_e
     )
 }
 

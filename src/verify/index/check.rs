@@ -1,0 +1,339 @@
+//! Checking claims against the index: each claim's key looked up, a pinpointed claim held to
+//! the pages its sentence cites, exhibits found by slip sheet or index.
+
+use super::*;
+
+impl Index {
+    /// The pages a cite (a Bates number or range) names that some source is stamped with:
+    /// their places in source order and their locations. A range names every page between
+    /// its ends (at most 10,000).
+    pub fn cited_pages(&self, key: &Key) -> Vec<((usize, u32), Location)> {
+        if let Key::Exhibit { label, pages } = key {
+            return self.exhibit(label, *pages).unwrap_or_default();
+        }
+        let (prefix, from, to) = match key {
+            Key::Bates { prefix, number } => (prefix, *number, *number),
+            Key::BatesRange { prefix, from, to } if from <= to => {
+                (prefix, *from, (*to).min(from + 10_000))
+            }
+            _ => return Vec::new(),
+        };
+        let p = prefix.to_ascii_uppercase();
+        (from..=to)
+            .filter_map(|n| self.stamps.get(&(p.clone(), n)))
+            .map(|l| (l.order, l.loc.clone()))
+            .collect()
+    }
+
+    /// The pages of an exhibit (all of them, or pages `from..=to` of it): by its slip sheet
+    /// in a binder, else by its Bates range in an exhibit index. `Err` says why not.
+    fn exhibit(&self, label: &str, pages: Option<(u32, u32)>) -> Result<Vec<ExhibitPage>, String> {
+        let pick = |n: usize| -> Result<(usize, usize), String> {
+            match pages {
+                None => Ok((0, n)),
+                Some((a, b)) if a >= 1 && a <= b && (b as usize) <= n => {
+                    Ok((a as usize - 1, b as usize))
+                }
+                Some((a, b)) => Err(format!(
+                    "Exhibit {label} has {n} page{}, so it has no page{} {}",
+                    if n == 1 { "" } else { "s" },
+                    if a == b { "" } else { "s" },
+                    if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}-{b}")
+                    }
+                )),
+            }
+        };
+        if let Some(all) = self.exhibit_pages.get(label) {
+            let (a, b) = pick(all.len())?;
+            return Ok(all[a..b].iter().map(|l| (l.order, l.loc.clone())).collect());
+        }
+        if let Some((prefix, from, to)) = self.exhibit_ranges.get(label) {
+            let n = (to.saturating_sub(*from) + 1) as usize;
+            let (a, b) = pick(n)?;
+            let p = prefix.to_ascii_uppercase();
+            let found: Vec<((usize, u32), Location)> = (from + a as u64..from + b as u64)
+                .filter_map(|k| self.stamps.get(&(p.clone(), k)))
+                .map(|l| (l.order, l.loc.clone()))
+                .collect();
+            if found.is_empty() {
+                return Err(format!(
+                    "the exhibit index gives Exhibit {label} as {prefix}{from:06}–{prefix}{to:06}, but no source page is stamped with those numbers"
+                ));
+            }
+            return Ok(found);
+        }
+        Err(
+            if self.exhibit_pages.is_empty() && self.exhibit_ranges.is_empty() {
+                format!(
+                "the sources have no slip sheets or exhibit index to find Exhibit {label} in; add the binder or its index to the sources, or cite Bates numbers"
+            )
+            } else {
+                let mut known: Vec<&String> = self
+                    .exhibit_pages
+                    .keys()
+                    .chain(self.exhibit_ranges.keys())
+                    .collect();
+                known.sort();
+                known.dedup();
+                format!(
+                    "there is no Exhibit {label} (the exhibits are {})",
+                    known
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+        )
+    }
+
+    /// Every page a supported fact is on.
+    fn pages_of(&self, key: &Key) -> Vec<(usize, u32)> {
+        let places = match key {
+            Key::Date { year, month, day } => self.dates.get(&(*year, *month, *day)),
+            Key::Money { cents } => self.money.get(cents),
+            Key::Percent { thousandths } => self.percents.get(thousandths),
+            Key::Statute { code, section } => {
+                let mut v: Vec<(usize, u32)> = Vec::new();
+                for k in [
+                    (code.clone(), section.clone()),
+                    (code.clone(), base_section(section)),
+                ] {
+                    if let Some(p) = self.statutes.get(&k) {
+                        v.extend(&p.pages);
+                    }
+                }
+                return v;
+            }
+            Key::Quote { text } => self.quotes.get(text),
+            Key::Case {
+                volume,
+                reporter,
+                page,
+                ..
+            } => {
+                return self
+                    .cases
+                    .get(&(*volume, reporter.clone(), *page))
+                    .map(|seen| seen.iter().map(|s| s.order).collect())
+                    .unwrap_or_default()
+            }
+            _ => None,
+        };
+        places.map(|p| p.pages.clone()).unwrap_or_default()
+    }
+
+    /// Checks a claim that its sentence cites to `cited` pages: supported only if it is on
+    /// one of them; found elsewhere, `miscited`, naming where it really is.
+    pub fn check_cited(&self, claim: Claim, cited: &[((usize, u32), Location)]) -> Outcome {
+        let mut o = self.check(claim);
+        o.cited = cited.iter().map(|(_, l)| l.clone()).collect();
+        if cited.is_empty() || o.status != Status::Supported {
+            return o;
+        }
+        let pages = self.pages_of(&o.claim.key);
+        if let Some((_, l)) = cited.iter().find(|(at, _)| pages.contains(at)) {
+            if o.source
+                .as_ref()
+                .is_none_or(|s| (&s.file, s.page) != (&l.file, l.page))
+            {
+                o.source = Some(l.clone());
+            }
+            return o;
+        }
+        let name = |l: &Location| {
+            l.bates
+                .clone()
+                .unwrap_or_else(|| format!("{} page {}", l.file, l.page))
+        };
+        let cited_names: Vec<String> = cited.iter().map(|(_, l)| name(l)).collect();
+        let actual = o.source.as_ref().map(name).unwrap_or_default();
+        o.status = Status::Miscited;
+        o.reason = Some(format!(
+            "found on {actual}, not on the cited {} {}; cite {actual} instead",
+            if cited_names.len() == 1 {
+                "page"
+            } else {
+                "pages"
+            },
+            cited_names.join(", ")
+        ));
+        o
+    }
+
+    /// Checks every claim.
+    pub fn check_all(&self, claims: Vec<Claim>) -> Vec<Outcome> {
+        claims.into_iter().map(|c| self.check(c)).collect()
+    }
+
+    /// Checks one claim.
+    pub fn check(&self, claim: Claim) -> Outcome {
+        let found: Result<Location, String> = match &claim.key {
+            Key::Unresolved(why) | Key::Unrecognized(why) => Err(why.clone()),
+            Key::Date { year, month, day } => self
+                .dates
+                .get(&(*year, *month, *day))
+                .map(|l| l.first.loc.clone())
+                .ok_or_else(|| {
+                    format!("no page of the sources gives the date {year:04}-{month:02}-{day:02}")
+                }),
+            Key::Money { cents } => self
+                .money
+                .get(cents)
+                .map(|l| l.first.loc.clone())
+                .ok_or_else(|| format!("the amount {} appears in no source", claim.text.trim())),
+            Key::Percent { thousandths } => self
+                .percents
+                .get(thousandths)
+                .map(|l| l.first.loc.clone())
+                .ok_or_else(|| format!("{} appears in no source", claim.text.trim())),
+            Key::Case {
+                volume,
+                reporter,
+                page,
+                pin,
+                year,
+            } => self
+                .check_case(*volume, reporter, *page, pin, *year)
+                .map_err(|e| e.unwrap_or_else(|| format!("no source cites {}", claim.text.trim()))),
+            Key::Statute { code, section } => self
+                .statutes
+                .get(&(code.clone(), section.clone()))
+                .or_else(|| self.statutes.get(&(code.clone(), base_section(section))))
+                .map(|l| l.first.loc.clone())
+                .ok_or_else(|| format!("{} is cited in no source", claim.text.trim())),
+            Key::Bates { prefix, number } => self
+                .stamps
+                .get(&(prefix.to_ascii_uppercase(), *number))
+                .map(|l| l.loc.clone())
+                .ok_or_else(|| format!("no page of the sources is stamped {}", claim.text.trim())),
+            Key::Exhibit { label, pages } => self.exhibit(label, *pages).and_then(|v| {
+                v.into_iter()
+                    .next()
+                    .map(|(_, l)| l)
+                    .ok_or_else(|| format!("Exhibit {label} has no pages"))
+            }),
+            Key::BatesRange { prefix, from, to } => {
+                let p = prefix.to_ascii_uppercase();
+                let w = width_of(&claim.text);
+                match (
+                    self.stamps.get(&(p.clone(), *from)),
+                    self.stamps.get(&(p, *to)),
+                ) {
+                    _ if from > to => Err("the range ends before it starts".into()),
+                    (Some(s), Some(_)) => Ok(s.loc.clone()),
+                    (None, _) => Err(format!("no page is stamped {prefix}{from:0w$}")),
+                    (_, None) => Err(format!("no page is stamped {prefix}{to:0w$}")),
+                }
+            }
+            Key::Quote { text } => self
+                .quotes
+                .get(text)
+                .map(|l| l.first.loc.clone())
+                .ok_or_else(|| {
+                    let segs = quote_segments(text);
+                    match segs.first() {
+                        None => "the quotation has no words to look for".into(),
+                        Some(s) if s.anchor().trim().is_empty() => {
+                            "the quotation is all bracketed alterations".into()
+                        }
+                        Some(_) if segs.len() > 1 => {
+                            "its words do not appear in order in any one source".into()
+                        }
+                        Some(_) if self.quote_openings.contains(text) => {
+                            "a source has its opening words, but the rest differs".into()
+                        }
+                        Some(_) => "no source has these words".into(),
+                    }
+                }),
+        };
+        match found {
+            Ok(loc) => Outcome {
+                claim,
+                status: Status::Supported,
+                source: Some(loc),
+                reason: None,
+                cited: Vec::new(),
+            },
+            Err(why) => Outcome {
+                status: if matches!(claim.key, Key::Unrecognized(_)) {
+                    Status::Unrecognized
+                } else {
+                    Status::Unsupported
+                },
+                claim,
+                source: None,
+                reason: Some(format!("{why}{}", self.unreadable_note())),
+                cited: Vec::new(),
+            },
+        }
+    }
+
+    /// `Err(None)` when no source cites the case at all.
+    fn check_case(
+        &self,
+        volume: u32,
+        reporter: &str,
+        page: u32,
+        pin: &Option<String>,
+        year: Option<u16>,
+    ) -> Result<Location, Option<String>> {
+        let Some(seen) = self.cases.get(&(volume, reporter.to_string(), page)) else {
+            return Err(None);
+        };
+        if let Some(y) = year {
+            if seen.iter().all(|s| s.year.is_some_and(|sy| sy != y)) {
+                let theirs = seen.iter().find_map(|s| s.year).unwrap_or(0);
+                return Err(Some(format!(
+                    "the sources date this case {theirs}, not {y}"
+                )));
+            }
+        }
+        if let Some(p) = pin {
+            let first = |s: &str| s.split('-').next().unwrap_or(s).to_string();
+            let pinned: Vec<&CaseSeen> = seen.iter().filter(|s| s.pin.is_some()).collect();
+            let matches = |s: &CaseSeen| {
+                s.pin
+                    .as_ref()
+                    .is_some_and(|sp| sp == p || first(sp) == first(p) || pin_within(sp, p))
+            };
+            if let Some(s) = pinned.iter().find(|s| matches(s)) {
+                return Ok(s.loc.clone());
+            }
+            if !pinned.is_empty() {
+                let theirs: Vec<&str> = pinned.iter().filter_map(|s| s.pin.as_deref()).collect();
+                return Err(Some(format!(
+                    "the sources cite this case at {}, not at {p}",
+                    theirs.join(", ")
+                )));
+            }
+        }
+        Ok(seen[0].loc.clone())
+    }
+}
+
+fn width_of(text: &str) -> usize {
+    let digits: usize = text
+        .split(|c: char| !c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(6);
+    digits.max(1)
+}
+
+/// `99-100` within `98-101`.
+pub(super) fn pin_within(range: &str, pin: &str) -> bool {
+    let bounds = |s: &str| -> Option<(u32, u32)> {
+        let mut it = s.split('-');
+        let a: u32 = it.next()?.parse().ok()?;
+        let b: u32 = it.next().map_or(Some(a), |b| b.parse().ok())?;
+        Some((a, b))
+    };
+    match (bounds(range), bounds(pin)) {
+        (Some((a, b)), Some((c, d))) => a <= c && d <= b,
+        _ => false,
+    }
+}

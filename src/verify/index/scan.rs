@@ -1,0 +1,368 @@
+//! The evidence pass: each file read, normalised and scanned once, on one thread per core,
+//! recording only what the draft's claims need; slip sheets and exhibit indexes found on the way.
+
+use super::*;
+
+/// The label of a slip sheet: a page whose only words are `Exhibit X` (besides its stamp).
+fn slip_sheet(text: &str, stamp: Option<&str>) -> Option<String> {
+    let mut rest = text.trim();
+    if let Some(s) = stamp {
+        rest = rest.trim_end_matches(s).trim();
+    }
+    let label = rest
+        .strip_prefix("Exhibit ")
+        .or_else(|| rest.strip_prefix("EXHIBIT "))?
+        .trim();
+    (!label.is_empty()
+        && label.len() <= 3
+        && label
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
+    .then(|| label.to_string())
+}
+
+/// Rows of an exhibit index table (`| A | description | SMITH000001–SMITH000003 | 3 |`):
+/// label → Bates prefix and range, from the columns headed `Exhibit` and `Bates range`.
+fn exhibit_index_rows(text: &str) -> Vec<(String, (String, u64, u64))> {
+    let cells = |l: &str| -> Vec<String> {
+        l.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut cols: Option<(usize, usize)> = None;
+    for line in text.lines().filter(|l| l.trim_start().starts_with('|')) {
+        let c = cells(line);
+        if let (Some(e), Some(b)) = (
+            c.iter().position(|x| x.eq_ignore_ascii_case("exhibit")),
+            c.iter().position(|x| x.eq_ignore_ascii_case("bates range")),
+        ) {
+            cols = Some((e, b));
+            continue;
+        }
+        let Some((e, b)) = cols else { continue };
+        let (Some(label), Some(range)) = (c.get(e), c.get(b)) else {
+            continue;
+        };
+        let ends: Vec<&str> = range.split(['–', '-', '—']).map(str::trim).collect();
+        let parse = |s: &str| {
+            let d = s.find(|ch: char| ch.is_ascii_digit())?;
+            Some((s[..d].trim().to_string(), s[d..].parse::<u64>().ok()?))
+        };
+        let (Some((p, from)), Some((_, to))) = (
+            ends.first().and_then(|s| parse(s)),
+            ends.last().and_then(|s| parse(s)),
+        ) else {
+            continue;
+        };
+        if !label.is_empty() && from <= to {
+            out.push((label.clone(), (p, from, to)));
+        }
+    }
+    out
+}
+
+/// The most threads that read evidence at once.
+pub(super) const MAX_THREADS: usize = 8;
+
+/// One thread's share of the scanning.
+pub(super) struct Scanner<'a> {
+    pub(super) wanted: &'a Wanted,
+    pub(super) quotes: &'a [Vec<Segment>],
+    /// Where each quotation's first part may begin.
+    pub(super) keys: &'a Keys,
+    /// Each quotation's first three words, if it is one part of more than four words.
+    pub(super) firsts: &'a [String],
+}
+
+impl Scanner<'_> {
+    /// Scans files, taking the next unread one each time, until none is left.
+    pub(super) fn scan(&self, ev: &Evidence, next: &AtomicUsize) -> Index {
+        let mut ix = Index::default();
+        loop {
+            let di = next.fetch_add(1, Ordering::Relaxed);
+            let Some(source) = ev.sources.get(di) else {
+                return ix;
+            };
+            ix.file_ids.push(di);
+            match source.load() {
+                Doc::Unreadable { path, problem } => ix.files.push(SourceFile {
+                    path,
+                    pages: 0,
+                    problem: Some(problem),
+                    empty_pages: Vec::new(),
+                }),
+                Doc::Pages { path, pages } => self.scan_doc(&mut ix, di, path, &pages),
+            }
+        }
+    }
+
+    fn scan_doc(&self, ix: &mut Index, di: usize, path: String, raw: &[String]) {
+        let mut empty = Vec::new();
+        let pages: Vec<(u32, Option<String>, String)> = raw
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                if r.trim().is_empty() {
+                    empty.push(i as u32 + 1);
+                }
+                (i as u32 + 1, crate::sources::stamp_of(r), normalize(r))
+            })
+            .collect();
+        let loc = |number: u32, bates: &Option<String>, text: &str, s: usize, e: usize| Located {
+            order: (di, number),
+            loc: Location {
+                file: path.clone(),
+                page: number,
+                bates: bates.clone(),
+                snippet: snippet(text, s, e),
+                span: (s, e),
+            },
+        };
+        // Slip sheets: a page that says only `Exhibit B` (and its stamp) starts exhibit B.
+        let mut current: Option<String> = None;
+        for ((number, bates, text), original) in pages.iter().zip(raw) {
+            if let Some(label) = slip_sheet(text, bates.as_deref()) {
+                ix.exhibit_pages.entry(label.clone()).or_default();
+                current = Some(label);
+                continue;
+            }
+            if let Some(label) = &current {
+                let mut l = loc(*number, bates, text, 0, 0);
+                l.loc.snippet.clear();
+                ix.exhibit_pages.entry(label.clone()).or_default().push(l);
+            }
+            if original.contains("Exhibit") && original.contains('|') {
+                for (label, range) in exhibit_index_rows(original) {
+                    ix.exhibit_ranges.entry(label).or_insert(range);
+                }
+            }
+        }
+        for (number, bates, text) in &pages {
+            if let Some(b) = bates {
+                let split = b.find(|c: char| c.is_ascii_digit()).unwrap_or(b.len());
+                let (prefix, digits) = b.split_at(split);
+                let prefix = prefix.trim_end_matches([' ', '_', '-']).to_string();
+                if let Ok(n) = digits.parse() {
+                    ix.seen_prefixes
+                        .entry(prefix.clone())
+                        .or_insert((di, *number));
+                    let mut l = loc(*number, bates, text, 0, 0);
+                    l.loc.snippet.clear();
+                    keep_first(&mut ix.stamps, (prefix.to_ascii_uppercase(), n), l);
+                }
+            }
+            let w = self.wanted;
+            let numbers = Numbers::of(text);
+            if w.needs.dates(&numbers) {
+                for c in extract::dates(text) {
+                    if let Key::Date { year, month, day } = c.key {
+                        if w.dates.contains(&(year, month, day)) {
+                            record(
+                                &mut ix.dates,
+                                (year, month, day),
+                                loc(*number, bates, text, c.start, c.end),
+                            );
+                        }
+                    }
+                }
+            }
+            if w.needs.amounts(&numbers) {
+                for c in extract::amounts(text) {
+                    match c.key {
+                        Key::Money { cents } if w.money.contains(&cents) => record(
+                            &mut ix.money,
+                            cents,
+                            loc(*number, bates, text, c.start, c.end),
+                        ),
+                        Key::Percent { thousandths } if w.percents.contains(&thousandths) => {
+                            record(
+                                &mut ix.percents,
+                                thousandths,
+                                loc(*number, bates, text, c.start, c.end),
+                            )
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let statutes = w.needs.statutes(&numbers);
+            // `Id.` after a statute is resolved against the page's cases too.
+            if w.needs.cases(&numbers) || statutes {
+                let cases = extract::citations(text, &w.allowed);
+                for c in &cases {
+                    if let Key::Case {
+                        volume,
+                        reporter,
+                        page,
+                        pin,
+                        year,
+                    } = &c.key
+                    {
+                        let k = (*volume, reporter.clone(), *page);
+                        if w.cases.contains(&k) {
+                            ix.cases.entry(k).or_default().push(CaseSeen {
+                                pin: pin.clone(),
+                                year: *year,
+                                order: (di, *number),
+                                loc: loc(*number, bates, text, c.start, c.end).loc,
+                            });
+                        }
+                    }
+                }
+                if statutes {
+                    for c in extract::statutes_and_ids(text, &cases) {
+                        if let Key::Statute { code, section } = &c.key {
+                            for k in [
+                                (code.clone(), section.clone()),
+                                (code.clone(), base_section(section)),
+                            ] {
+                                if w.statutes.contains(&k) {
+                                    record(
+                                        &mut ix.statutes,
+                                        k,
+                                        loc(*number, bates, text, c.start, c.end),
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Quotations: every anchor found in one pass per page, then checked in full; later
+        // parts of a quotation may be on later pages of the same file.
+        if !self.quotes.is_empty() {
+            let n = self.quotes.len();
+            let mut found = vec![false; n];
+            let mut later = Later::default();
+            let mut places = Vec::new();
+            for (pi, (number, bates, text)) in pages.iter().enumerate() {
+                places.clear();
+                self.keys
+                    .candidates(text, |qi, start| places.push((start, qi)));
+                // In page order, so each quotation is located at its first occurrence.
+                places.sort_unstable();
+                for &(start, id) in &places {
+                    let qi = id % n;
+                    if found[qi] {
+                        continue;
+                    }
+                    let segs = &self.quotes[qi];
+                    let anchor = segs[0].anchor();
+                    if id >= n {
+                        if text.as_bytes()[start..].starts_with(self.firsts[qi].as_bytes()) {
+                            ix.quote_openings.insert(self.wanted.quotes[qi].clone());
+                        }
+                        continue;
+                    }
+                    if !text.as_bytes()[start..].starts_with(anchor.as_bytes()) {
+                        continue;
+                    }
+                    if let Some((s, e)) = quote_at(qi, segs, &pages, pi, start, &mut later) {
+                        found[qi] = true;
+                        record(
+                            &mut ix.quotes,
+                            self.wanted.quotes[qi].clone(),
+                            loc(*number, bates, text, s, e),
+                        );
+                    }
+                }
+            }
+        }
+        ix.files.push(SourceFile {
+            path,
+            pages: raw.len() as u32,
+            problem: None,
+            empty_pages: empty,
+        });
+    }
+}
+
+/// A position in one document: page index, byte offset.
+type At = (usize, usize);
+
+/// Where a quotation's later part was last looked for in a document, and what was found:
+/// the first match at or after that point (page, start, end). Hits of a first part come in
+/// document order, so each later part's search moves forward only, and a document with many
+/// hits of a common opening is still searched once per part.
+#[derive(Default)]
+struct Later(HashMap<(usize, usize), (At, Found)>);
+
+/// A match of a quotation's part: page index, start, end.
+type Found = Option<(usize, usize, usize)>;
+
+impl Later {
+    fn find(
+        &mut self,
+        key: (usize, usize),
+        seg: &Segment,
+        pages: &[(u32, Option<String>, String)],
+        from: At,
+    ) -> Found {
+        if let Some(&(searched, found)) = self.0.get(&key) {
+            // The first match from `searched` is the first from `from` too, when `from` lies
+            // between them (the parts' patterns look at no text before a match).
+            if searched <= from && found.is_none_or(|(p, s, _)| from <= (p, s)) {
+                return found;
+            }
+        }
+        let (mut page, mut at) = from;
+        let found = loop {
+            if let Some((s, e)) = seg.find(&pages[page].2, at) {
+                break Some((page, s, e));
+            }
+            page += 1;
+            at = 0;
+            if page >= pages.len() {
+                break None;
+            }
+        };
+        self.0.insert(key, (from, found));
+        found
+    }
+}
+
+/// The whole quotation `qi`, its first part's anchor at `hit` on page `pi` of one document;
+/// the span on that page. Later parts may be on later pages of the same document.
+fn quote_at(
+    qi: usize,
+    segs: &[Segment],
+    pages: &[(u32, Option<String>, String)],
+    pi: usize,
+    hit: usize,
+    later: &mut Later,
+) -> Option<(usize, usize)> {
+    let text = &pages[pi].2;
+    let (s0, mut e) = segs[0].match_around(text, hit)?;
+    let mut cur = pi;
+    for (k, m) in segs.iter().enumerate().skip(1) {
+        let (page, _, end) = later.find((qi, k), m, pages, (cur, e))?;
+        cur = page;
+        e = end;
+    }
+    Some((s0, if cur == pi { e } else { text.len() }))
+}
+
+
+fn snippet(text: &str, start: usize, end: usize) -> String {
+    let mut s = start.saturating_sub(60);
+    while !text.is_char_boundary(s) {
+        s -= 1;
+    }
+    let mut e = (end + 60).min(text.len());
+    while !text.is_char_boundary(e) {
+        e += 1;
+    }
+    let mut out = String::new();
+    if s > 0 {
+        out.push('…');
+    }
+    out.push_str(text[s..e].trim());
+    if e < text.len() {
+        out.push('…');
+    }
+    out
+}
