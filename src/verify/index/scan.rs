@@ -346,7 +346,6 @@ fn quote_at(
     Some((s0, if cur == pi { e } else { text.len() }))
 }
 
-
 fn snippet(text: &str, start: usize, end: usize) -> String {
     let mut s = start.saturating_sub(60);
     while !text.is_char_boundary(s) {

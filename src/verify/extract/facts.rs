@@ -1,0 +1,259 @@
+//! Dates, amounts and percentages, Bates numbers and ranges, and exhibit cites.
+
+use super::*;
+
+const MONTHS: &str = "January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec";
+
+static DATE: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        concat!(
+            r"(?P<t>this(?-u:\s)+(?P<td>[0-9]{{1,2}})(?:st|nd|rd|th)?(?-u:\s)+day(?-u:\s)+of(?-u:\s)+(?P<tm>{m}),?(?-u:\s)+(?P<ty>[0-9]{{4}}))",
+            r"|(?P<a>(?P<am>{m})\.?(?-u:\s)+(?P<ad>[0-9]{{1,2}})(?:st|nd|rd|th)?,?(?-u:\s)+(?P<ay>[0-9]{{4}}))",
+            r"|(?P<b>(?P<bd>[0-9]{{1,2}})(?:st|nd|rd|th)?(?-u:\s)+(?P<bm>{m})\.?,?(?-u:\s)+(?P<by>[0-9]{{4}}))",
+            r"|(?P<c>(?P<cm>[0-9]{{1,2}})/(?P<cd>[0-9]{{1,2}})/(?P<cy>[0-9]{{4}}|[0-9]{{2}}))",
+            r"|(?P<i>(?P<iy>[0-9]{{4}})-(?P<im>[0-9]{{2}})-(?P<id>[0-9]{{2}}))"
+        ),
+        m = MONTHS
+    ))
+    .expect("date pattern compiles")
+});
+
+static AMOUNT: LazyLock<Regex> = LazyLock::new(|| {
+    re(concat!(
+        r"(?:\$|USD|US\$)(?-u:\s)?(?P<num>[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]{1,2})?|[0-9]+(?:\.[0-9]{1,2})?)(?:(?-u:\s)(?P<scale>million|billion|thousand))?",
+        r"|(?P<pct>[0-9]+(?:\.[0-9]+)?)(?-u:\s)?(?:%|percent(?-u:\b))"
+    ))
+    .expect("amount pattern compiles")
+});
+
+/// Anything shaped like a Bates number: a capitalised prefix and at least three digits.
+static BATES_LIKE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?P<p>[A-Z][A-Z0-9]{1,11}?)[ _-]?(?P<n>[0-9]{3,10})").expect("Bates pattern compiles")
+});
+
+static BATES_RANGE_SEP: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(?-u:\s)*(?:[-–—]|to|through|thru)(?-u:\s)*").expect("range pattern compiles")
+});
+
+const US_STATES: &[&str] = &[
+    "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA",
+    "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM",
+    "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA",
+    "WV", "WI", "WY",
+];
+
+fn month_number(m: &str) -> Option<u32> {
+    let m = m.to_ascii_lowercase();
+    let names = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    names
+        .iter()
+        .position(|n| m.starts_with(n))
+        .map(|i| i as u32 + 1)
+}
+
+/// Dates in every common form, as calendar dates.
+pub fn dates(text: &str) -> Vec<Claim> {
+    let mut out = Vec::new();
+    for c in DATE.captures_iter(text) {
+        let m = c.get(0).expect("match");
+        if preceded_by_digit_or_letter(text, m.start()) && c.name("t").is_none()
+            || followed_by_digit(text, m.end())
+        {
+            continue;
+        }
+        let (y, mo, d) = if c.name("t").is_some() {
+            (
+                c["ty"].parse().ok(),
+                month_number(&c["tm"]),
+                c["td"].parse().ok(),
+            )
+        } else if c.name("a").is_some() {
+            (
+                c["ay"].parse().ok(),
+                month_number(&c["am"]),
+                c["ad"].parse().ok(),
+            )
+        } else if c.name("b").is_some() {
+            (
+                c["by"].parse().ok(),
+                month_number(&c["bm"]),
+                c["bd"].parse().ok(),
+            )
+        } else if c.name("c").is_some() {
+            let y: Option<i32> = c["cy"]
+                .parse()
+                .ok()
+                .map(|y: i32| if y < 100 { 2000 + y } else { y });
+            (y, c["cm"].parse().ok(), c["cd"].parse().ok())
+        } else {
+            (
+                c["iy"].parse().ok(),
+                c["im"].parse().ok(),
+                c["id"].parse().ok(),
+            )
+        };
+        let (Some(y), Some(mo), Some(d)) = (y, mo, d) else {
+            continue;
+        };
+        if !valid_date(y, mo, d) {
+            continue;
+        }
+        out.push(Claim::new(
+            Kind::Date,
+            text,
+            m.start(),
+            m.end(),
+            Key::Date {
+                year: y,
+                month: mo,
+                day: d,
+            },
+        ));
+    }
+    out
+}
+
+/// Money amounts in cents and percentages in thousandths of a percent.
+pub fn amounts(text: &str) -> Vec<Claim> {
+    let mut out = Vec::new();
+    for c in AMOUNT.captures_iter(text) {
+        let m = c.get(0).expect("match");
+        if let Some(p) = c.name("pct") {
+            if preceded_by_digit_or_letter(text, m.start()) {
+                continue;
+            }
+            let v: f64 = p.as_str().parse().unwrap_or(0.0);
+            out.push(Claim::new(
+                Kind::Amount,
+                text,
+                m.start(),
+                m.end(),
+                Key::Percent {
+                    thousandths: (v * 1000.0).round() as i64,
+                },
+            ));
+            continue;
+        }
+        let num: f64 = c["num"].replace(',', "").parse().unwrap_or(0.0);
+        let scale = match c.name("scale").map(|s| s.as_str()) {
+            Some("thousand") => 1e3,
+            Some("million") => 1e6,
+            Some("billion") => 1e9,
+            _ => 1.0,
+        };
+        let cents = (num * scale * 100.0).round() as i64;
+        out.push(Claim::new(
+            Kind::Amount,
+            text,
+            m.start(),
+            m.end(),
+            Key::Money { cents },
+        ));
+    }
+    out
+}
+
+/// Bates numbers and ranges with a declared prefix, and anything shaped like a Bates number
+/// whose prefix is not declared (a model's invention, e.g. `RTX 3060`).
+pub fn bates(text: &str, prefixes: &[String], skip: &[(usize, usize)]) -> Vec<Claim> {
+    let mut out: Vec<Claim> = Vec::new();
+    let mut taken_until = 0;
+    for c in BATES_LIKE.captures_iter(text) {
+        let m = c.get(0).expect("match");
+        if m.start() < taken_until
+            || preceded_by_digit_or_letter(text, m.start())
+            || text[m.end()..]
+                .chars()
+                .next()
+                .is_some_and(|ch| ch.is_alphanumeric())
+            || skip.iter().any(|(s, e)| m.start() < *e && *s < m.end())
+        {
+            continue;
+        }
+        let (prefix, digits) = (&c["p"], &c["n"]);
+        let declared = prefixes.iter().find(|p| p.eq_ignore_ascii_case(prefix));
+        let Some(declared) = declared else {
+            if looks_incidental(prefix, digits, &text[m.end()..]) {
+                continue;
+            }
+            out.push(Claim::new(
+                Kind::Bates,
+                text,
+                m.start(),
+                m.end(),
+                Key::Unresolved(format!("`{prefix}` is not a Bates prefix of these sources")),
+            ));
+            continue;
+        };
+        let from: u64 = digits.parse().unwrap_or(0);
+        let mut end = m.end();
+        let mut key = Key::Bates {
+            prefix: declared.clone(),
+            number: from,
+        };
+        // A range: `SMITH000123–SMITH000130`, `… to …`.
+        if let Some(sep) = BATES_RANGE_SEP.find(&text[m.end()..]) {
+            let rest_at = m.end() + sep.end();
+            if let Some(c2) = BATES_LIKE.captures(&text[rest_at..]) {
+                let m2 = c2.get(0).expect("match");
+                if m2.start() == 0 && c2["p"].eq_ignore_ascii_case(declared) {
+                    let to: u64 = c2["n"].parse().unwrap_or(0);
+                    end = rest_at + m2.end();
+                    key = Key::BatesRange {
+                        prefix: declared.clone(),
+                        from,
+                        to,
+                    };
+                }
+            }
+        }
+        taken_until = end;
+        out.push(Claim::new(Kind::Bates, text, m.start(), end, key));
+    }
+    out
+}
+
+/// Prefix-and-number pairs that are not Bates numbers: ZIP codes after a state, years,
+/// everyday units and model numbers of documents.
+fn looks_incidental(prefix: &str, digits: &str, after: &str) -> bool {
+    let zip = US_STATES.contains(&prefix) && (digits.len() == 5 || after.starts_with('-'));
+    let year = digits.len() == 4
+        && (1900..=2099).contains(&digits.parse::<u32>().unwrap_or(0))
+        && prefix.len() <= 3;
+    let common = matches!(
+        prefix,
+        "ISO" | "ANSI" | "RFC" | "PO" | "ZIP" | "TX" | "ECF" | "DKT" | "NO"
+    );
+    zip || year || common
+}
+
+static EXHIBIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:^|[^A-Za-z])(?P<cite>(?:Exhibit|Exh\.|Ex\.)(?-u:\s)+(?P<label>[A-Z]{1,2}|[0-9]{1,3})(?:,?(?-u:\s)+at(?-u:\s)+(?:pp?\.(?-u:\s)*)?(?P<from>[0-9]{1,4})(?:(?-u:\s)*[-–—](?-u:\s)*(?P<to>[0-9]{1,4}))?)?)(?:[^A-Za-z0-9]|$)")
+        .expect("exhibit pattern compiles")
+});
+
+/// Cites to exhibits: `Ex. B`, `Exhibit 3`, `Ex. B at 2`, `Exh. C, at 4–5`.
+pub fn exhibits(text: &str) -> Vec<Claim> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(c) = EXHIBIT.captures_at(text, at) {
+        let m = c.name("cite").expect("cite group");
+        at = m.end();
+        let from: Option<u32> = c.name("from").and_then(|f| f.as_str().parse().ok());
+        let to: Option<u32> = c.name("to").and_then(|t| t.as_str().parse().ok());
+        let pages = from.map(|f| (f, to.unwrap_or(f)));
+        out.push(Claim::new(
+            Kind::Bates,
+            text,
+            m.start(),
+            m.end(),
+            Key::Exhibit {
+                label: c["label"].to_string(),
+                pages,
+            },
+        ));
+    }
+    out
+}

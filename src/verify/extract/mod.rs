@@ -1,0 +1,223 @@
+//! Finding checkable claims in text: case citations (full, short, `Id.`, `supra`), statutes
+//! and rules, dates, Bates numbers and ranges, quotations, and money amounts and percentages.
+//! The same extractors read the evidence, so both sides are compared in one canonical form.
+
+use std::sync::LazyLock;
+
+use regex::{Regex, RegexBuilder};
+
+/// Builds a pattern with a small lazy-DFA cache: the verifier runs several patterns over the
+/// whole evidence on two threads, and the default cache (2 MiB per pattern and thread) would
+/// cost more memory than the evidence itself.
+pub(crate) fn re(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern).dfa_size_limit(256 << 10).build()
+}
+
+use super::{Claim, Key, Kind};
+
+use super::catalogue::{law_key, LawForm, CATALOGUE};
+use super::cites::{self, Allowed, Cite};
+
+const PIN: &str = r"[0-9]{1,5}(?:(?-u:\s)*[-–—](?-u:\s)*[0-9]{1,5})?";
+
+static ID_CITE: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r"(?:^|[\t\n\x0B\x0C\r (;,])(?P<id>[Ii]d\.|[Ii]bid\.?)(?:,?(?-u:\s)+at(?-u:\s)+(?P<pin>\*?{PIN}))?"
+    ))
+    .expect("Id. pattern compiles")
+});
+
+fn valid_year(y: u16) -> bool {
+    (1600..=2099).contains(&y)
+}
+
+pub fn valid_date(y: i32, m: u32, d: u32) -> bool {
+    (1600..=2200).contains(&y) && crate::calendar::is_valid(y as i64, m, d)
+}
+
+fn preceded_by_digit_or_letter(text: &str, at: usize) -> bool {
+    text[..at]
+        .chars()
+        .next_back()
+        .is_some_and(|c| c.is_alphanumeric())
+}
+
+fn followed_by_digit(text: &str, at: usize) -> bool {
+    text[at..]
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit())
+}
+
+fn pin_of(s: Option<regex::Match>) -> Option<String> {
+    s.map(|m| {
+        m.as_str()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| if c == '–' || c == '—' { '-' } else { c })
+            .collect()
+    })
+}
+
+mod cases;
+mod facts;
+mod quotes;
+mod statutes;
+
+pub use cases::citations;
+pub use facts::{amounts, bates, dates, exhibits};
+pub use quotes::quotes;
+pub use statutes::statutes_and_ids;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(v: Vec<Claim>) -> Vec<String> {
+        v.into_iter().map(|c| format!("{}", c.key)).collect()
+    }
+
+    #[test]
+    fn full_citations_in_all_spacings() {
+        let t = "See Bush v. Gore, 531 U.S. 98, 99-100 (2000); Doe v. Roe, 123 F. 3d 456 (9th Cir. 1999); 12 F.Supp.2d 34; 7 F. App’x 9.";
+        assert_eq!(
+            keys(citations(t, &Allowed::default())),
+            vec![
+                "531 us 98, 99-100 (2000)",
+                "123 f3d 456 (1999)",
+                "12 fsupp2d 34",
+                "7 fappx 9"
+            ]
+        );
+    }
+
+    #[test]
+    fn citation_split_across_lines() {
+        let t = "Anderson v. Liberty Lobby, Inc., 477\nU.S. 242, 248\n(1986).";
+        assert_eq!(
+            keys(citations(t, &Allowed::default())),
+            vec!["477 us 242, 248 (1986)"]
+        );
+    }
+
+    #[test]
+    fn short_forms_resolve_to_their_full_citation() {
+        let t = "Celotex Corp. v. Catrett, 477 U.S. 317 (1986). Later: 477 U.S. at 322. Again, Celotex, supra, at 323. Id. at 324.";
+        let c = citations(t, &Allowed::default());
+        let s = statutes_and_ids(t, &c);
+        assert_eq!(
+            keys(c),
+            vec![
+                "477 us 317 (1986)",
+                "477 us 317, 322 (1986)",
+                "477 us 317, 323 (1986)"
+            ]
+        );
+        assert_eq!(keys(s), vec!["477 us 317, 324 (1986)"]);
+        assert!(matches!(
+            citations("999 U.S. at 5", &Allowed::default())[0].key,
+            Key::Unresolved(_)
+        ));
+        assert!(matches!(
+            citations("Nobody, supra, at 5", &Allowed::default())[0].key,
+            Key::Unresolved(_)
+        ));
+    }
+
+    #[test]
+    fn statutes_rules_and_id_after_a_statute() {
+        let t = "Under 28 U.S.C. § 1332(a) and 42 U.S.C. §§ 1983-1985, 29 C.F.R. § 1910.1000, Cal. Civ. Code § 1942.4, Fed. R. Civ. P. 12(b)(6) and Fed. R. Evid. 803(6). Id.";
+        let s = statutes_and_ids(t, &[]);
+        assert_eq!(
+            keys(s),
+            vec![
+                "28usc § 1332(a)",
+                "42usc § 1983-1985",
+                "29cfr § 1910.1000",
+                "calcivcode § 1942.4",
+                "fedrcivp § 12(b)(6)",
+                "fedrevid § 803(6)",
+                "fedrevid § 803(6)",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_date_form_and_not_citation_years() {
+        let t = "January 5, 2024; Jan. 5, 2024; Sept. 5, 2024; 5 January 2024; 01/05/2024; 2024-01-05; this 5th day of January, 2024. Bush v. Gore, 531 U.S. 98 (2000). February 30, 2024.";
+        let d = keys(dates(t));
+        assert_eq!(
+            d,
+            vec![
+                "2024-01-05",
+                "2024-01-05",
+                "2024-09-05",
+                "2024-01-05",
+                "2024-01-05",
+                "2024-01-05",
+                "2024-01-05"
+            ]
+        );
+    }
+
+    #[test]
+    fn bates_numbers_ranges_and_inventions() {
+        let p = vec!["SMITH".to_string()];
+        let t = "See SMITH000123–SMITH000130, SMITH 000140 and RTX 3060. Oakland, CA 94612.";
+        let b = bates(t, &p, &[]);
+        let k = keys(b);
+        assert_eq!(k[0], "SMITH000123–SMITH000130");
+        assert_eq!(k[1], "SMITH000140");
+        assert!(k[2].contains("`RTX` is not a Bates prefix"), "{k:?}");
+        assert_eq!(k.len(), 3, "the ZIP code is not a Bates number: {k:?}");
+    }
+
+    #[test]
+    fn amounts_and_percentages() {
+        let t = "$12,500.00, USD 12,500, $ 3,875, 12.5%, $1.2 million and 8 percent";
+        assert_eq!(
+            keys(amounts(t)),
+            vec![
+                "$12500.00",
+                "$12500.00",
+                "$3875.00",
+                "12.5%",
+                "$1200000.00",
+                "8%"
+            ]
+        );
+    }
+
+    #[test]
+    fn quotations_straight_curly_and_block() {
+        let t = "He wrote “Landlord shall repair” and \"one\" and \"two words\".\n\n> Block quoted\n> text here.\n";
+        let q: Vec<String> = quotes(t)
+            .into_iter()
+            .map(|c| format!("{}", c.key))
+            .collect();
+        assert_eq!(
+            q,
+            vec![
+                "Landlord shall repair",
+                "two words",
+                "Block quoted text here."
+            ]
+        );
+    }
+
+    #[test]
+    fn quotation_marks_pair_as_written() {
+        // An opening mark followed by another opening mark starts nothing; an unclosed
+        // quotation is no claim.
+        let t = "“stray “two words” then \"three more words\" and “never closed";
+        let spans: Vec<&str> = quotes(t).iter().map(|c| &t[c.start..c.end]).collect();
+        assert_eq!(spans, vec!["“two words”", "\"three more words\""]);
+        let long = format!("\"{} end\"", "word ".repeat(900));
+        assert!(
+            quotes(&long).is_empty(),
+            "over 4,000 characters is no quotation"
+        );
+        let fits = format!("\"{} end\"", "word ".repeat(700));
+        assert_eq!(quotes(&fits).len(), 1);
+    }
+}

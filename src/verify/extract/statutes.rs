@@ -1,0 +1,245 @@
+//! Statutes, regulations and court rules, named by the catalogue's laws; `Id.` after any
+//! citation.
+
+use super::*;
+
+/// A statute's section: `1332(a)`, `1910.1000`, `2-1001`, `5/2-1001`, `1983-1985`.
+const SECTION: &str = r"[0-9]+[A-Za-z0-9.:/-]*(?:\([A-Za-z0-9]+\))*(?:(?-u:\s)*[-–](?-u:\s)*[0-9]+[A-Za-z0-9.]*(?:\([A-Za-z0-9]+\))*)?";
+
+/// Statutes, regulations and court rules: a run of capitalised words (the law's name, with
+/// whatever words precede it), an optional title number before it and a title, chapter,
+/// article or part after it, then the section. The pattern is deliberately small — a few
+/// hundred names in one alternation would cost the evidence pass dearly — and the name is then
+/// looked up among the catalogue's laws word by word ([`find_law`]).
+static STATUTE: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        concat!(
+            r"(?:(?P<title>[0-9]{{1,4}}[A-Z]?)(?-u:\s)+)?",
+            r"(?P<code>(?:(?:[A-Z][A-Za-z'’.&-]*|&),?(?-u:\s)*){{1,10}})",
+            r"(?:(?P<sub>tit|ch|c|art|arts|pt|part|r|subch|div)\.?(?-u:\s)*(?P<subnum>[0-9]+[A-Za-z]?(?:[.-][0-9]+)*)",
+            r"(?:,?(?-u:\s)*(?P<marker>§§?|sec(?:tion)?s?\.?)?(?-u:\s)*(?P<num>{section}))?",
+            r"|(?P<marker2>§§?|sec(?:tion)?s?\.?|No\.)?(?-u:\s)*(?P<num2>{section}))"
+        ),
+        section = SECTION
+    ))
+    .expect("statute pattern compiles")
+});
+
+/// Words after a law's name that introduce its section.
+fn is_marker_word(w: &str) -> bool {
+    matches!(
+        w.trim_end_matches([',', '.']).to_ascii_lowercase().as_str(),
+        "section" | "sections" | "sec" | "secs" | "no"
+    )
+}
+
+/// A law found among the words before a section: the words it spans, its key and forms, and
+/// whether it was named by its subject (`Cal. Bus. & Prof. Code`).
+struct FoundLaw {
+    first: usize,
+    key: String,
+    forms: Vec<LawForm>,
+    by_subject: bool,
+}
+
+/// The longest run of `words` that names a law and is followed only by words such as
+/// `Section`: a catalogue spelling, or a code named by its subject, word by word.
+fn find_law(words: &[&str]) -> Option<FoundLaw> {
+    let c = &*CATALOGUE;
+    let mut end = words.len();
+    while end > 0 && is_marker_word(words[end - 1]) {
+        end -= 1;
+    }
+    let squashed: Vec<String> = words[..end]
+        .iter()
+        .map(|w| crate::verify::catalogue::squash(w))
+        .collect();
+    for first in 0..end {
+        let written = words[first..end].join(" ");
+        if let Some(l) = c.law(&written) {
+            return Some(FoundLaw {
+                first,
+                key: l.key.clone(),
+                forms: l.forms.clone(),
+                by_subject: false,
+            });
+        }
+        let run = &squashed[first..end];
+        for t in &c.templates {
+            let before: Vec<String> = t
+                .before
+                .split_whitespace()
+                .map(crate::verify::catalogue::squash)
+                .collect();
+            let after: Vec<String> = t
+                .after
+                .split_whitespace()
+                .map(crate::verify::catalogue::squash)
+                .collect();
+            // The template's words, as whole words, around at least one subject word.
+            let joined_before = before.concat();
+            let joined_after = after.concat();
+            let mut b = 0;
+            let mut acc = String::new();
+            while b < run.len() && acc.len() < joined_before.len() {
+                acc.push_str(&run[b]);
+                b += 1;
+            }
+            if acc != joined_before {
+                continue;
+            }
+            let mut a = run.len();
+            let mut acc_after = String::new();
+            while a > b && acc_after.len() < joined_after.len() {
+                a -= 1;
+                acc_after.insert_str(0, &run[a]);
+            }
+            if acc_after != joined_after || a <= b {
+                continue;
+            }
+            if run[b..a].iter().all(|w| w.is_empty()) {
+                continue;
+            }
+            return Some(FoundLaw {
+                first,
+                key: law_key(&written),
+                forms: c.law_at(t.law).forms.clone(),
+                by_subject: true,
+            });
+        }
+    }
+    None
+}
+
+/// Statutes, regulations and rules, with `Id.` and `Ibid.` resolved to whatever citation
+/// (case or statute) precedes them.
+pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
+    let mut out: Vec<Claim> = Vec::new();
+    let mut from = 0;
+    while let Some(c) = STATUTE.captures_at(text, from) {
+        let m = c.get(0).expect("match");
+        let code = c.name("code").expect("code");
+        // Where to look next if this is no statute: after the match's first word, so that a
+        // title number that an earlier capitalised word hid (`Under 28 U.S.C.`) is seen.
+        let retry = {
+            let first = code.as_str().split_whitespace().next().unwrap_or("");
+            let at = c
+                .name("title")
+                .map_or(code.start() + first.len(), |t| t.end());
+            at.max(from + 1).min(text.len())
+        };
+        let mut at_boundary = retry;
+        while !text.is_char_boundary(at_boundary) {
+            at_boundary += 1;
+        }
+        from = at_boundary;
+        let marker = c.name("marker").or_else(|| c.name("marker2"));
+        let num_m = c.name("num").or_else(|| c.name("num2"));
+        // The words of the name, with their offsets.
+        let mut words: Vec<(usize, &str)> = Vec::new();
+        let mut at = code.start();
+        for w in code.as_str().split_whitespace() {
+            let off = text[at..].find(w).map_or(at, |i| at + i);
+            words.push((off, w));
+            at = off + w.len();
+        }
+        let plain: Vec<&str> = words.iter().map(|(_, w)| *w).collect();
+        let Some(found) = find_law(&plain) else {
+            continue;
+        };
+        from = m.end().max(from);
+        let marker_words = plain.iter().rev().take_while(|w| is_marker_word(w)).count() > 0;
+        // A code named by its subject is a statute only with its section sign: the subject
+        // words are free, the sign is what marks them as a code's name.
+        if found.by_subject && marker.is_none() && !marker_words && c.name("sub").is_none() {
+            continue;
+        }
+        let name_start = words[found.first].0;
+        // A title number belongs to laws cited that way, and only right before the name.
+        let takes_title = found
+            .forms
+            .iter()
+            .any(|f| matches!(f, LawForm::Title | LawForm::Act | LawForm::Volume));
+        let (title, start) = match c.name("title") {
+            Some(t) if takes_title && found.first == 0 => (t.as_str().to_string(), t.start()),
+            _ => (String::new(), name_start),
+        };
+        if preceded_by_digit_or_letter(text, start) {
+            continue;
+        }
+        let sub = c
+            .name("sub")
+            .map(|s| format!("{}{}", sub_word(s.as_str()), &c["subnum"]));
+        let num = num_m.map(|n| section(n.as_str()));
+        let Some(section_key) = num.clone().or_else(|| sub.clone()) else {
+            continue;
+        };
+        let law = &found.key;
+        let code_key = match (&sub, &num) {
+            (Some(s), Some(_)) => format!("{title}{law}{s}"),
+            _ => format!("{title}{law}"),
+        };
+        // A sentence's full stop after the section is not part of the citation.
+        let end = m.start()
+            + m.as_str()
+                .trim_end_matches(['.', ',', ';', ':', ' ', '\n'])
+                .len();
+        out.push(Claim::new(
+            Kind::Statute,
+            text,
+            start,
+            end.max(code.end()),
+            Key::Statute {
+                code: code_key,
+                section: section_key,
+            },
+        ));
+    }
+    // `Id.` repeats the citation just before it, whichever kind.
+    let mut ids = Vec::new();
+    for c in ID_CITE.captures_iter(text) {
+        let id = c.name("id").expect("id group");
+        let end = c.get(0).expect("match").end();
+        let prev = cases
+            .iter()
+            .chain(out.iter())
+            .filter(|x| {
+                x.end <= id.start() && !matches!(x.key, Key::Unresolved(_) | Key::Unrecognized(_))
+            })
+            .max_by_key(|x| x.end);
+        let (kind, key) = match prev {
+            Some(p) => (p.kind, p.key.with_pin(pin_of(c.name("pin")))),
+            None => (
+                Kind::Citation,
+                Key::Unresolved(format!("`{}` with no citation before it", id.as_str())),
+            ),
+        };
+        ids.push(Claim::new(kind, text, id.start(), end, key));
+    }
+    out.extend(ids);
+    out.sort_by_key(|c| c.start);
+    out
+}
+
+/// `tit.` → `tit`, `c.`/`ch.` → `ch`, `part` → `pt`, `arts.` → `art`.
+fn sub_word(s: &str) -> &'static str {
+    match s.trim_end_matches('.').to_ascii_lowercase().as_str() {
+        "tit" => "tit",
+        "ch" | "c" => "ch",
+        "art" | "arts" => "art",
+        "pt" | "part" => "pt",
+        "r" => "r",
+        "subch" => "subch",
+        _ => "div",
+    }
+}
+
+/// `1332(a)` → `1332(a)`; `1983 - 1985` → `1983-1985`; trailing punctuation dropped.
+fn section(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if c == '–' { '-' } else { c })
+        .collect::<String>()
+        .trim_end_matches(['.', ',', ';', ':', '-'])
+        .to_string()
+}
