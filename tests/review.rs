@@ -247,15 +247,17 @@ fn keys_move_between_problems_and_filters_narrow_them() {
         Value::from(problems[0].clone())
     );
 
-    // Only dates: the list shows the date problems alone.
-    b.eval("(() => { const s = document.getElementById('f-kind'); s.value = 'date'; s.dispatchEvent(new Event('change')); })()");
+    // Only citations: the list shows the citation problems alone.
+    b.eval("(() => { const s = document.getElementById('f-kind'); s.value = 'citation'; s.dispatchEvent(new Event('change')); })()");
     let shown = b.eval("[...document.querySelectorAll('#problems li')].filter(l => !l.hidden).map(l => l.dataset.k)");
     assert!(!shown.as_array().unwrap().is_empty());
     assert!(
-        shown.as_array().unwrap().iter().all(|k| k == "date"),
+        shown.as_array().unwrap().iter().all(|k| k == "citation"),
         "{shown}"
     );
-    // With a status chosen, the keys move through the claims of that status.
+    // Only dates, and of them the supported ones: the keys move through the claims of that
+    // kind and status.
+    b.eval("(() => { const s = document.getElementById('f-kind'); s.value = 'date'; s.dispatchEvent(new Event('change')); })()");
     b.eval("(() => { const s = document.getElementById('f-status'); s.value = 'supported'; s.dispatchEvent(new Event('change')); })()");
     b.key("n");
     let sel: usize = b.eval("+document.body.dataset.selected").as_u64().unwrap() as usize;

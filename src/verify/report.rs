@@ -142,6 +142,23 @@ impl Lines {
     }
 }
 
+/// A section listing the claims of one status with the reason for each.
+fn reasons_table(s: &mut String, title: &str, outcomes: &[Outcome], status: Status, lines: &Lines) {
+    let _ = writeln!(s, "## {title}\n");
+    let _ = writeln!(s, "| line | kind | claim | why |\n|---|---|---|---|");
+    for o in outcomes.iter().filter(|o| o.status == status) {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} |",
+            lines.at(o.claim.start),
+            o.claim.kind.as_str(),
+            md_escape(&o.claim.text),
+            md_escape(o.reason.as_deref().unwrap_or(""))
+        );
+    }
+    s.push('\n');
+}
+
 /// Markdown, unsupported claims first.
 pub fn markdown(
     draft_name: &str,
@@ -208,19 +225,7 @@ pub fn markdown(
         );
     }
     if unsupported > 0 {
-        let _ = writeln!(s, "## Unsupported\n");
-        let _ = writeln!(s, "| line | kind | claim | why |\n|---|---|---|---|");
-        for o in outcomes.iter().filter(|o| o.status == Status::Unsupported) {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} |",
-                lines.at(o.claim.start),
-                o.claim.kind.as_str(),
-                md_escape(&o.claim.text),
-                md_escape(o.reason.as_deref().unwrap_or(""))
-            );
-        }
-        s.push('\n');
+        reasons_table(&mut s, "Unsupported", outcomes, Status::Unsupported, &lines);
     }
     if miscited > 0 {
         let _ = writeln!(
@@ -262,19 +267,13 @@ pub fn markdown(
         s.push('\n');
     }
     if unrecognized > 0 {
-        let _ = writeln!(s, "## Unrecognized (could not be checked)\n");
-        let _ = writeln!(s, "| line | kind | claim | why |\n|---|---|---|---|");
-        for o in outcomes.iter().filter(|o| o.status == Status::Unrecognized) {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} |",
-                lines.at(o.claim.start),
-                o.claim.kind.as_str(),
-                md_escape(&o.claim.text),
-                md_escape(o.reason.as_deref().unwrap_or(""))
-            );
-        }
-        s.push('\n');
+        reasons_table(
+            &mut s,
+            "Unrecognized (could not be checked)",
+            outcomes,
+            Status::Unrecognized,
+            &lines,
+        );
     }
     let claims = super::claims(draft, &[]);
     let own: Vec<String> = claims
