@@ -89,6 +89,8 @@ pub struct Catalogue {
     pub source: String,
     /// How many edition and variation spellings the catalogue holds.
     pub spelling_count: usize,
+    /// The squashed first word of every law spelling and subject template.
+    law_first_words: std::collections::HashSet<String>,
     /// Squashed spellings that the catalogue writes in lower case (`p.2d`, `wl`); any other
     /// reporter must be written with a capital, so `Exhibit 3 p. 4` names no reporter.
     lowercase: Vec<String>,
@@ -308,6 +310,13 @@ impl Catalogue {
         }
         let spelling_count = names.len();
         let law_spellings = law_written.iter().map(|(s, i)| (squash(s), *i)).collect();
+        let law_first_words = law_written
+            .iter()
+            .map(|(s, _)| s.as_str())
+            .chain(templates.iter().map(|t| t.before.as_str()))
+            .filter_map(|s| s.split_whitespace().next())
+            .map(squash)
+            .collect();
         Ok(Catalogue {
             editions,
             spellings,
@@ -318,6 +327,7 @@ impl Catalogue {
             source,
             spelling_count,
             lowercase,
+            law_first_words,
         })
     }
 
@@ -326,6 +336,11 @@ impl Catalogue {
         self.spellings
             .get(&squash(spelling))
             .map(|&i| &self.editions[i])
+    }
+
+    /// Whether a (squashed) word begins some law's name, as the catalogue spells it.
+    pub fn may_begin_law(&self, squashed_word: &str) -> bool {
+        self.law_first_words.contains(squashed_word)
     }
 
     /// Whether some lower-case spelling of the catalogue starts with this byte.

@@ -55,6 +55,10 @@ fn find_law(words: &[&str]) -> Option<FoundLaw> {
         .map(|w| crate::verify::catalogue::squash(w))
         .collect();
     for first in 0..end {
+        // Most capitalised words before a number begin no law's name: skip them at once.
+        if !c.may_begin_law(&squashed[first]) {
+            continue;
+        }
         let written = words[first..end].join(" ");
         if let Some(l) = c.law(&written) {
             return Some(FoundLaw {
