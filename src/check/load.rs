@@ -199,3 +199,42 @@ impl Loader<'_> {
         }
     }
 }
+
+/// The files under `paths` whose names end with `suffix` (`.lex`, `.test.lex`): files as
+/// given, folders searched (hidden folders, `target` and `out` skipped), sorted. With
+/// `keep_unreadable`, a path that is neither a readable folder nor a file is kept, so that
+/// reading it reports the problem; otherwise it is passed over.
+pub fn discover(
+    paths: &[std::path::PathBuf],
+    suffix: &str,
+    keep_unreadable: bool,
+) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = paths.to_vec();
+    while let Some(p) = stack.pop() {
+        if p.is_file() || (keep_unreadable && !p.is_dir()) {
+            out.push(p);
+            continue;
+        }
+        let Ok(rd) = std::fs::read_dir(&p) else {
+            if keep_unreadable {
+                out.push(p);
+            }
+            continue;
+        };
+        for e in rd.flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('.') && name != "target" && name != "out" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(suffix) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}

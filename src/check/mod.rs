@@ -7,6 +7,7 @@ mod conditions;
 mod evidence;
 mod hardware;
 mod load;
+pub use load::discover;
 mod models;
 mod outputs;
 mod pools;
@@ -102,8 +103,9 @@ pub(crate) enum Decl<'a> {
     Ruleset(&'a ast::RulesetDecl),
 }
 
+/// The kinds of declaration a name can refer to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     Pool,
     Model,
     Sources,
@@ -114,7 +116,7 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    pub(crate) fn noun(self) -> &'static str {
+    pub fn noun(self) -> &'static str {
         match self {
             Kind::Pool => "pool",
             Kind::Model => "model",

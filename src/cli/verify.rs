@@ -91,8 +91,7 @@ pub(super) fn cmd_verify(
     }
     let name = draft_path.display().to_string();
     let out = if json {
-        crate::verify::report::json_with_document_dates(&v.outcomes, &v.files, &v.document_dates)
-            + "\n"
+        crate::verify::report::json(&v) + "\n"
     } else if html {
         crate::review::page(&crate::review::Review {
             title: &name,
@@ -119,7 +118,7 @@ pub(super) fn cmd_verify(
             images: true,
         })
     } else {
-        crate::verify::report::markdown(&name, &draft, &v.outcomes, &v.files)
+        crate::verify::report::markdown(&name, &draft, &v)
     };
     if print_out(&out) != exit::OK {
         return exit::USAGE;

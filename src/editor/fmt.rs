@@ -36,32 +36,7 @@ pub fn format_file(path: &Path, text: &str, color: bool) -> Result<String, Unfor
 /// The `.lex` and `.test.lex` files under `paths` (files as given, folders searched; hidden
 /// folders, `target` and `out` skipped), sorted.
 pub fn discover(paths: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack: Vec<PathBuf> = paths.to_vec();
-    while let Some(p) = stack.pop() {
-        if !p.is_dir() {
-            out.push(p);
-            continue;
-        }
-        let Ok(rd) = std::fs::read_dir(&p) else {
-            out.push(p);
-            continue;
-        };
-        for e in rd.flatten() {
-            let path = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            if path.is_dir() {
-                if !name.starts_with('.') && name != "target" && name != "out" {
-                    stack.push(path);
-                }
-            } else if name.ends_with(".lex") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
+    crate::check::discover(paths, ".lex", true)
 }
 
 /// Runs `lexrun fmt`. `-` formats standard input to standard output.

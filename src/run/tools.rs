@@ -221,13 +221,9 @@ pub(super) fn run(
             let name = draft_path.display().to_string();
             let md = dir.join("report.md");
             let json = dir.join("report.json");
-            std::fs::write(
-                &md,
-                verify::report::markdown(&name, &draft, &v.outcomes, &v.files),
-            )
-            .map_err(|e| werr(&md, e))?;
-            std::fs::write(&json, verify::report::json(&v.outcomes, &v.files))
-                .map_err(|e| werr(&json, e))?;
+            std::fs::write(&md, verify::report::markdown(&name, &draft, &v))
+                .map_err(|e| werr(&md, e))?;
+            std::fs::write(&json, verify::report::json(&v)).map_err(|e| werr(&json, e))?;
             let html = dir.join("report.html");
             let run = dir
                 .ancestors()

@@ -103,14 +103,11 @@ pub(super) async fn run_verify_unit(
         } else {
             dir.join("report.md")
         };
-        let _ = std::fs::write(
-            &report,
-            verify::report::markdown(&name, &text, &outcome.outcomes, &outcome.files),
-        );
+        let _ = std::fs::write(&report, verify::report::markdown(&name, &text, &outcome));
         let _ = std::fs::write(report.with_extension("html"), page);
         let _ = std::fs::write(
             report.with_extension("json"),
-            verify::report::json(&outcome.outcomes, &outcome.files),
+            verify::report::json(&outcome),
         );
         let can_revise = !revising.is_empty() && round <= v.max_rounds;
         let decision = if !blocking.is_empty() {

@@ -108,31 +108,7 @@ fn expect(e: &ExpectDecl) -> Expect {
 
 /// `*.test.lex` files under `paths`, sorted.
 pub fn discover(paths: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack: Vec<PathBuf> = paths.to_vec();
-    while let Some(p) = stack.pop() {
-        if p.is_file() {
-            out.push(p);
-            continue;
-        }
-        let Ok(rd) = std::fs::read_dir(&p) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let path = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            if path.is_dir() {
-                if !name.starts_with('.') && name != "target" && name != "out" {
-                    stack.push(path);
-                }
-            } else if name.ends_with(".test.lex") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
+    crate::check::discover(paths, ".test.lex", false)
 }
 
 /// What one test found.

@@ -66,16 +66,8 @@ fn counts(outcomes: &[Outcome]) -> (usize, usize) {
 }
 
 /// Exactly one JSON object, in draft order; offsets are byte offsets into the draft.
-pub fn json(outcomes: &[Outcome], files: &[SourceFile]) -> String {
-    json_with_document_dates(outcomes, files, &[])
-}
-
-/// [`json`], listing the draft's own dates as well.
-pub fn json_with_document_dates(
-    outcomes: &[Outcome],
-    files: &[SourceFile],
-    document_dates: &[super::Claim],
-) -> String {
+pub fn json(v: &super::Verification) -> String {
+    let (outcomes, files, document_dates) = (&v.outcomes, &v.files, &v.document_dates);
     let (supported, unrecognized) = (
         count(outcomes, Status::Supported),
         count(outcomes, Status::Unrecognized),
@@ -160,12 +152,8 @@ fn reasons_table(s: &mut String, title: &str, outcomes: &[Outcome], status: Stat
 }
 
 /// Markdown, unsupported claims first.
-pub fn markdown(
-    draft_name: &str,
-    draft: &str,
-    outcomes: &[Outcome],
-    files: &[SourceFile],
-) -> String {
+pub fn markdown(draft_name: &str, draft: &str, v: &super::Verification) -> String {
+    let (outcomes, files) = (&v.outcomes, &v.files);
     let lines = Lines::of(draft);
     let (supported, not_supported) = counts(outcomes);
     let unrecognized = count(outcomes, Status::Unrecognized);
@@ -275,12 +263,10 @@ pub fn markdown(
             &lines,
         );
     }
-    let claims = super::claims(draft, &[]);
-    let own: Vec<String> = claims
+    let own: Vec<String> = v
+        .document_dates
         .iter()
-        .zip(super::pinpoint::own_dates(draft, &claims))
-        .filter(|(_, own)| *own)
-        .map(|(c, _)| format!("{} (line {})", one_line(&c.text), lines.at(c.start)))
+        .map(|c| format!("{} (line {})", one_line(&c.text), lines.at(c.start)))
         .collect();
     if !own.is_empty() {
         let _ = writeln!(

@@ -6,30 +6,7 @@ use std::collections::HashMap;
 use crate::diagnostic::{FileId, SourceMap, Span};
 use crate::syntax::{self, ast};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Pool,
-    Model,
-    Sources,
-    Stage,
-    Tool,
-    Template,
-    Ruleset,
-}
-
-impl Kind {
-    pub fn noun(self) -> &'static str {
-        match self {
-            Kind::Pool => "pool",
-            Kind::Model => "model",
-            Kind::Sources => "sources",
-            Kind::Stage => "stage",
-            Kind::Tool => "tool",
-            Kind::Template => "template",
-            Kind::Ruleset => "rule set",
-        }
-    }
-}
+pub use crate::check::Kind;
 
 #[derive(Debug)]
 pub struct Decl {
