@@ -41,8 +41,11 @@ struct Tiny {
 }
 
 fn tiny(min_decode: &str, gguf: &Path) -> Tiny {
+    tiny_on(min_decode, gguf, servers::free_port())
+}
+
+fn tiny_on(min_decode: &str, gguf: &Path, port: u16) -> Tiny {
     let dir = tempfile::tempdir().unwrap();
-    let port = servers::free_port();
     let lex = format!(
         "workflow tiny \"One tiny model\"\n\n\
          pool cpu {{\n  host \"localhost\"\n  gpus 0\n  vram 8 GiB\n  serve llama_cpp at \"http://127.0.0.1:{port}\"\n}}\n\n\
@@ -152,9 +155,9 @@ fn faults_at_startup_are_clear() {
     let bin = server_bin();
     let model = tiny_model();
 
-    // Port in use.
-    let t = tiny("1", &model);
-    let _held = std::net::TcpListener::bind(("127.0.0.1", t.port)).unwrap();
+    // Port in use: held from the start, so no other test can take it in between.
+    let _held = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let t = tiny_on("1", &model, _held.local_addr().unwrap().port());
     let o = lexrun(
         &["up", t.file.to_str().unwrap()],
         &[("LEXRUN_LLAMA_SERVER", &bin)],
