@@ -170,6 +170,7 @@ fn is_entry(rule: Rule) -> bool {
             | rules_e
             | on_failure_e
             | allow_e
+            | judge_e
             | bad_entry
     )
 }

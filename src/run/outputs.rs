@@ -278,6 +278,46 @@ pub(super) fn register_output(
     Ok(())
 }
 
+/// What a reader of the appendix needs beyond the source: for a miscited claim the pages
+/// cited and where the fact really is; for a proposition the judge's verdict and quotation;
+/// for anything not supported, why.
+fn appendix_detail(c: &Value) -> String {
+    let page = |l: &Value| {
+        l["bates"].as_str().map(String::from).unwrap_or_else(|| {
+            format!(
+                "{} p. {}",
+                l["file"].as_str().unwrap_or(""),
+                l["page"].as_u64().unwrap_or(0)
+            )
+        })
+    };
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(v) = c["verdict"].as_str() {
+        let q = c["quote"].as_str().unwrap_or("").trim();
+        parts.push(if q.is_empty() {
+            format!("judge: {v}")
+        } else {
+            format!("judge: {v}, quoting “{q}”")
+        });
+    }
+    if c["status"] == "miscited" {
+        let cited: Vec<String> = c["cited"]
+            .as_array()
+            .map(|a| a.iter().map(page).collect())
+            .unwrap_or_default();
+        parts.push(format!(
+            "cited {}; the fact is on {}",
+            cited.join(", "),
+            page(&c["source"])
+        ));
+    } else if c["status"] != "supported" {
+        if let Some(r) = c["reason"].as_str() {
+            parts.push(r.to_string());
+        }
+    }
+    parts.join(". ")
+}
+
 /// A Word or PDF document from a stage's text: caption from the matter's `matter.json`,
 /// signature block and jurat for affidavits, the verification appendix when asked for.
 pub(super) fn write_document(
@@ -337,12 +377,13 @@ pub(super) fn write_document(
                                         .map(|n| n.to_string_lossy().into_owned())
                                         .unwrap_or_default()
                                 })
-                                .unwrap_or_else(|| c["reason"].as_str().unwrap_or("").into()),
+                                .unwrap_or_default(),
                             src["page"]
                                 .as_u64()
                                 .map(|p| p.to_string())
                                 .unwrap_or_default(),
                             src["bates"].as_str().unwrap_or("").into(),
+                            appendix_detail(c),
                         ]
                     })
                     .collect()
@@ -351,10 +392,17 @@ pub(super) fn write_document(
         Some(docx::Table {
             title: "Verification appendix".into(),
             note: format!(
-                "Every citation, date, Bates number, quotation and amount in this document, checked against the evidence: {} supported, {} unsupported.",
-                v["supported"], v["unsupported"]
+                "Every citation, date, Bates number, quotation and amount in this document{}, checked against the evidence: {} supported, {} unsupported{}.",
+                if v["claims"].as_array().is_some_and(|cs| cs.iter().any(|c| c["kind"] == "proposition")) {
+                    ", and every sentence that cites pages, judged against those pages"
+                } else {
+                    ""
+                },
+                v["supported"],
+                v["unsupported"],
+                v["miscited"].as_u64().filter(|n| *n > 0).map(|n| format!(", {n} miscited (in the evidence, but not on the page cited)")).unwrap_or_default()
             ),
-            header: ["#", "kind", "claim", "status", "source", "page", "Bates"]
+            header: ["#", "kind", "claim", "status", "source", "page", "Bates", "detail"]
                 .map(String::from)
                 .to_vec(),
             rows,

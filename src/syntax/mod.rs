@@ -25,4 +25,5 @@ pub const CLAIM_KINDS: &[&str] = &[
     "bates",
     "quotes",
     "amounts",
+    "propositions",
 ];

@@ -57,7 +57,7 @@ fn block_keys(block: Block) -> Vec<&'static str> {
         Block::Tool => vec!["reads", "after"],
         Block::Verify => {
             let mut v = super::CLAIM_KINDS.to_vec();
-            v.extend(["rules", "on"]);
+            v.extend(["rules", "on", "judge"]);
             v
         }
     };
@@ -164,6 +164,7 @@ fn entry_rule(key: &str, block: Block) -> Option<Rule> {
         (Block::Stage, "timeout") => Rule::timeout_e,
         (Block::Verify, "rules") => Rule::rules_e,
         (Block::Verify, "on") => Rule::on_failure_e,
+        (Block::Verify, "judge") => Rule::judge_e,
         (Block::Verify, _) => Rule::rule_e,
         _ => return None,
     })

@@ -453,7 +453,7 @@ const STAGE: &[&str] = &[
     "timeout",
 ];
 const TOOL: &[&str] = &["reads", "after"];
-const VERIFY: &[&str] = &["rules", "on failure"];
+const VERIFY: &[&str] = &["rules", "on failure", "judge"];
 const CACHE: &[&str] = &[
     "f16", "bf16", "f32", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl",
 ];
@@ -609,7 +609,8 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
         (_, "flash_attn") => keywords(&["on", "off"]),
         (_, "link") => keywords(&["nvlink", "pcie"]),
         (_, "serve") => keywords(&["llama_cpp", "ollama", "openai"]),
-        (_, "must") => keywords(&["appear", "exist", "match exactly"]),
+        (_, "must") => keywords(&["appear", "exist", "match exactly", "hold"]),
+        (Some("verify"), "judge") => names(&[Kind::Model]),
         (_, "failure" | "or") if block.is_some_and(|b| b == "verify" || b == "ruleset") => {
             keywords(&["block", "revise", "flag"])
         }
