@@ -36,15 +36,18 @@ fn statements(prompt: &str) -> Vec<String> {
 
 /// A verdict per statement from `judge(statement)`.
 fn verdicts(prompt: &str, judge: &dyn Fn(&str) -> (&'static str, &'static str)) -> String {
-    let list: Vec<Value> = statements(prompt)
+    let list: serde_json::Map<String, Value> = statements(prompt)
         .iter()
         .enumerate()
         .map(|(i, s)| {
             let (verdict, quote) = judge(s);
-            json!({"statement": i + 1, "verdict": verdict, "quote": quote, "reason": format!("scripted for: {s}")})
+            (
+                (i + 1).to_string(),
+                json!({"verdict": verdict, "quote": quote, "reason": format!("scripted for: {s}")}),
+            )
         })
         .collect();
-    json!({ "verdicts": list }).to_string()
+    Value::Object(list).to_string()
 }
 
 /// An honest judge of the draft above.
@@ -208,7 +211,7 @@ fn an_honest_judge_one_call_per_set_of_pages() {
     for c in &calls {
         let schema = &c.body["response_format"]["json_schema"]["schema"];
         assert_eq!(
-            schema["properties"]["verdicts"]["items"]["properties"]["verdict"]["enum"],
+            schema["properties"]["1"]["properties"]["verdict"]["enum"],
             json!(["supported", "contradicted", "not_found"]),
             "{}",
             c.body
@@ -231,11 +234,7 @@ fn an_honest_judge_one_call_per_set_of_pages() {
     // The report lists every verdict with its quotation; the DOCX appendix shows them.
     let report = fs::read_to_string(run_dir.join("verify-draft/report.md")).unwrap();
     insta::assert_snapshot!("honest_report", section(&report));
-    let docx = out.path().join("draft.docx");
-    if docx.exists() {
-        let xml = docx_text(&docx);
-        assert!(xml.contains("judge: contradicted, quoting"), "{xml}");
-    }
+    assert!(!out.path().join("draft.docx").exists(), "blocked");
     // A second run is answered from lexrun's cache: no judge call.
     let out2 = tempfile::tempdir().unwrap();
     let o2 = run(&f.url, &f.url, out2.path(), store.path());
@@ -243,6 +242,36 @@ fn an_honest_judge_one_call_per_set_of_pages() {
     assert_eq!(judge_calls(&f).len(), 3, "cached");
     let (run2, _) = record(out2.path());
     assert_eq!(statuses(&propositions(&run2)), statuses(&claims));
+}
+
+#[test]
+fn flagged_propositions_reach_the_documents_appendix() {
+    let f = server(|s, _| verdicts(&s.prompt(), &honest));
+    let (out, store) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = lexrun(&[
+        "run",
+        "tests/propositions/flagged.lex",
+        "--out",
+        &out.path().display().to_string(),
+        "--store",
+        &store.path().display().to_string(),
+        "--endpoint",
+        &format!("gpu={}", f.url),
+        "--endpoint",
+        &format!("bench={}", f.url),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let xml = docx_text(&out.path().join("draft.docx"));
+    for want in [
+        "judge: contradicted, quoting “No contractor was scheduled",
+        "the cited page contradicts it",
+        "judge: supported, quoting “The monthly rent is $1,250.00”",
+        "and every sentence that cites pages, judged against those pages",
+    ] {
+        assert!(xml.contains(want), "{want} not in {xml}");
+    }
+    let md = fs::read_to_string(out.path().join("draft.md")).unwrap();
+    assert!(md.contains("## Propositions"), "{md}");
 }
 
 fn docx_text(path: &Path) -> String {
@@ -296,7 +325,7 @@ fn malformed_answers_are_retried_then_fail_clearly() {
     // Malformed once, then good: the run goes on, the retry recorded.
     let f = server(|s, n| {
         if n == 0 {
-            "{\"verdicts\": [{\"statement\": 1, \"verdict\": \"probably\"".into()
+            "{\"1\": {\"verdict\": \"probably\"".into()
         } else {
             verdicts(&s.prompt(), &honest)
         }

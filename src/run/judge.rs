@@ -207,7 +207,7 @@ impl Judge<'_> {
         let _ = std::fs::write(self.dir.join(format!("call-{n}-prompt.md")), &text);
         let tokens = self.check_context(&text).await?;
         out.prompt_tokens += tokens.0;
-        let tokens_said = format!("{} prompt tokens{}", tokens.0, tokens.1);
+        let tokens_said = format!("{}{} prompt tokens", tokens.1, tokens.0);
         let stage = format!("judge {}", self.stage);
         let cache_key = CacheKey {
             format: CACHE_FORMAT,
@@ -294,18 +294,22 @@ impl Judge<'_> {
         let reserve = model.sampling.get("max_tokens").map_or(0, |n| *n as u64);
         let estimate = (text.len() as u64).div_ceil(4);
         if text.len() as u64 + 64 + reserve <= ctx {
-            return Ok((estimate, " (estimated)"));
+            return Ok((estimate, "about "));
         }
         let (tokens, how) = match self.pool.backend.count_tokens(text).await {
-            Ok(Some(n)) => (n, " (counted)"),
-            _ => (estimate, " (estimated)"),
+            Ok(Some(n)) => (n, ""),
+            _ => (estimate, "about "),
         };
         if tokens + reserve > ctx {
             return Err((
-                format!("{tokens} prompt tokens{how}"),
+                format!("{how}{tokens} prompt tokens"),
                 JudgeCause::Call(CallFailure::TooLong {
                     tokens,
-                    counted: how.trim_matches([' ', '(', ')']),
+                    counted: if how.is_empty() {
+                        "counted"
+                    } else {
+                        "estimated"
+                    },
                     reserve,
                     model: model.name.clone(),
                     ctx,

@@ -74,11 +74,22 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
             .iter()
             .any(|s| s.name == format!("verify {stage}") && s.status == Some(Status::Blocked))
     };
+    // A verification that could not finish passes nothing.
+    let unjudged = |stage: &str| {
+        rec.steps
+            .iter()
+            .any(|s| s.name == format!("judge {stage}") && s.status == Some(Status::Failed))
+    };
     let mut written = Vec::new();
     for o in &sh.plan.outputs {
         let dest = m.out_dir.join(&o.path);
         let (status, missing) = if blocked(&o.from) {
             ("not written: verification blocked it".to_string(), false)
+        } else if unjudged(&o.from) {
+            (
+                "not written: its sentences citing pages could not be judged".to_string(),
+                false,
+            )
         } else {
             match status_of(&o.from) {
                 Some(Status::Done | Status::Stopped) => {
@@ -433,4 +444,29 @@ pub(super) fn write_document(
     ));
     docx::write(&d, &tmp_docx)?;
     Ok(document::docx_to_pdf(&tmp_docx, dest, &props)?)
+}
+
+#[cfg(test)]
+mod appendix_tests {
+    use super::*;
+
+    #[test]
+    fn the_appendix_says_where_a_miscited_fact_is_and_what_the_judge_quoted() {
+        let miscited = json!({"status": "miscited", "source": {"file": "a.txt", "page": 1, "bates": "SMITH000001"},
+            "cited": [{"file": "a.txt", "page": 2, "bates": "SMITH000002"}], "reason": "found on SMITH000001"});
+        assert_eq!(
+            appendix_detail(&miscited),
+            "cited SMITH000002; the fact is on SMITH000001"
+        );
+        let judged = json!({"status": "unsupported", "verdict": "not_found", "quote": "", "reason": "the judge found nothing"});
+        assert_eq!(
+            appendix_detail(&judged),
+            "judge: not_found. the judge found nothing"
+        );
+        let fine = json!({"status": "supported", "verdict": "supported", "quote": "rent is due"});
+        assert_eq!(
+            appendix_detail(&fine),
+            "judge: supported, quoting “rent is due”"
+        );
+    }
 }

@@ -146,29 +146,27 @@ pub struct Page {
     pub text: String,
 }
 
-/// The judge's JSON schema for `n` statements: exactly one verdict each.
+/// The judge's JSON schema for `n` statements: an object keyed by statement number (`"1"`,
+/// `"2"`, …), every key required and no other allowed, so that a server constraining its
+/// output to the schema gives exactly one verdict per statement.
 pub fn schema(n: usize) -> Value {
-    json!({
+    let verdict = json!({
         "type": "object",
         "properties": {
-            "verdicts": {
-                "type": "array",
-                "minItems": n,
-                "maxItems": n,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "statement": {"type": "integer"},
-                        "verdict": {"type": "string", "enum": ["supported", "contradicted", "not_found"]},
-                        "quote": {"type": "string"},
-                        "reason": {"type": "string"}
-                    },
-                    "required": ["statement", "verdict", "quote", "reason"],
-                    "additionalProperties": false
-                }
-            }
+            "verdict": {"type": "string", "enum": ["supported", "contradicted", "not_found"]},
+            "quote": {"type": "string"},
+            "reason": {"type": "string"}
         },
-        "required": ["verdicts"],
+        "required": ["verdict", "quote", "reason"],
+        "additionalProperties": false
+    });
+    let keys: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
+    let properties: serde_json::Map<String, Value> =
+        keys.iter().map(|k| (k.clone(), verdict.clone())).collect();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": keys,
         "additionalProperties": false
     })
 }
@@ -204,7 +202,7 @@ pub fn prompt(pages: &[Page], statements: &[&str]) -> String {
          - \"contradicted\": the pages say otherwise. Copy the passage that contradicts it into `quote`.\n\
          - \"not_found\": the pages do not say it. Leave `quote` empty.\n\
          Say why in `reason`, in one sentence.\n\
-         Reply with only a JSON object: {\"verdicts\": [{\"statement\": 1, \"verdict\": \"supported\", \"quote\": \"…\", \"reason\": \"…\"}, …]}, one entry per statement.\n",
+         Reply with only a JSON object with one entry per statement, keyed by its number: {\"1\": {\"verdict\": \"supported\", \"quote\": \"…\", \"reason\": \"…\"}, \"2\": …}.\n",
     );
     s
 }
@@ -249,52 +247,45 @@ pub fn parse(answer: &str, n: usize) -> Result<Vec<Verdict>, String> {
         .unwrap_or(t)
         .trim();
     let v: Value = serde_json::from_str(t).map_err(|e| format!("it is not JSON ({e})"))?;
-    let list = v
-        .get("verdicts")
-        .and_then(Value::as_array)
-        .ok_or("it has no `verdicts` list")?;
-    let mut out: Vec<Option<Verdict>> = vec![None; n];
-    for (i, item) in list.iter().enumerate() {
-        let at = |what: &str| format!("verdict {} {what}", i + 1);
-        let k = item
-            .get("statement")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| at("has no statement number"))? as usize;
-        if k == 0 || k > n {
-            return Err(at(&format!(
-                "is for statement {k}, but there {} {n}",
-                if n == 1 { "is" } else { "are" }
-            )));
-        }
-        let verdict = match item.get("verdict").and_then(Value::as_str) {
-            Some("supported") => VerdictKind::Supported,
-            Some("contradicted") => VerdictKind::Contradicted,
-            Some("not_found") => VerdictKind::NotFound,
-            Some(other) => {
-                return Err(at(&format!(
-                    "is `{other}`, not supported, contradicted or not_found"
-                )))
-            }
-            None => return Err(at("has no verdict")),
-        };
-        let text = |f: &str| {
-            item.get(f)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        if out[k - 1].is_some() {
-            return Err(format!("statement {k} has two verdicts"));
-        }
-        out[k - 1] = Some(Verdict {
-            verdict,
-            quote: text("quote"),
-            reason: text("reason"),
-        });
+    let obj = v
+        .as_object()
+        .ok_or("it is not a JSON object keyed by statement number")?;
+    if let Some(k) = obj
+        .keys()
+        .find(|k| k.parse::<usize>().map_or(true, |i| i == 0 || i > n))
+    {
+        return Err(format!(
+            "it has an entry `{k}`, but the statements are numbered 1 to {n}"
+        ));
     }
-    out.into_iter()
-        .enumerate()
-        .map(|(i, v)| v.ok_or_else(|| format!("statement {} has no verdict", i + 1)))
+    (1..=n)
+        .map(|i| {
+            let item = obj
+                .get(&i.to_string())
+                .ok_or_else(|| format!("statement {i} has no verdict"))?;
+            let verdict = match item.get("verdict").and_then(Value::as_str) {
+                Some("supported") => VerdictKind::Supported,
+                Some("contradicted") => VerdictKind::Contradicted,
+                Some("not_found") => VerdictKind::NotFound,
+                Some(other) => {
+                    return Err(format!(
+                        "statement {i}'s verdict is `{other}`, not supported, contradicted or not_found"
+                    ))
+                }
+                None => return Err(format!("statement {i} has no verdict")),
+            };
+            let text = |f: &str| {
+                item.get(f)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            Ok(Verdict {
+                verdict,
+                quote: text("quote"),
+                reason: text("reason"),
+            })
+        })
         .collect()
 }
 
@@ -346,7 +337,11 @@ pub fn ground(
             )));
         }
         VerdictKind::Contradicted => {
-            let mut why = said(&format!("the cited {} contradict it", plural_pages(p)));
+            let mut why = said(if p.cited.len() == 1 {
+                "the cited page contradicts it"
+            } else {
+                "the cited pages contradict it"
+            });
             if !quote.is_empty() {
                 why.push_str(&format!(" (\"{}\")", one_line(quote)));
             }
@@ -509,7 +504,7 @@ mod tests {
         );
         assert_eq!(o.status, Status::Unsupported);
         let why = o.reason.clone().unwrap();
-        assert!(why.starts_with("the cited page contradict"), "{why}");
+        assert!(why.starts_with("the cited page contradicts it"), "{why}");
         assert!(
             why.contains("\"The landlord scheduled a contractor\""),
             "{why}"
@@ -522,24 +517,25 @@ mod tests {
 
     #[test]
     fn answers_are_read_strictly() {
-        let ok = r#"{"verdicts":[{"statement":2,"verdict":"not_found","quote":"","reason":"r"},{"statement":1,"verdict":"supported","quote":"q w e","reason":"r"}]}"#;
+        let ok = r#"{"2":{"verdict":"not_found","quote":"","reason":"r"},"1":{"verdict":"supported","quote":"q w e","reason":"r"}}"#;
         let v = parse(ok, 2).unwrap();
         assert_eq!(v[0].verdict, VerdictKind::Supported);
         assert_eq!(v[1].verdict, VerdictKind::NotFound);
         assert!(parse(&format!("```json\n{ok}\n```"), 2).is_ok());
         for (bad, why) in [
-            ("{\"verdicts\": [", "not JSON"),
-            ("{\"answer\": 1}", "no `verdicts`"),
+            ("{\"1\": {", "not JSON"),
+            ("[1, 2]", "not a JSON object"),
+            ("{\"answer\": 1}", "entry `answer`"),
             (
-                r#"{"verdicts":[{"statement":1,"verdict":"maybe","quote":"","reason":""}]}"#,
+                r#"{"1":{"verdict":"maybe","quote":"","reason":""}}"#,
                 "`maybe`",
             ),
             (
-                r#"{"verdicts":[{"statement":3,"verdict":"supported","quote":"","reason":""}]}"#,
-                "statement 3",
+                r#"{"3":{"verdict":"supported","quote":"","reason":""}}"#,
+                "entry `3`",
             ),
             (
-                r#"{"verdicts":[{"statement":1,"verdict":"supported","quote":"","reason":""}]}"#,
+                r#"{"1":{"verdict":"supported","quote":"","reason":""}}"#,
                 "statement 2 has no verdict",
             ),
         ] {
@@ -571,6 +567,6 @@ mod tests {
         let t = prompt(&pages, &["One.", "Two\nlines."]);
         assert!(t.find("Bates SMITH000005").unwrap() < t.find("1. One.").unwrap());
         assert!(t.contains("2. Two lines."));
-        assert_eq!(schema(2)["properties"]["verdicts"]["minItems"], 2);
+        assert_eq!(schema(2)["required"], json!(["1", "2"]));
     }
 }
