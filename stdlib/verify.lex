@@ -20,7 +20,7 @@ ruleset strict {
 // quotation must be on a cited page. Name the judge in the `verify` block: `judge MODEL`.
 // For declarations and affidavits whose sentences cite exhibits.
 ruleset filing {
-  rules              std.verify.strict
+  rules std.verify.strict
   propositions must hold
 }
 

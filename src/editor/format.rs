@@ -185,6 +185,7 @@ fn stands_alone(rule: Rule) -> bool {
             | Rule::rules_e
             | Rule::on_failure_e
             | Rule::allow_e
+            | Rule::judge_e
             | Rule::sampling_e
     )
 }
