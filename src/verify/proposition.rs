@@ -549,9 +549,9 @@ mod tests {
         let a = loc("SMITH000001", 1);
         let b = loc("SMITH000002", 2);
         let props = vec![
-            prop(&[a.clone()]),
+            prop(std::slice::from_ref(&a)),
             prop(&[a.clone(), b.clone()]),
-            prop(&[a.clone()]),
+            prop(std::slice::from_ref(&a)),
             prop(&[]),
             prop(&[a, b]),
         ];
