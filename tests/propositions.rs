@@ -389,6 +389,47 @@ fn a_judge_that_is_down_is_a_clear_error() {
 }
 
 #[test]
+fn pages_too_large_for_the_judge_are_a_clear_error() {
+    // The same workflow with a judge whose context cannot hold a page and its answer.
+    let dir = tempfile::tempdir().unwrap();
+    let lex = fs::read_to_string("tests/propositions/judged.lex")
+        .unwrap()
+        .replace(
+            "  ctx 16k\n  temperature 0\n  max_tokens 256",
+            "  ctx 300\n  temperature 0\n  max_tokens 256",
+        );
+    assert!(lex.contains("ctx 300"));
+    let wf = dir.path().join("small.lex");
+    fs::write(&wf, lex).unwrap();
+    let f = server(|s, _| verdicts(&s.prompt(), &honest));
+    let (out, store) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = lexrun(&[
+        "run",
+        &wf.display().to_string(),
+        "--matter",
+        "tests/propositions/matter",
+        "--out",
+        &out.path().display().to_string(),
+        "--store",
+        &store.path().display().to_string(),
+        "--endpoint",
+        &format!("gpu={}", f.url),
+        "--endpoint",
+        &format!("bench={}", f.url),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("judging the sentences of `draft` that cite TEST000001")
+            && err.contains("prompt tokens")
+            && err.contains("has a context of 300 tokens"),
+        "{err}"
+    );
+    assert!(judge_calls(&f).is_empty(), "nothing sent that cannot fit");
+    assert!(!out.path().join("draft.md").exists());
+}
+
+#[test]
 fn the_real_llama_server_judges_under_the_schema() {
     // The drafter is scripted (so the draft cites pages); the judge is the real server. The
     // tiny model's verdicts are random: what must hold is the protocol — a call under the
