@@ -76,7 +76,7 @@ pub(super) fn run(
     bates_of: &BTreeMap<String, Bates>,
     produced: &BTreeMap<String, std::sync::Arc<Produced>>,
 ) -> Result<(Produced, String), ToolError> {
-    std::fs::create_dir_all(dir).map_err(|e| werr(dir, e))?;
+    crate::atomic::private_dir(dir).map_err(|e| werr(dir, e))?;
     let mut result = Produced::default();
     let summary = match tool.tool.as_str() {
         "bates" => {
@@ -190,8 +190,11 @@ pub(super) fn run(
                 ));
             }
             let json = dir.join("text.json");
-            std::fs::write(&json, serde_json::to_vec_pretty(&rows).unwrap_or_default())
-                .map_err(|e| werr(&json, e))?;
+            crate::atomic::write_private(
+                &json,
+                serde_json::to_vec_pretty(&rows).unwrap_or_default(),
+            )
+            .map_err(|e| werr(&json, e))?;
             result.files = inputs.to_vec();
             result.primary.insert("json".into(), json);
             format!("{} pages read, {ocr} by OCR", rows.len())
@@ -221,9 +224,10 @@ pub(super) fn run(
             let name = draft_path.display().to_string();
             let md = dir.join("report.md");
             let json = dir.join("report.json");
-            std::fs::write(&md, verify::report::markdown(&name, &draft, &v))
+            crate::atomic::write_private(&md, verify::report::markdown(&name, &draft, &v))
                 .map_err(|e| werr(&md, e))?;
-            std::fs::write(&json, verify::report::json(&v)).map_err(|e| werr(&json, e))?;
+            crate::atomic::write_private(&json, verify::report::json(&v))
+                .map_err(|e| werr(&json, e))?;
             let html = dir.join("report.html");
             let run = dir
                 .ancestors()
@@ -244,7 +248,7 @@ pub(super) fn run(
                 ],
                 images: true,
             });
-            std::fs::write(&html, page).map_err(|e| werr(&html, e))?;
+            crate::atomic::write_private(&html, page).map_err(|e| werr(&html, e))?;
             result.primary.insert("md".into(), md.clone());
             result.primary.insert("json".into(), json.clone());
             result.files = vec![md, json, html];
