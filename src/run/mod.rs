@@ -186,8 +186,9 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     let mut pools = BTreeMap::new();
     for p in &plan.pools {
         let endpoint = opts.endpoints.get(&p.name).unwrap_or(&p.endpoint).clone();
-        let mut backend = backend::connect(p.server, &endpoint, &opts.limits)
-            .map_err(|e| RunError::Endpoint(p.name.clone(), e))?;
+        let mut backend =
+            backend::connect_with_key(p.server, &endpoint, &opts.limits, p.api_key_env.as_deref())
+                .map_err(|e| RunError::Endpoint(p.name.clone(), e))?;
         if let Some(tape) = &tape {
             backend = Box::new(cassette::Taped {
                 inner: backend,

@@ -413,7 +413,7 @@ const TOP: &[&str] = &[
     "template", "ruleset",
 ];
 const POOL: &[&str] = &[
-    "host", "gpus", "link", "vram", "compute", "serve", "slots", "binary",
+    "host", "gpus", "link", "vram", "compute", "serve", "slots", "binary", "api_key",
 ];
 const SAMPLING: &[&str] = &[
     "temperature",
@@ -696,6 +696,7 @@ const SETTINGS: &[&str] = &[
     "serve",
     "slots",
     "binary",
+    "api_key",
     "gguf",
     "tag",
     "weights",
