@@ -83,6 +83,37 @@ pub fn write_all(files: &[(&Path, &[u8])]) -> io::Result<()> {
     Ok(())
 }
 
+/// Puts the folder `staged` in the place of `dest` in one step: with `dest` absent, a rename;
+/// otherwise the two are exchanged atomically (`renameat2(RENAME_EXCHANGE)`) and the old
+/// folder, now at `staged`, removed. Where the file system cannot exchange, the old folder is
+/// renamed aside first, so that at every moment one whole set exists.
+pub fn replace_dir(staged: &Path, dest: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    if std::fs::symlink_metadata(dest).is_err() {
+        return std::fs::rename(staged, dest);
+    }
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+    let (a, b) = (c(staged)?, c(dest)?);
+    // SAFETY: both paths are NUL-terminated strings that outlive the call.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        return std::fs::remove_dir_all(staged);
+    }
+    let aside = staged.with_extension("old");
+    std::fs::rename(dest, &aside)?;
+    std::fs::rename(staged, dest)?;
+    std::fs::remove_dir_all(&aside)
+}
+
 /// Writes `bytes` to `path` atomically, readable and writable by its owner only.
 pub fn write_private(path: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> io::Result<()> {
     write_mode(path.as_ref(), 0o600, |f| f.write_all(bytes.as_ref()))
