@@ -49,6 +49,8 @@ pub enum ToolError {
     },
     #[error("{0}")]
     Sources(#[source] std::io::Error),
+    #[error("the draft: {0}")]
+    Confined(#[source] crate::confine::ConfineError),
     #[error("Bates numbers are stamped on PDFs; convert these first: {0}")]
     NotPdf(String),
     #[error(transparent)]
@@ -201,11 +203,19 @@ pub(super) fn run(
         }
         "verify-draft" => {
             let draft_path = matter.join(opt_text(tool, "draft").unwrap_or_default());
-            let draft =
-                std::fs::read_to_string(&draft_path).map_err(|source| ToolError::Draft {
-                    path: draft_path.to_path_buf(),
-                    source,
+            // The draft is the matter's: a path or link leading out of it is refused.
+            let real =
+                crate::confine::resolve_within(matter, &draft_path).map_err(|e| match e {
+                    crate::confine::ConfineError::Io(_, source) => ToolError::Draft {
+                        path: draft_path.to_path_buf(),
+                        source,
+                    },
+                    escape => ToolError::Confined(escape),
                 })?;
+            let draft = std::fs::read_to_string(&real).map_err(|source| ToolError::Draft {
+                path: draft_path.to_path_buf(),
+                source,
+            })?;
             let prefixes = opt_text(tool, "bates_prefix").into_iter().collect();
             let mut ev = verify::Evidence::new(prefixes);
             for r in &step.reads {
