@@ -95,12 +95,17 @@ pub enum ConfineError {
     Escape(Escape),
 }
 
-/// Every file under `root`, sorted, following symbolic links that stay inside it. Folders
-/// for which `skip_dir` holds (by name) are not entered; a link leading outside `root` is an
-/// error naming it; a folder reached again through a link is not walked twice, and a file
+/// Every file under `root` for which `wanted` holds, sorted, following symbolic links that
+/// stay inside it. Folders for which `skip_dir` holds (by name) are not entered; a link
+/// leading outside `root` is an error naming it — a link to a folder always, a link to a file
+/// when the file is wanted (a link nothing reads reads nothing); a folder reached again through a link is not walked twice, and a file
 /// reached by two paths is listed once — by its real path, when it has one without links.
 /// Dangling links are not files and are passed over.
-pub fn walk(root: &Path, skip_dir: &dyn Fn(&str) -> bool) -> Result<Vec<PathBuf>, ConfineError> {
+pub fn walk(
+    root: &Path,
+    skip_dir: &dyn Fn(&str) -> bool,
+    wanted: &dyn Fn(&Path) -> bool,
+) -> Result<Vec<PathBuf>, ConfineError> {
     use std::os::unix::fs::MetadataExt;
     let io = |p: &Path| {
         let p = p.to_path_buf();
@@ -136,7 +141,7 @@ pub fn walk(root: &Path, skip_dir: &dyn Fn(&str) -> bool) -> Result<Vec<PathBuf>
                     if !skip_dir(&name) && seen_dirs.insert(id) {
                         stack.push(p);
                     }
-                } else if meta.is_file() && seen_files.insert(id) {
+                } else if meta.is_file() && wanted(&p) && seen_files.insert(id) {
                     files.push(p);
                 }
             }
@@ -149,7 +154,7 @@ pub fn walk(root: &Path, skip_dir: &dyn Fn(&str) -> bool) -> Result<Vec<PathBuf>
             let Ok(target) = p.canonicalize() else {
                 continue;
             };
-            if !target.starts_with(&real_root) {
+            if !target.starts_with(&real_root) && (target.is_dir() || wanted(&p)) {
                 return Err(ConfineError::Escape(Escape {
                     target: std::fs::read_link(&p).unwrap_or(target),
                     link: p,
@@ -160,6 +165,9 @@ pub fn walk(root: &Path, skip_dir: &dyn Fn(&str) -> bool) -> Result<Vec<PathBuf>
             let Ok(meta) = std::fs::metadata(&target) else {
                 continue;
             };
+            if !target.starts_with(&real_root) {
+                continue;
+            }
             let id = (meta.dev(), meta.ino());
             let name = p
                 .file_name()
@@ -169,7 +177,7 @@ pub fn walk(root: &Path, skip_dir: &dyn Fn(&str) -> bool) -> Result<Vec<PathBuf>
                 if !skip_dir(&name) && seen_dirs.insert(id) {
                     stack.push(p);
                 }
-            } else if meta.is_file() && seen_files.insert(id) {
+            } else if meta.is_file() && wanted(&p) && seen_files.insert(id) {
                 files.push(p);
             }
         }
@@ -203,7 +211,7 @@ mod tests {
         symlink("docs", m.path().join("alias")).unwrap();
         symlink("docs/a.txt", m.path().join("b.txt")).unwrap();
         symlink("nowhere", m.path().join("dangling")).unwrap();
-        let got = walk(m.path(), &|_| false).unwrap();
+        let got = walk(m.path(), &|_| false, &|_| true).unwrap();
         let rel: Vec<_> = got
             .iter()
             .map(|p| p.strip_prefix(m.path()).unwrap().display().to_string())
@@ -214,7 +222,7 @@ mod tests {
             m.path().join("docs/s.txt"),
         )
         .unwrap();
-        let Err(ConfineError::Escape(e)) = walk(m.path(), &|_| false) else {
+        let Err(ConfineError::Escape(e)) = walk(m.path(), &|_| false, &|_| true) else {
             panic!("a link outside was followed")
         };
         assert_eq!(e.link, m.path().join("docs/s.txt"));

@@ -17,7 +17,7 @@ use support::{stderr, stdout, Lexrun};
 const CHECK: &str = r#"workflow drafts "Check a draft against the matter"
 
 sources client {
-  files "**/*.txt"
+  files "intake/**/*.txt"
 }
 
 tool check runs verify-draft {

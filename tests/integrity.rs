@@ -167,19 +167,23 @@ fn a_stamp_the_font_cannot_show_is_refused_and_latin_letters_are_encoded() {
     let o = lexrun(&[
         "bates",
         "--prefix",
-        "MÜLLER",
+        "MULLER",
+        "--suffix",
+        "-Ü",
         "-o",
         out.to_str().unwrap(),
         input.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let pages = lexrun::sources::read_pages(&out.join("a.pdf")).unwrap();
-    assert!(pages[0].contains("MÜLLER000001"), "{}", pages[0]);
+    assert!(pages[0].contains("MULLER000001-Ü"), "{}", pages[0]);
     assert!(!pages[0].contains("Ã"), "mojibake: {}", pages[0]);
     let o = lexrun(&[
         "bates",
         "--prefix",
-        "案件",
+        "MULLER",
+        "--suffix",
+        "-案件",
         "-o",
         dir.path().join("out2").to_str().unwrap(),
         input.to_str().unwrap(),
@@ -315,7 +319,10 @@ fn pipeline_server() -> Fake {
         } else if p.contains("opposing counsel") {
             r#"{"passes": true, "objections": []}"#.into()
         } else {
-            "1. I paid $1,250.00 for April 2024 (TEST000002).\n".into()
+            "1. The tenant states under oath that the monthly payment of $1,250.00 \
+             for April 2024 (TEST000002) reached the landlord's agent in full, and that every \
+             later month was withheld only because the apartment stayed unheatable.\n"
+                .into()
         };
         Answer { text, fault: None }
     })
@@ -390,12 +397,8 @@ fn cache_gc_keeps_the_prompts_why_compares() {
         text.replace("Nothing was repaired.", "Nothing was fixed."),
     )
     .unwrap();
-    assert_eq!(
-        pipeline(&matter, &dir.path().join("b"), &store, &srv.url)
-            .status
-            .code(),
-        Some(0)
-    );
+    let o = pipeline(&matter, &dir.path().join("b"), &store, &srv.url);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let store_arg = store.to_str().unwrap();
     let o = lexrun(&[
         "cache",

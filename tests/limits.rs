@@ -81,7 +81,7 @@ fn an_endless_stream_ends_at_the_stages_token_limit() {
 
 #[test]
 fn a_huge_answer_is_refused_not_held() {
-    let (dir, code, err) = run_against(Reply::Huge(100), 100_000, Duration::from_secs(120));
+    let (dir, code, err) = run_against(Reply::Huge(100), 8_000, Duration::from_secs(120));
     assert_eq!(code, 1, "{err}");
     let (_, rec) = support::run_record(&dir.path().join("out"));
     let why = rec.matters[0].steps[0].why.clone().unwrap_or_default();

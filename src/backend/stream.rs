@@ -220,7 +220,7 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("not UTF-8 (at byte 28"), "{e}");
         let mut n = NdjsonDecoder::default();
-        assert!(n.push(b"{\"a\":\"\xc3\"}\n", &mut out).is_err());
+        assert!(n.push(b"{\"a\":\"\xc3\"}\n", &mut Vec::new()).is_err());
     }
 
     #[test]

@@ -17,11 +17,8 @@ pub(super) fn matching(matter: &Path, patterns: &[String]) -> Result<Vec<PathBuf
         return Ok(Vec::new());
     };
     let skip = |name: &str| name == ".lexrun" || name == "out" || name.starts_with('.');
-    let files = crate::confine::walk(matter, &skip).map_err(RunError::Confined)?;
-    Ok(files
-        .into_iter()
-        .filter(|p| p.strip_prefix(matter).is_ok_and(|rel| set.is_match(rel)))
-        .collect())
+    let wanted = |p: &Path| p.strip_prefix(matter).is_ok_and(|rel| set.is_match(rel));
+    crate::confine::walk(matter, &skip, &wanted).map_err(RunError::Confined)
 }
 
 /// The matter folders: those given, else the workflow's `matter`, else its own folder.

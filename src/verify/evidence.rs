@@ -70,21 +70,18 @@ impl Evidence {
             return Ok(());
         }
         // Links are followed only inside the folder; one leading out of it is refused.
-        let files =
-            crate::confine::walk(path, &|name| name.starts_with('.')).map_err(|e| match e {
+        // Hidden files, and the page map `lexrun bates` writes beside stamped copies, are not
+        // sources.
+        let wanted = |p: &Path| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            !(name.starts_with('.') || name == "bates-map.json" || name.ends_with(".lexrun-tmp"))
+        };
+        let files = crate::confine::walk(path, &|name| name.starts_with('.'), &wanted).map_err(
+            |e| match e {
                 crate::confine::ConfineError::Io(_, e) => e,
                 escape => std::io::Error::other(escape.to_string()),
-            })?;
-        // Hidden files, and the page map `lexrun bates` writes beside stamped copies.
-        let files: Vec<PathBuf> = files
-            .into_iter()
-            .filter(|p| {
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                !(name.starts_with('.')
-                    || name == "bates-map.json"
-                    || name.ends_with(".lexrun-tmp"))
-            })
-            .collect();
+            },
+        )?;
         self.sources.extend(files.into_iter().map(DocSource::File));
         Ok(())
     }

@@ -4,6 +4,6 @@ matter "../../clients/other"
 sources client {
   files "*.txt"
 }
-tool stamped bates {
+tool stamped runs bates {
   reads client
 }

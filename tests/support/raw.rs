@@ -1,5 +1,6 @@
 //! A bare OpenAI-compatible server that records every request's headers and can misbehave at
 //! the byte level: answers that are not UTF-8, streams that never end, answers of any size.
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
