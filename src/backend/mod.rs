@@ -349,15 +349,18 @@ impl Http {
         limits: &Limits,
         key: Option<String>,
     ) -> Result<Http, ConnectError> {
+        // Errors carry the address redacted, so that no message, log or debug output of one
+        // holds a password.
+        let shown = redact_url(base);
         let url = url::Url::parse(base).map_err(|source| ConnectError::NotAUrl {
-            base: base.to_string(),
+            base: shown.clone(),
             source,
         })?;
         if url.scheme() != "http" {
-            return Err(ConnectError::NotHttp(base.to_string()));
+            return Err(ConnectError::NotHttp(shown));
         }
         if !url.username().is_empty() || url.password().is_some() {
-            return Err(ConnectError::Credentials(base.to_string()));
+            return Err(ConnectError::Credentials(shown));
         }
         let mut builder = reqwest::Client::builder()
             .connect_timeout(limits.connect)
