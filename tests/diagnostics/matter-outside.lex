@@ -2,7 +2,8 @@
 workflow w
 matter "../../clients/other"
 sources client {
-  files "*.txt"
+  files "*.pdf"
+  bates "OTHER"
 }
 tool stamped runs bates {
   reads client
