@@ -131,7 +131,7 @@ fn serve(
                 Reply::Text(t) => {
                     for w in t.split_inclusive(' ') {
                         let j = serde_json::to_string(w).unwrap();
-                        chunk(&mut out, &piece(j[1..j.len() - 1].as_bytes()))?;
+                        chunk(&mut out, &piece(&j.as_bytes()[1..j.len() - 1]))?;
                     }
                 }
                 Reply::Bytes(b) => chunk(&mut out, &piece(b))?,
