@@ -143,6 +143,7 @@ impl Backend for Llama {
                 model,
                 n_ctx: props["default_generation_settings"]["n_ctx"].as_u64(),
                 slots: props["total_slots"].as_u64().map(|n| n as u32),
+                build: props["build_info"].as_str().map(str::to_string),
             })
         })
     }

@@ -5,6 +5,7 @@
 //! is still loading its model.
 
 pub mod cassette;
+pub mod endpoint;
 pub mod llama;
 pub mod ollama;
 pub mod openai;
@@ -72,6 +73,9 @@ pub struct Identity {
     /// Context per slot, when the server tells it.
     pub n_ctx: Option<u64>,
     pub slots: Option<u32>,
+    /// The server's build, as it reports it (llama.cpp's `build_info`, e.g. `b6123-1a2b3c4d`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 #[derive(Debug, PartialEq)]

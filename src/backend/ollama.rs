@@ -149,6 +149,7 @@ impl Backend for Ollama {
                 },
                 n_ctx: None,
                 slots: None,
+                build: None,
             })
         })
     }

@@ -218,6 +218,7 @@ impl Backend for OpenAi {
                 model: model.to_string(),
                 n_ctx: None,
                 slots: None,
+                build: None,
             })
         })
     }

@@ -53,6 +53,7 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
         store: Some(store_dir(args.store.as_deref(), &dir)),
         cache: !args.no_cache,
         refresh: args.refresh.clone(),
+        offline: args.offline,
     };
     for r in &opts.refresh {
         if !plan.steps.iter().any(|s| &s.name == r) {
@@ -109,17 +110,15 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
     }
 }
 
-pub(super) fn parse_endpoints(
-    list: &[String],
-) -> Option<std::collections::BTreeMap<String, String>> {
-    let mut endpoints = std::collections::BTreeMap::new();
+pub(super) fn parse_endpoints(list: &[String]) -> Option<crate::backend::endpoint::Overrides> {
+    let mut endpoints = crate::backend::endpoint::Overrides::new();
     for e in list {
-        match e.split_once('=') {
-            Some((pool, url)) if !pool.is_empty() && !url.is_empty() => {
-                endpoints.insert(pool.to_string(), url.to_string());
+        match crate::backend::endpoint::parse_override(e) {
+            Ok((pool, o)) => {
+                endpoints.insert(pool, o);
             }
-            _ => {
-                eprintln!("error: --endpoint `{e}` should be POOL=URL, e.g. board_a=http://127.0.0.1:8081");
+            Err(why) => {
+                eprintln!("error: {why}");
                 return None;
             }
         }

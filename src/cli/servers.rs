@@ -8,7 +8,7 @@ pub(super) struct ServerCx {
     pub(super) plan: plan::Plan,
     pub(super) dir: std::path::PathBuf,
     pub(super) store: std::path::PathBuf,
-    pub(super) endpoints: std::collections::BTreeMap<String, String>,
+    pub(super) endpoints: crate::backend::endpoint::Overrides,
     pub(super) rt: tokio::runtime::Runtime,
 }
 

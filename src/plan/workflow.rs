@@ -33,11 +33,27 @@ pub enum ServerKind {
 }
 
 impl ServerKind {
+    pub const ALL: [ServerKind; 3] = [ServerKind::LlamaCpp, ServerKind::Ollama, ServerKind::Openai];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ServerKind::LlamaCpp => "llama_cpp",
             ServerKind::Ollama => "ollama",
             ServerKind::Openai => "openai",
+        }
+    }
+
+    /// The kind a workflow or the command line names: `llama_cpp`, `ollama` or `openai`.
+    pub fn parse(s: &str) -> Option<ServerKind> {
+        ServerKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// The server family's name for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            ServerKind::LlamaCpp => "llama.cpp",
+            ServerKind::Ollama => "Ollama",
+            ServerKind::Openai => "an OpenAI-compatible server",
         }
     }
 }

@@ -2,7 +2,7 @@
 //! check the prompt fits the context, answer from the cache or call the model, record the
 //! answer. Each step returns why it failed; [`stage_call`] turns that into the step's record.
 
-use super::failure::{server_error, write_failure, CallFailure};
+use super::failure::{server_failure, write_failure, CallFailure};
 use super::*;
 use crate::backend::{CallError, Reply};
 use crate::plan::Node;
@@ -74,8 +74,14 @@ impl<'a> StageCall<'a> {
         let dir = self.folder()?;
         self.rec.inputs = self.step.reads.clone();
         let (text, prompt_file) = self.render_prompt(feedback, &dir)?;
-        let ident = self.identity(&target).await?;
-        self.check_context(&target, &ident, &text).await?;
+        let ident = match self.ledger_identity(&target, &text).await? {
+            Some(ident) => ident,
+            None => {
+                let ident = self.identity(&target).await?;
+                self.check_context(&target, &ident, &text).await?;
+                ident
+            }
+        };
         let cache_key = self.cache_key(&ident, &text);
         let (reply, answer) = self
             .cached_or_call(&target, &ident, &cache_key, text, &dir)
@@ -167,7 +173,7 @@ impl<'a> StageCall<'a> {
                                 tries += 1;
                                 tokio::time::sleep(sh.limits.backoff * tries).await;
                             }
-                            Err(e) => return Err(server_error(pool, &e)),
+                            Err(e) => return Err(server_failure(pool, &e, &sh.limits).await),
                         }
                     }
                 })
@@ -190,6 +196,61 @@ impl<'a> StageCall<'a> {
             }
         }
         Ok(ident)
+    }
+
+    /// A fully cached stage needs no server. With `--offline`, or when nothing listens at the
+    /// pool's endpoint, the model identity is the one the ledger recorded for this stage's
+    /// plan node; if the answer is in the cache under it, the server is not asked. Offline,
+    /// anything else is a failure; online, the server is asked as usual (and its retries and
+    /// errors say what is wrong).
+    async fn ledger_identity(
+        &mut self,
+        t: &Target<'_>,
+        text: &str,
+    ) -> Result<Option<Identity>, CallFailure> {
+        let sh = self.sh;
+        if !sh.offline && (!sh.cache || sh.store.is_none() || t.pool.reachable().await) {
+            return Ok(None);
+        }
+        let stage = &self.step.name;
+        let found = sh
+            .store
+            .as_ref()
+            .and_then(|s| s.last_identity(&sh.plan.workflow.name, stage, &self.step.hash));
+        let Some((model, run)) = found else {
+            return match sh.offline {
+                true => Err(CallFailure::Offline(format!(
+                    "no earlier run of stage `{stage}` with this model and declaration is in the ledger, so its answer cannot be in the cache"
+                ))),
+                false => Ok(None),
+            };
+        };
+        let ident = Identity {
+            model,
+            ..Identity::default()
+        };
+        let hash = self.cache_key(&ident, text).hash();
+        if self.cached(&hash).is_none() {
+            return match sh.offline {
+                true => Err(CallFailure::Offline(format!(
+                    "stage `{stage}` is not in the cache (its prompt, inputs or settings changed since run {run} answered it)"
+                ))),
+                false => Ok(None),
+            };
+        }
+        let note = format!(
+            "the server was not asked{}: model identity `{}` from the ledger (run {run})",
+            if sh.offline {
+                " (--offline)"
+            } else {
+                " (it does not answer)"
+            },
+            ident.model
+        );
+        tracing::info!(stage = %stage, "{note}");
+        self.rec.identity = Some(ident.model.clone());
+        self.rec.identity_note = Some(note);
+        Ok(Some(ident))
     }
 
     /// Counts before sending: a prompt over the context is an error, never truncated.
@@ -402,7 +463,7 @@ impl<'a> StageCall<'a> {
                 Err((e, attempts)) => {
                     self.rec.retries.extend(attempts.retries);
                     self.rec.waited_for_load_ms += attempts.waited_for_load_ms;
-                    return Err(server_error(pool, &e));
+                    return Err(server_failure(pool, &e, &sh.limits).await);
                 }
             };
             self.rec.retries.extend(attempts.retries);
@@ -519,10 +580,10 @@ impl<'a> StageCall<'a> {
         rec.status = Some(Status::Done);
         rec.summary = format!(
             "{}{} prompt tokens ({} from cache), {} generated at {:.1} tok/s",
-            if rec.cached {
-                "from lexrun's cache: "
-            } else {
-                ""
+            match (rec.cached, rec.identity_note.is_some()) {
+                (true, true) => "from lexrun's cache (server not asked): ",
+                (true, false) => "from lexrun's cache: ",
+                _ => "",
             },
             t_.prompt_n + t_.cache_n,
             t_.cache_n,

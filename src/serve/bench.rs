@@ -28,7 +28,7 @@ pub(super) fn bench_prompt(run: usize) -> String {
 pub async fn bench(
     plan: &Plan,
     store: &Path,
-    endpoints: &BTreeMap<String, String>,
+    endpoints: &Overrides,
     runs: usize,
     limits: &Limits,
 ) -> Vec<Bench> {
@@ -37,7 +37,8 @@ pub async fn bench(
         let Some(pool) = plan.pools.iter().find(|p| p.name == m.pool) else {
             continue;
         };
-        let url = endpoints.get(&pool.name).unwrap_or(&pool.endpoint).clone();
+        let (kind, url) =
+            backend::endpoint::resolve(endpoints, &pool.name, pool.server, &pool.endpoint);
         let mut r = Bench {
             model: m.name.clone(),
             pool: pool.name.clone(),
@@ -49,7 +50,7 @@ pub async fn bench(
             ok: false,
             error: None,
         };
-        let backend: Box<dyn Backend> = match backend::connect(pool.server, &url, limits) {
+        let backend: Box<dyn Backend> = match backend::connect(kind, &url, limits) {
             Ok(b) => b,
             Err(e) => {
                 r.error = Some(e.to_string());

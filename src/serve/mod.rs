@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::backend::endpoint::Overrides;
 use crate::backend::{self, Backend, Call, Health, Limits};
 
 mod bench;
@@ -67,7 +68,7 @@ pub async fn up(
     workflow_dir: &Path,
     store: &Path,
     only: &[String],
-    endpoints: &BTreeMap<String, String>,
+    endpoints: &Overrides,
     limits: &Limits,
 ) -> Result<Vec<Record>, ServeError> {
     let launches = launches(plan, workflow_dir, only, endpoints)?;
@@ -165,7 +166,15 @@ pub async fn up(
     }
     // Ollama pools: the model must exist; preload it so it stays resident.
     for (pool, m) in models_served_by(plan, only, ServerKind::Ollama) {
-        let url = endpoints.get(&pool.name).unwrap_or(&pool.endpoint);
+        // A pool given another kind of server on the command line has no Ollama to preload.
+        if endpoints
+            .get(&pool.name)
+            .and_then(|o| o.server)
+            .is_some_and(|k| k != ServerKind::Ollama)
+        {
+            continue;
+        }
+        let url = endpoints.get(&pool.name).map_or(&pool.endpoint, |o| &o.url);
         preload_ollama(m, url, limits).await?;
     }
     Ok(started)

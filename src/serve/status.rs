@@ -23,7 +23,7 @@ pub struct Status {
 pub async fn status(
     plan: &Plan,
     store: &Path,
-    endpoints: &BTreeMap<String, String>,
+    endpoints: &Overrides,
     limits: &Limits,
 ) -> Vec<Status> {
     let benched: Value = std::fs::read(store.join("bench.json"))
@@ -39,11 +39,12 @@ pub async fn status(
         let Some(pool) = plan.pools.iter().find(|p| p.name == m.pool) else {
             continue;
         };
-        let url = endpoints.get(&pool.name).unwrap_or(&pool.endpoint).clone();
+        let (kind, url) =
+            backend::endpoint::resolve(endpoints, &pool.name, pool.server, &pool.endpoint);
         let mut st = Status {
             pool: pool.name.clone(),
             model: m.name.clone(),
-            server: pool.server.as_str().into(),
+            server: kind.as_str().into(),
             url: url.clone(),
             state: "down".into(),
             detail: String::new(),
@@ -53,7 +54,7 @@ pub async fn status(
             slots_busy: None,
             last_decode: benched[&m.name]["decode_per_second"].as_f64(),
         };
-        let Ok(b) = backend::connect(pool.server, &url, &quick) else {
+        let Ok(b) = backend::connect(kind, &url, &quick) else {
             st.detail = "not a usable URL".into();
             out.push(st);
             continue;
@@ -83,12 +84,12 @@ pub async fn status(
                         }
                     }
                     st.served = Some(id.model);
-                    if pool.server == ServerKind::LlamaCpp {
+                    if kind == ServerKind::LlamaCpp {
                         st.slots_busy = slots_busy(&url, &quick).await;
                     }
                 }
                 Err(e) => {
-                    st.state = if pool.server == ServerKind::Ollama {
+                    st.state = if kind == ServerKind::Ollama {
                         "wrong model".into()
                     } else {
                         "down".into()

@@ -83,6 +83,33 @@ impl Store {
         .unwrap_or_default()
     }
 
+    /// The model identity the newest key of a stage with this plan node used, and its run:
+    /// what a cached answer is filed under when the server cannot be asked.
+    pub fn last_identity(
+        &self,
+        workflow: &str,
+        stage: &str,
+        node: &str,
+    ) -> Option<(String, String)> {
+        let db = self.db();
+        let mut q = db
+            .prepare(
+                "SELECT run_id, components FROM keys WHERE workflow = ?1 AND stage = ?2 ORDER BY rowid DESC LIMIT 200",
+            )
+            .ok()?;
+        let rows = q
+            .query_map(params![workflow, stage], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .ok()?;
+        let found = rows.flatten().find_map(|(run, components)| {
+            let v: Value = serde_json::from_str(&components).ok()?;
+            let model = v["model_identity"].as_str().filter(|m| !m.is_empty())?;
+            (v["node"].as_str() == Some(node)).then(|| (model.to_string(), run))
+        });
+        found
+    }
+
     /// Every cache entry, newest first.
     pub fn cache_entries(&self) -> Vec<CacheEntry> {
         let db = self.db();

@@ -223,6 +223,7 @@ pub async fn run_test(t: Test) -> Outcome {
         store: None,
         cache: false,
         refresh: Vec::new(),
+        offline: false,
     };
     let rec = match run::run(&plan, &wdir, &opts).await {
         Ok(r) => r,
