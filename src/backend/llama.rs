@@ -36,7 +36,10 @@ impl Llama {
         let mut body = serde_json::Map::new();
         body.insert("prompt".into(), json!(call.prompt));
         body.insert("stream".into(), json!(true));
-        body.insert("cache_prompt".into(), json!(true));
+        body.insert("cache_prompt".into(), json!(!call.measure));
+        if call.measure {
+            body.insert("ignore_eos".into(), json!(true));
+        }
         if let Some(slot) = call.slot {
             body.insert("id_slot".into(), json!(slot));
         }
@@ -110,7 +113,10 @@ impl Backend for Llama {
                 return self.completion(call, on_token).await;
             }
             let mut body = chat_body(call);
-            body.insert("cache_prompt".into(), json!(true));
+            body.insert("cache_prompt".into(), json!(!call.measure));
+            if call.measure {
+                body.insert("ignore_eos".into(), json!(true));
+            }
             if let Some(slot) = call.slot {
                 body.insert("id_slot".into(), json!(slot));
             }

@@ -41,6 +41,9 @@ pub struct Call {
     pub slot: Option<u32>,
     /// How long the whole answer may take.
     pub timeout: Duration,
+    /// A speed measurement: the server's prompt cache is not used and, where the server
+    /// allows, decoding runs to `max_tokens` whatever the model would stop at.
+    pub measure: bool,
 }
 
 /// Token counts and speeds, as the server measured them.

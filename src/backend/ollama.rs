@@ -189,6 +189,7 @@ mod tests {
             num_ctx: 32768,
             slot: None,
             timeout: std::time::Duration::from_secs(1),
+            measure: false,
         };
         let b = chat_body(&call);
         assert_eq!(b["options"]["num_ctx"], 32768);

@@ -34,11 +34,15 @@ pub(super) enum Command {
         #[arg(required = true)]
         files: Vec<Utf8PathBuf>,
     },
-    /// Check a .lex file and print its execution plan.
+    /// Check a .lex file and print its execution plan, with each model's predicted decode
+    /// speed beside the last one `lexrun bench` measured.
     Plan {
         file: Utf8PathBuf,
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// The store holding `bench` measurements (default: `.lexrun` beside the workflow).
+        #[arg(long, value_name = "DIR")]
+        store: Option<std::path::PathBuf>,
     },
     /// Explain a diagnostic code, e.g. `lexrun explain E051`.
     Explain { code: String },

@@ -197,20 +197,34 @@ pub(super) fn cmd_bench(
         return code;
     }
     let mut out = format!(
-        "{:<12} {:<10} {:>8} {:>14} {:>14} {:>11}  {}\n",
-        "model", "pool", "prompt", "prompt t/s", "decode t/s", "min_decode", "verdict"
+        "{:<12} {:<10} {:>8} {:>12} {:>8} {:>12} {:>11} {:>10} {:<16}  {}\n",
+        "model",
+        "pool",
+        "prompt",
+        "prompt t/s",
+        "decoded",
+        "decode t/s",
+        "min_decode",
+        "predicted",
+        "build",
+        "verdict"
     );
     for r in &rows {
         out.push_str(&format!(
-            "{:<12} {:<10} {:>8} {:>14.1} {:>14.1} {:>11}  {}\n",
+            "{:<12} {:<10} {:>8} {:>12.1} {:>8} {:>12.1} {:>11} {:>10} {:<16}  {}\n",
             r.model,
             r.pool,
             r.prompt_tokens,
             r.prompt_per_second,
+            r.decode_tokens,
             r.decode_per_second,
             r.min_decode
                 .map(|m| format!("{m}"))
                 .unwrap_or_else(|| "-".into()),
+            r.predicted
+                .map(|m| format!("{m:.0}"))
+                .unwrap_or_else(|| "-".into()),
+            r.build.as_deref().unwrap_or("-"),
             match (&r.error, r.ok) {
                 (Some(e), _) => format!("error: {e}"),
                 (None, true) => "ok".into(),

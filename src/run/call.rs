@@ -366,6 +366,7 @@ impl<'a> StageCall<'a> {
             num_ctx: t.model.ctx,
             slot: self.slot(t, ident),
             timeout: Duration::from_millis(self.ms.timeout_ms.unwrap_or(30 * 60 * 1000)),
+            measure: false,
         };
         let (reply, answer) = self.call_model(t, call, dir).await?;
         if let Some(store) = &sh.store {

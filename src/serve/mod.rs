@@ -25,7 +25,7 @@ mod launch;
 mod record;
 mod status;
 
-pub use bench::{bench, Bench};
+pub use bench::{bench, speeds, Bench, Speed};
 pub use launch::{dry_run, launches, llama_server, tensor_split, Launch};
 pub use record::servers_dir;
 pub use status::{status, Status};

@@ -32,7 +32,17 @@ const SAMPLING: &[&str] = &[
 fn block_keys(block: Block) -> Vec<&'static str> {
     let mut keys: Vec<&'static str> = match block {
         Block::Pool => vec![
-            "host", "gpus", "link", "vram", "compute", "serve", "slots", "binary",
+            "host",
+            "gpus",
+            "link",
+            "vram",
+            "compute",
+            "serve",
+            "slots",
+            "binary",
+            "gpu",
+            "bandwidth",
+            "min_build",
         ],
         Block::Model => vec![
             "gguf",
@@ -49,6 +59,7 @@ fn block_keys(block: Block) -> Vec<&'static str> {
             "head_dim",
             "quant",
             "dtype",
+            "params",
         ],
         Block::Sources => vec!["files", "bates", "description", "admit"],
         Block::Stage => vec![
@@ -89,6 +100,10 @@ fn expected_form(key: &str) -> &'static str {
         "serve" => "write `serve llama_cpp at \"http://127.0.0.1:8081\"` (or `ollama`, `openai`)",
         "slots" => "give a whole number: `slots 2`",
         "binary" => "give the path of the server program: `binary \"/opt/llama/llama-server\"`",
+        "gpu" => "name the GPU model: `gpu v100_sxm2` (v100_sxm2, v100_pcie, t4, a100_40gb, a100_80gb, rtx3090, rtx4090, h100_pcie, h100_sxm)",
+        "bandwidth" => "give each GPU's memory bandwidth: `bandwidth 900 GB/s`",
+        "min_build" => "give a llama.cpp build number and why: `min_build 6123 because \"older builds garble long Gemma prompts\"`",
+        "params" => "give the parameters in billions, and those active per token for a mixture of experts: `params 122B active 10B`",
         "gguf" => "give the model file in quotes: `gguf \"models/qwen.gguf\"`",
         "tag" => "give the server's model name in quotes: `tag \"gemma3:27b\"`",
         "weights" => "give a size with a unit: `weights 36 GiB` (units: KiB MiB GiB TiB KB MB GB TB)",
@@ -135,6 +150,10 @@ fn entry_rule(key: &str, block: Block) -> Option<Rule> {
         (Block::Pool, "serve") => Rule::serve_e,
         (Block::Pool, "slots") => Rule::slots_e,
         (Block::Pool, "binary") => Rule::binary_e,
+        (Block::Pool, "gpu") => Rule::gpu_e,
+        (Block::Pool, "bandwidth") => Rule::bandwidth_e,
+        (Block::Pool, "min_build") => Rule::min_build_e,
+        (Block::Model, "params") => Rule::params_e,
         (Block::Model, "gguf") => Rule::gguf_e,
         (Block::Model, "tag") => Rule::tag_e,
         (Block::Model, "weights") => Rule::weights_e,

@@ -413,7 +413,17 @@ const TOP: &[&str] = &[
     "template", "ruleset",
 ];
 const POOL: &[&str] = &[
-    "host", "gpus", "link", "vram", "compute", "serve", "slots", "binary",
+    "host",
+    "gpus",
+    "link",
+    "vram",
+    "compute",
+    "serve",
+    "slots",
+    "binary",
+    "gpu",
+    "bandwidth",
+    "min_build",
 ];
 const SAMPLING: &[&str] = &[
     "temperature",
@@ -439,6 +449,7 @@ const MODEL: &[&str] = &[
     "head_dim",
     "quant",
     "dtype",
+    "params",
 ];
 const SOURCES: &[&str] = &["files", "bates", "description", "admit"];
 const STAGE: &[&str] = &[
@@ -696,6 +707,10 @@ const SETTINGS: &[&str] = &[
     "serve",
     "slots",
     "binary",
+    "gpu",
+    "bandwidth",
+    "min_build",
+    "params",
     "gguf",
     "tag",
     "weights",
