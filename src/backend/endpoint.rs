@@ -127,6 +127,34 @@ pub fn build_number(build_info: &str) -> Option<u64> {
     digits[..end].parse().ok().filter(|n| *n > 0)
 }
 
+/// Why a server's build is refused by a pool's `min_build`, or `None` when it is new enough.
+/// A server that does not report a build number is refused too: it cannot show it is new
+/// enough.
+pub fn build_refusal(
+    min: &crate::plan::workflow::MinBuild,
+    pool: &str,
+    url: &str,
+    build_info: Option<&str>,
+) -> Option<String> {
+    let because = min
+        .because
+        .as_deref()
+        .map(|b| format!(" ({b})"))
+        .unwrap_or_default();
+    let reports = match build_info {
+        None => "does not report its build".to_string(),
+        Some(b) => match build_number(b) {
+            Some(n) if n >= min.build => return None,
+            Some(_) => format!("runs build `{b}`"),
+            None => format!("reports no build number (`{b}`: built outside a git checkout?)"),
+        },
+    };
+    Some(format!(
+        "pool `{pool}` needs llama.cpp build {} or newer{because}, but the server at {url} {reports}; update llama.cpp on that host, or point the pool at a newer server",
+        min.build
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,6 +225,27 @@ mod tests {
         assert_eq!(build_number("b0-unknown"), None);
         assert_eq!(build_number("unknown"), None);
         assert_eq!(build_number("b42"), Some(42));
+    }
+
+    #[test]
+    fn builds_older_or_unknown_are_refused_with_the_reason() {
+        let min = crate::plan::workflow::MinBuild {
+            build: 6123,
+            because: Some("older builds garble long Gemma prompts".into()),
+        };
+        assert_eq!(build_refusal(&min, "p", "http://x", Some("b6123-ab")), None);
+        assert_eq!(build_refusal(&min, "p", "http://x", Some("b7000-ab")), None);
+        let old = build_refusal(&min, "p", "http://x", Some("b5000-ab")).unwrap();
+        assert!(
+            old.contains(
+                "needs llama.cpp build 6123 or newer (older builds garble long Gemma prompts)"
+            ),
+            "{old}"
+        );
+        assert!(old.contains("runs build `b5000-ab`"), "{old}");
+        let unknown = build_refusal(&min, "p", "http://x", Some("b0-unknown")).unwrap();
+        assert!(unknown.contains("reports no build number"), "{unknown}");
+        assert!(build_refusal(&min, "p", "http://x", None).is_some());
     }
 
     #[test]

@@ -136,12 +136,12 @@ pub(super) fn cmd_status(file: &Utf8Path, json: bool, a: &ServerArgs, color: boo
         return print_out(&(serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n"));
     }
     let mut out = format!(
-        "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10}  {}\n",
-        "pool", "model", "server", "state", "ctx", "busy", "decode", "detail"
+        "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10} {:<16}  {}\n",
+        "pool", "model", "server", "state", "ctx", "busy", "decode", "build", "detail"
     );
     for r in &rows {
         out.push_str(&format!(
-            "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10}  {}\n",
+            "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10} {:<16}  {}\n",
             r.pool,
             r.model,
             r.server,
@@ -154,6 +154,7 @@ pub(super) fn cmd_status(file: &Utf8Path, json: bool, a: &ServerArgs, color: boo
             r.last_decode
                 .map(|d| format!("{d:.1} t/s"))
                 .unwrap_or_else(|| "-".into()),
+            r.build.as_deref().unwrap_or("-"),
             if r.detail.is_empty() {
                 r.url.clone()
             } else {

@@ -5,6 +5,7 @@
 use super::failure::{server_failure, write_failure, CallFailure};
 use super::*;
 use crate::backend::{CallError, Reply};
+use crate::plan::workflow::ServerKind;
 use crate::plan::Node;
 
 /// Renders, counts, sends and checks one call of a model stage; writes its files.
@@ -182,18 +183,50 @@ impl<'a> StageCall<'a> {
             None => Ok(Identity::default()),
         }?;
         self.rec.identity = Some(ident.model.clone()).filter(|s| !s.is_empty());
+        if let (Some(min), ServerKind::LlamaCpp) = (&pool.pool.min_build, pool.pool.server) {
+            if let Some(why) = backend::endpoint::build_refusal(
+                min,
+                &pool.pool.name,
+                &pool.endpoint,
+                ident.build.as_deref(),
+            ) {
+                return Err(CallFailure::OldBuild(why));
+            }
+        }
+        // What the server says that the workflow does not: once per model, on the terminal.
+        let mut said = Vec::new();
         if let (Weights::Gguf { path, .. }, false) = (&model.weights, ident.model.is_empty()) {
             let want = Path::new(path)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned());
             if let Some(want) = want {
                 if !ident.model.ends_with(&want) {
-                    self.rec.warnings.push(format!(
+                    said.push(format!(
                         "the server serves `{}`, not the declared `{path}`",
                         ident.model
                     ));
                 }
             }
+        }
+        if let Some(n) = ident.n_ctx.filter(|n| *n < model.ctx) {
+            said.push(format!(
+                "the server gives model `{}` a context of {n} tokens per slot; the workflow declares {}",
+                model.name, model.ctx
+            ));
+        }
+        for w in said {
+            sh.events.warn_once(self.key, &w);
+            self.rec.warnings.push(w);
+        }
+        // More context than declared costs memory the plan did not count: said, not recorded.
+        if let Some(n) = ident.n_ctx.filter(|n| *n > model.ctx) {
+            sh.events.warn_once(
+                self.key,
+                &format!(
+                    "the server gives model `{}` a context of {n} tokens per slot; the workflow declares {} (the memory check counted {})",
+                    model.name, model.ctx, model.ctx
+                ),
+            );
         }
         Ok(ident)
     }

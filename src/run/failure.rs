@@ -49,6 +49,9 @@ pub(super) enum CallFailure {
         endpoint: String,
         why: String,
     },
+    /// The server's llama.cpp build is older than the pool requires.
+    #[error("{0}")]
+    OldBuild(String),
     /// Offline, a stage whose answer is not in the cache.
     #[error("offline: {0}; run without --offline so the model can be asked")]
     Offline(String),

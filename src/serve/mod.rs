@@ -164,6 +164,25 @@ pub async fn up(
     for r in &started {
         wait_up(r, limits).await?;
     }
+    // A pool that needs a newer llama.cpp than the one just started says so.
+    for r in &started {
+        let Some(min) = plan
+            .pools
+            .iter()
+            .find(|p| p.name == r.pool)
+            .and_then(|p| p.min_build.as_ref())
+        else {
+            continue;
+        };
+        let backend = backend::connect(ServerKind::LlamaCpp, &r.url, limits)?;
+        let build = backend.identity(&r.model).await.ok().and_then(|i| i.build);
+        if let Some(why) = backend::endpoint::build_refusal(min, &r.pool, &r.url, build.as_deref())
+        {
+            return Err(ServeError::Failed(format!(
+                "{why}; the servers started are still running (`lexrun down` stops them)"
+            )));
+        }
+    }
     // Ollama pools: the model must exist; preload it so it stays resident.
     for (pool, m) in models_served_by(plan, only, ServerKind::Ollama) {
         // A pool given another kind of server on the command line has no Ollama to preload.

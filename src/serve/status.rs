@@ -18,6 +18,8 @@ pub struct Status {
     pub slots_busy: Option<u32>,
     /// tok/s from the last `lexrun bench` of this model.
     pub last_decode: Option<f64>,
+    /// The server's build, as it reports it.
+    pub build: Option<String>,
 }
 
 pub async fn status(
@@ -53,6 +55,7 @@ pub async fn status(
             slots: None,
             slots_busy: None,
             last_decode: benched[&m.name]["decode_per_second"].as_f64(),
+            build: None,
         };
         let Ok(b) = backend::connect(kind, &url, &quick) else {
             st.detail = "not a usable URL".into();
@@ -83,6 +86,22 @@ pub async fn status(
                             st.detail = format!("serves `{}`, not `{path}`", id.model);
                         }
                     }
+                    if let Some(n) = id.n_ctx.filter(|n| *n != m.ctx && st.state == "up") {
+                        st.state = "ctx differs".into();
+                        st.detail = format!("context {n} per slot, declared {}", m.ctx);
+                    }
+                    if let (Some(min), ServerKind::LlamaCpp) = (&pool.min_build, kind) {
+                        if let Some(why) = backend::endpoint::build_refusal(
+                            min,
+                            &pool.name,
+                            &url,
+                            id.build.as_deref(),
+                        ) {
+                            st.state = "old build".into();
+                            st.detail = why;
+                        }
+                    }
+                    st.build = id.build.clone();
                     st.served = Some(id.model);
                     if kind == ServerKind::LlamaCpp {
                         st.slots_busy = slots_busy(&url, &quick).await;
