@@ -211,3 +211,61 @@ fn a_pool_refuses_a_server_older_than_its_min_build() {
     assert_eq!(rows[0]["state"], "old build", "{rows:#}");
     assert_eq!(rows[0]["build"], "b0-unknown");
 }
+
+/// The tiny workflow against a scripted server that streams 48 words, `delay` apart.
+fn slow(delay: std::time::Duration) -> (servers::Fake, tempfile::TempDir, std::path::PathBuf) {
+    let fake = servers::Fake::start(servers::Speaks::Llama, delay, |_| servers::Answer {
+        text: "word ".repeat(48),
+        fault: None,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = tiny(dir.path(), &fake.url, "");
+    (fake, dir, file)
+}
+
+#[test]
+fn a_terminal_shows_tokens_and_speed_while_a_stage_runs() {
+    let (_fake, dir, file) = slow(std::time::Duration::from_millis(60));
+    // `script` gives lexrun a pseudo-terminal as its stderr and copies what it draws.
+    let cmd = format!(
+        "{} run {} --out {}",
+        env!("CARGO_BIN_EXE_lexrun"),
+        file.display(),
+        dir.path().join("out").display()
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qefc", &cmd, "/dev/null"])
+        .env("LEXRUN_STORE", support::fresh_store())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("script (util-linux) runs a command in a pseudo-terminal");
+    let screen = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{screen}");
+    assert!(
+        screen.contains("cpu · tiny · 16 tokens") || screen.contains("cpu · tiny · 24 tokens"),
+        "{screen}"
+    );
+    assert!(screen.contains(" tok/s"), "{screen}");
+}
+
+#[test]
+fn piped_output_says_how_a_long_stage_is_doing() {
+    // 48 tokens 250 ms apart: 12 s, past the 10 s a quiet stage may last.
+    let (_fake, dir, file) = slow(std::time::Duration::from_millis(250));
+    let o = Lexrun::new()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let line = e
+        .lines()
+        .find(|l| l.trim_start().starts_with("working answer on cpu (tiny):"))
+        .unwrap_or_else(|| panic!("no progress line: {e}"));
+    assert!(
+        line.contains(" tokens, ") && line.contains(" tok/s, "),
+        "{line}"
+    );
+}
