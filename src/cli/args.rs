@@ -290,6 +290,10 @@ pub(super) struct RunArgs {
     /// Call this stage's model again, whatever the cache holds; repeat for more.
     #[arg(long, value_name = "STAGE")]
     pub(super) refresh: Vec<String>,
+    /// Keep the run folders (`out/run-*`) of this many most recent runs of the workflow;
+    /// older ones are removed after the run (the ledger keeps their provenance).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub(super) keep_runs: usize,
     /// Ask no model server: every model stage comes from the cache, under the model identity
     /// the ledger recorded (regenerates documents with every server down).
     #[arg(long, conflicts_with_all = ["no_cache", "refresh", "record", "replay_or_record"])]

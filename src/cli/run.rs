@@ -54,6 +54,7 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
         cache: !args.no_cache,
         refresh: args.refresh.clone(),
         offline: args.offline,
+        workflow_file: ledger_file(&args.file),
     };
     for r in &opts.refresh {
         if !plan.steps.iter().any(|s| &s.name == r) {
@@ -69,6 +70,21 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
     match rt.block_on(crate::run::run(&plan, &dir, &opts)) {
         Ok(rec) => {
             let code = rec.exit_code();
+            let pruned = crate::run::prune_runs(&opts.out, &rec.workflow, args.keep_runs.max(1));
+            if !pruned.is_empty() && !args.json {
+                eprintln!(
+                    "removed {} older run folder{} of {} (keeping the last {}; --keep-runs N): {}",
+                    pruned.len(),
+                    if pruned.len() == 1 { "" } else { "s" },
+                    rec.workflow,
+                    args.keep_runs.max(1),
+                    pruned
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
             if !args.json {
                 for m in &rec.matters {
                     if let Some(by) = &m.stopped_by {
@@ -124,4 +140,11 @@ pub(super) fn parse_endpoints(list: &[String]) -> Option<crate::backend::endpoin
         }
     }
     Some(endpoints)
+}
+
+/// The workflow file as the ledger names it: its absolute path when it can be resolved.
+pub(super) fn ledger_file(file: &Utf8Path) -> String {
+    std::fs::canonicalize(file)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| file.to_string())
 }

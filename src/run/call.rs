@@ -39,6 +39,17 @@ pub(super) async fn stage_call(
         Ok(p) => Ok((p, rec)),
         Err(failure) => {
             let why = failure.to_string();
+            if let Some(store) = &sh.store {
+                let _ = store.add_failure(
+                    &sh.run_id,
+                    &sh.plan.workflow.name,
+                    &sh.workflow_file,
+                    &m.name,
+                    &step.name,
+                    round,
+                    &why,
+                );
+            }
             sh.events
                 .stage_finished(&key, "failed", &why, json!({"matter": m.name, "why": why}));
             rec.status = Some(Status::Failed);
@@ -373,6 +384,7 @@ impl<'a> StageCall<'a> {
                 &hash,
                 &serde_json::to_value(cache_key).unwrap_or_default(),
                 hit.is_some(),
+                &sh.workflow_file,
             );
             for w in store
                 .warnings

@@ -25,6 +25,7 @@ mod matter;
 mod outputs;
 pub mod prompt;
 mod provenance;
+mod prune;
 mod record;
 mod report;
 mod schedule;
@@ -56,6 +57,7 @@ use prompt::EvidenceFile;
 
 pub use cache_key::{CacheKey, Change, CACHE_FORMAT};
 pub use matter::check_sources;
+pub use prune::prune_runs;
 pub use record::{
     MatterRecord, OutputRecord, RecordError, RunRecord, Status, StepRecord, VerifyRecord,
 };
@@ -116,6 +118,9 @@ pub struct Options {
     /// Ask no server: every model stage must be in the cache, under the model identity the
     /// ledger recorded for it.
     pub offline: bool,
+    /// The workflow file, as the ledger names it (so `why` tells apart two files that share
+    /// a workflow name).
+    pub workflow_file: String,
 }
 
 /// What one step left for later steps.
@@ -159,6 +164,7 @@ struct Shared {
     cache: bool,
     refresh: Vec<String>,
     offline: bool,
+    workflow_file: String,
 }
 
 struct PoolRt {
@@ -378,6 +384,7 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         cache: opts.cache,
         refresh: opts.refresh.clone(),
         offline: opts.offline,
+        workflow_file: opts.workflow_file.clone(),
     });
     events.say(&format!(
         "run {run_id} of {}: {} step{} over {} matter{}",

@@ -224,6 +224,7 @@ pub async fn run_test(t: Test) -> Outcome {
         cache: false,
         refresh: Vec::new(),
         offline: false,
+        workflow_file: String::new(),
     };
     let rec = match run::run(&plan, &wdir, &opts).await {
         Ok(r) => r,
