@@ -92,10 +92,8 @@ impl Store {
         let rows = q.query_map(params![workflow, file, stage, limit as i64], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
         });
-        let found = rows
-            .map(|rows| rows.flatten().collect())
-            .unwrap_or_default();
-        found
+        rows.map(|rows| rows.flatten().collect())
+            .unwrap_or_default()
     }
 
     /// The keys a stage had in its most recent runs, newest first: (run, matter, round, key,
