@@ -281,6 +281,7 @@ mod tests {
             gpu: Some(gpu_id.into()),
             bandwidth: gpu(gpu_id).map(|g| (g.gbs * 1e9) as u64),
             min_build: None,
+            api_key_env: None,
         }
     }
 

@@ -119,6 +119,7 @@ fn is_entry(rule: Rule) -> bool {
             | bandwidth_e
             | min_build_e
             | params_e
+            | api_key_e
             | gguf_e
             | tag_e
             | weights_e

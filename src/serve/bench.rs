@@ -85,14 +85,15 @@ pub async fn bench(
             ok: false,
             error: None,
         };
-        let backend: Box<dyn Backend> = match backend::connect(kind, &url, limits) {
-            Ok(b) => b,
-            Err(e) => {
-                r.error = Some(e.to_string());
-                out.push(r);
-                continue;
-            }
-        };
+        let backend: Box<dyn Backend> =
+            match backend::connect_with_key(kind, &url, limits, pool.api_key_env.as_deref()) {
+                Ok(b) => b,
+                Err(e) => {
+                    r.error = Some(e.to_string());
+                    out.push(r);
+                    continue;
+                }
+            };
         let served = match &m.weights {
             Weights::Tag { tag } => tag.clone(),
             Weights::Gguf { .. } => m.name.clone(),

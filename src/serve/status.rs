@@ -57,7 +57,8 @@ pub async fn status(
             last_decode: benched[&m.name]["decode_per_second"].as_f64(),
             build: None,
         };
-        let Ok(b) = backend::connect(kind, &url, &quick) else {
+        let Ok(b) = backend::connect_with_key(kind, &url, &quick, pool.api_key_env.as_deref())
+        else {
             st.detail = "not a usable URL".into();
             out.push(st);
             continue;

@@ -83,6 +83,8 @@ pub struct PoolDecl {
     /// The oldest llama.cpp build allowed, and why.
     pub min_build: Option<Spanned<u32>>,
     pub min_build_because: Option<Spanned<String>>,
+    /// The environment variable holding the pool's API key (`api_key env "VAR"`).
+    pub api_key_env: Option<Spanned<String>>,
     /// Settings whose lines did not parse; the checker does not call them missing.
     pub broken: Vec<String>,
 }

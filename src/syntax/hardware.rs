@@ -28,6 +28,7 @@ impl Builder {
             bandwidth: None,
             min_build: None,
             min_build_because: None,
+            api_key_env: None,
         };
         let mut firsts: Vec<(String, Span)> = Vec::new();
         for e in it {
@@ -90,6 +91,11 @@ impl Builder {
                         inner.next();
                         d.min_build_because = inner.next().map(|s| self.string(s));
                         self.set(&mut d.min_build, v, &key, espan, first);
+                    }
+                    Rule::api_key_e => {
+                        inner.next();
+                        let v = self.string(inner.next()?);
+                        self.set(&mut d.api_key_env, v, &key, espan, first);
                     }
                     Rule::bad_entry => d.broken.extend(self.bad_entry(&e, Block::Pool)),
                     _ => {}

@@ -16,6 +16,7 @@ pub const POOL: &[&str] = &[
     "serve",
     "slots",
     "binary",
+    "api_key",
     "gpu",
     "bandwidth",
     "min_build",
