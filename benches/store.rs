@@ -1,7 +1,9 @@
 //! Store benchmarks, each against its target in the same run.
 //!
 //! 1. A fully cached re-run of the affidavit example (servers up, every answer in the
-//!    store): model calls counted at the servers (target 0) and wall time (target < 100 ms).
+//!    store): model calls counted at the servers (target 0) and wall time (target < 100 ms);
+//!    and the same re-run with every server down (`--offline`, the pools pointed at a port
+//!    nothing listens on), against the same 100 ms target and the servers-up re-run.
 //! 2. The intake guard against a ledger of 100,000 stored outputs: time per source file
 //!    (target < 1 ms on average).
 //!
@@ -57,16 +59,18 @@ fn cached_rerun(bin: &Path) {
         fault: None,
     });
     let store = tempfile::tempdir().unwrap();
-    let run = |out: &Path| {
+    let dead = format!("http://127.0.0.1:{}", servers::free_port());
+    let run_at = |out: &Path, llama_url: &str, ollama_url: &str, extra: &[&str]| {
         let mut c = Command::new(bin);
         c.args(["run", "workflows/affidavit.lex", "--out"])
             .arg(out)
             .arg("--store")
-            .arg(store.path());
+            .arg(store.path())
+            .args(extra);
         for p in ["board_a", "board_b", "pair_01", "pair_23"] {
-            c.arg("--endpoint").arg(format!("{p}={}", llama.url));
+            c.arg("--endpoint").arg(format!("{p}={llama_url}"));
         }
-        c.arg("--endpoint").arg(format!("rtx={}", ollama.url));
+        c.arg("--endpoint").arg(format!("rtx={ollama_url}"));
         let t = Instant::now();
         let o = c.output().unwrap();
         assert_eq!(
@@ -77,6 +81,7 @@ fn cached_rerun(bin: &Path) {
         );
         t.elapsed().as_secs_f64()
     };
+    let run = |out: &Path| run_at(out, &llama.url, &ollama.url, &[]);
     let out = tempfile::tempdir().unwrap();
     let first = run(&out.path().join("first"));
     let calls = llama.calls.load(Ordering::SeqCst) + ollama.calls.load(Ordering::SeqCst);
@@ -91,6 +96,22 @@ fn cached_rerun(bin: &Path) {
         m * 1000.0,
         m * 10.0,
         first * 1000.0
+    );
+    let mut down = Vec::new();
+    for i in 0..15 {
+        down.push(run_at(
+            &out.path().join(format!("down-{i}")),
+            &dead,
+            &dead,
+            &["--offline"],
+        ));
+    }
+    let d = median(down);
+    println!(
+        "cached re-run with every server down (--offline): {:.1} ms wall, median of 15 = {:.2}× the 100 ms target, {:.2}× the servers-up re-run",
+        d * 1000.0,
+        d * 10.0,
+        d / m
     );
 }
 

@@ -216,6 +216,7 @@ codes! {
     CtxOverTrained = "E063", Warning, "a context larger than the model was trained for";
     UnusedPool = "E064", Warning, "a pool that no model uses";
     VramTight = "E065", Warning, "the models on a pool leave less than 10% of its VRAM free";
+    DecodeUnderFloor = "E066", Warning, "the pool's memory bandwidth cannot decode the model at its min_decode";
     SelfPoisoning = "E070", Error, "a source glob that can read lexrun's own outputs";
     BadGlob = "E071", Error, "a file pattern that does not parse";
     BadBates = "E073", Error, "an invalid Bates numbering declaration";

@@ -67,7 +67,7 @@ fn a_session_on_the_affidavit_example() {
         diags[0]["message"]
             .as_str()
             .unwrap()
-            .contains("lib/cluster.lex (line 40)"),
+            .contains("lib/cluster.lex (line 44)"),
         "{diags:?}"
     );
 

@@ -36,7 +36,10 @@ impl Llama {
         let mut body = serde_json::Map::new();
         body.insert("prompt".into(), json!(call.prompt));
         body.insert("stream".into(), json!(true));
-        body.insert("cache_prompt".into(), json!(true));
+        body.insert("cache_prompt".into(), json!(!call.measure));
+        if call.measure {
+            body.insert("ignore_eos".into(), json!(true));
+        }
         if let Some(slot) = call.slot {
             body.insert("id_slot".into(), json!(slot));
         }
@@ -115,7 +118,10 @@ impl Backend for Llama {
                 return self.completion(call, on_token).await;
             }
             let mut body = chat_body(call);
-            body.insert("cache_prompt".into(), json!(true));
+            body.insert("cache_prompt".into(), json!(!call.measure));
+            if call.measure {
+                body.insert("ignore_eos".into(), json!(true));
+            }
             if let Some(slot) = call.slot {
                 body.insert("id_slot".into(), json!(slot));
             }
@@ -155,6 +161,7 @@ impl Backend for Llama {
                 model,
                 n_ctx: props["default_generation_settings"]["n_ctx"].as_u64(),
                 slots: props["total_slots"].as_u64().map(|n| n as u32),
+                build: props["build_info"].as_str().map(str::to_string),
             })
         })
     }

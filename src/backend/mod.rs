@@ -5,6 +5,7 @@
 //! is still loading its model.
 
 pub mod cassette;
+pub mod endpoint;
 pub mod llama;
 pub mod ollama;
 pub mod openai;
@@ -40,6 +41,9 @@ pub struct Call {
     pub slot: Option<u32>,
     /// How long the whole answer may take.
     pub timeout: Duration,
+    /// A speed measurement: the server's prompt cache is not used and, where the server
+    /// allows, decoding runs to `max_tokens` whatever the model would stop at.
+    pub measure: bool,
 }
 
 /// Token counts and speeds, as the server measured them.
@@ -72,6 +76,9 @@ pub struct Identity {
     /// Context per slot, when the server tells it.
     pub n_ctx: Option<u64>,
     pub slots: Option<u32>,
+    /// The server's build, as it reports it (llama.cpp's `build_info`, e.g. `b6123-1a2b3c4d`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 #[derive(Debug, PartialEq)]

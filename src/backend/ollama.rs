@@ -154,6 +154,7 @@ impl Backend for Ollama {
                 },
                 n_ctx: None,
                 slots: None,
+                build: None,
             })
         })
     }
@@ -193,6 +194,7 @@ mod tests {
             num_ctx: 32768,
             slot: None,
             timeout: std::time::Duration::from_secs(1),
+            measure: false,
         };
         let b = chat_body(&call);
         assert_eq!(b["options"]["num_ctx"], 32768);

@@ -230,6 +230,7 @@ impl Backend for OpenAi {
                 model: model.to_string(),
                 n_ctx: None,
                 slots: None,
+                build: None,
             })
         })
     }

@@ -11,6 +11,7 @@ pub use load::discover;
 mod models;
 mod outputs;
 mod pools;
+mod speed;
 pub mod stdlib;
 mod step_graph;
 mod step_info;

@@ -291,6 +291,62 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
                     .help("write e.g. `min_decode 40 tok/s`"),
             );
         }
+        if let Some(p) = m.params.as_ref() {
+            let bad_active = m
+                .active
+                .as_ref()
+                .filter(|a| a.node > p.node || a.node <= 0.0);
+            if p.node <= 0.0 || bad_active.is_some() {
+                cx.error(
+                    Diagnostic::new(Code::InvalidValue, "active parameters must be more than 0 and at most the total")
+                        .in_file(f)
+                        .label(bad_active.map_or(p.span, |a| a.span), "")
+                        .help("write the parameters in all, then those one token uses: `params 122B active 10B`"),
+                );
+            }
+        }
+        // Decode speed: what one token reads, over the pool's bandwidth.
+        let per_token = header
+            .as_ref()
+            .and_then(super::speed::from_gguf)
+            .or_else(|| {
+                let file = match &weights {
+                    Some((Weights::Gguf { path, .. }, ..)) => Some(path.as_str()),
+                    _ => None,
+                };
+                weight_bytes.map(|(b, _)| {
+                    super::speed::from_declared(
+                        b,
+                        m.params
+                            .as_ref()
+                            .map(|p| (p.node, m.active.as_ref().map(|a| a.node))),
+                        file,
+                    )
+                })
+            });
+        let decode = per_token
+            .as_ref()
+            .zip(pool)
+            .and_then(|(t, p)| super::speed::decode(t, p));
+        if let (Some(d), Some(floor)) = (&decode, &m.min_decode) {
+            if d.expected < floor.node {
+                cx.error(
+                    Diagnostic::new(
+                        Code::DecodeUnderFloor,
+                        format!(
+                            "model `{}` can decode at about {:.0} tokens/s on pool `{}`, under its min_decode of {} tok/s",
+                            m.name.node, d.expected, m.pool.node, floor.node
+                        ),
+                    )
+                    .in_file(f)
+                    .label(floor.span, format!("min_decode is {}", floor.node))
+                    .help(format!(
+                        "{}; use a mixture-of-experts model or a smaller quantisation, keep the model on fewer GPUs, or lower min_decode (`lexrun bench` measures the real speed)",
+                        d.why
+                    )),
+                );
+            }
+        }
         let (Some(_), Some((weights, ..))) = (pool_entry, weights) else {
             continue;
         };
@@ -307,6 +363,7 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
             shape,
             kv_bytes,
             min_decode: m.min_decode.as_ref().map(|d| d.node),
+            decode,
             quant: m.quant.as_ref().map(|q| q.node.clone()),
             dtype: m.dtype.as_ref().map(|q| q.node.clone()),
             sampling,

@@ -193,6 +193,32 @@ pub(crate) fn pools(cx: &mut Cx) -> Vec<Pool> {
         } else {
             spans.push((f, p.name.span, host.clone()));
         }
+        let gpu = p.gpu.as_ref().and_then(|g| match super::speed::gpu(&g.node) {
+            Some(known) => Some(known),
+            None => {
+                let ids: Vec<&str> = super::speed::GPUS.iter().map(|g| g.id).collect();
+                cx.error(bad_value(f, g, "GPU model", &ids).help(format!(
+                    "GPU models lexrun knows: {}; for another card declare its memory bandwidth instead, e.g. `bandwidth 900 GB/s`",
+                    ids.join(", ")
+                )));
+                None
+            }
+        });
+        if let Some(b) = p.bandwidth.as_ref().filter(|b| b.node == 0) {
+            cx.error(
+                Diagnostic::new(Code::InvalidValue, "a memory bandwidth of 0")
+                    .in_file(f)
+                    .label(b.span, "")
+                    .help("give each GPU's memory bandwidth, e.g. `bandwidth 900 GB/s`"),
+            );
+        }
+        let bandwidth = p
+            .bandwidth
+            .as_ref()
+            .map(|b| b.node)
+            .filter(|b| *b > 0)
+            .or_else(|| gpu.map(|g| (g.gbs * 1e9) as u64));
+        let compute = compute.or_else(|| gpu.map(|g| g.compute));
         let Some(server) = server else { continue };
         out.push(Pool {
             name: p.name.node.clone(),
@@ -209,6 +235,15 @@ pub(crate) fn pools(cx: &mut Cx) -> Vec<Pool> {
                 .unwrap_or_default(),
             slots,
             binary: p.binary.as_ref().map(|b| b.node.clone()),
+            gpu: gpu.map(|g| g.id.to_string()),
+            bandwidth,
+            min_build: p
+                .min_build
+                .as_ref()
+                .map(|b| crate::plan::workflow::MinBuild {
+                    build: b.node as u64,
+                    because: p.min_build_because.as_ref().map(|s| s.node.clone()),
+                }),
             api_key_env: p.api_key_env.as_ref().map(|k| k.node.clone()),
         });
     }

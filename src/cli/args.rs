@@ -34,11 +34,15 @@ pub(super) enum Command {
         #[arg(required = true)]
         files: Vec<Utf8PathBuf>,
     },
-    /// Check a .lex file and print its execution plan.
+    /// Check a .lex file and print its execution plan, with each model's predicted decode
+    /// speed beside the last one `lexrun bench` measured.
     Plan {
         file: Utf8PathBuf,
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// The store holding `bench` measurements (default: `.lexrun` beside the workflow).
+        #[arg(long, value_name = "DIR")]
+        store: Option<std::path::PathBuf>,
     },
     /// Explain a diagnostic code, e.g. `lexrun explain E051`.
     Explain { code: String },
@@ -229,8 +233,9 @@ pub(super) enum Command {
 
 #[derive(clap::Args, Debug)]
 pub(super) struct ServerArgs {
-    /// Use another URL for a pool, e.g. `--endpoint board_a=http://127.0.0.1:9001`.
-    #[arg(long, value_name = "POOL=URL")]
+    /// Use another URL for a pool, e.g. `--endpoint board_a=http://127.0.0.1:9001`, or
+    /// another kind of server: `--endpoint rtx=llama_cpp:http://127.0.0.1:9001`.
+    #[arg(long, value_name = "POOL=[KIND:]URL")]
     pub(super) endpoint: Vec<String>,
     /// The store (default: `.lexrun` beside the workflow).
     #[arg(long, value_name = "DIR")]
@@ -247,8 +252,9 @@ pub(super) struct RunArgs {
     /// Where runs and outputs go (default: `out` beside the workflow).
     #[arg(long, value_name = "DIR")]
     pub(super) out: Option<std::path::PathBuf>,
-    /// Send a pool's calls to another server, e.g. `--endpoint board_a=http://10.0.0.5:8081`.
-    #[arg(long, value_name = "POOL=URL")]
+    /// Send a pool's calls to another server, e.g. `--endpoint board_a=http://10.0.0.5:8081`;
+    /// name its protocol to stand in for another kind: `--endpoint rtx=llama_cpp:http://…`.
+    #[arg(long, value_name = "POOL=[KIND:]URL")]
     pub(super) endpoint: Vec<String>,
     /// One JSON event per line on stdout (stage started/finished, notes, timings).
     #[arg(long)]
@@ -284,6 +290,14 @@ pub(super) struct RunArgs {
     /// Call this stage's model again, whatever the cache holds; repeat for more.
     #[arg(long, value_name = "STAGE")]
     pub(super) refresh: Vec<String>,
+    /// Keep the run folders (`out/run-*`) of this many most recent runs of the workflow;
+    /// older ones are removed after the run (the ledger keeps their provenance).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub(super) keep_runs: usize,
+    /// Ask no model server: every model stage comes from the cache, under the model identity
+    /// the ledger recorded (regenerates documents with every server down).
+    #[arg(long, conflicts_with_all = ["no_cache", "refresh", "record", "replay_or_record"])]
+    pub(super) offline: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

@@ -32,17 +32,61 @@ pub(super) fn checked_plan(file: &Utf8Path, color: bool, refusal: &str) -> Resul
     }
 }
 
-pub(super) fn cmd_plan(file: &Utf8PathBuf, format: Format, color: bool) -> u8 {
+pub(super) fn cmd_plan(
+    file: &Utf8PathBuf,
+    format: Format,
+    store: Option<&std::path::Path>,
+    color: bool,
+) -> u8 {
     let plan = match checked_plan(file, color, "no plan") {
         Ok(p) => p,
         Err(code) => return code,
     };
     let out = match format {
-        Format::Text => plan.to_text(),
+        Format::Text => {
+            let dir = file
+                .parent()
+                .map(|d| d.as_std_path())
+                .unwrap_or(std::path::Path::new(""));
+            let speeds = crate::serve::speeds(&plan, &store_dir(store, dir));
+            plan.to_text() + &speed_table(&speeds)
+        }
         Format::Json => plan.to_json() + "\n",
         Format::Dot => plan.to_dot(),
     };
     print_out(&out)
+}
+
+/// Predicted against measured decode speed, for the models with either.
+fn speed_table(rows: &[crate::serve::Speed]) -> String {
+    let rows: Vec<_> = rows
+        .iter()
+        .filter(|r| r.predicted.is_some() || r.measured.is_some())
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let f = |x: Option<f64>| x.map_or_else(|| "-".to_string(), |v| format!("{v:.0} t/s"));
+    let mut s = format!(
+        "\ndecode speed\n  {:<12} {:<10} {:>10} {:>11} {:>10} {:>11}  {}\n",
+        "model", "pool", "predicted", "calibrated", "measured", "min_decode", "server build"
+    );
+    for r in &rows {
+        s.push_str(&format!(
+            "  {:<12} {:<10} {:>10} {:>11} {:>10} {:>11}  {}\n",
+            r.model,
+            r.pool,
+            f(r.predicted),
+            f(r.calibrated),
+            f(r.measured),
+            f(r.min_decode),
+            r.build.as_deref().unwrap_or("-")
+        ));
+    }
+    if rows.iter().all(|r| r.measured.is_none()) {
+        s.push_str("  (no measurements yet: `lexrun bench FILE` measures each model and calibrates the predictions per pool)\n");
+    }
+    s
 }
 
 pub(super) fn cmd_explain(code: &str) -> u8 {

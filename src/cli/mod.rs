@@ -51,7 +51,11 @@ pub fn main() -> ExitCode {
     };
     let code = match cli.command {
         Command::Check { files } => cmd_check(&files, color),
-        Command::Plan { file, format } => cmd_plan(&file, format, color),
+        Command::Plan {
+            file,
+            format,
+            store,
+        } => cmd_plan(&file, format, store.as_deref(), color),
         Command::Explain { code } => cmd_explain(&code),
         Command::Fmt { files, check } => crate::editor::fmt::run(&files, check, color),
         Command::Lsp => crate::editor::lsp::run(),

@@ -53,6 +53,8 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
         store: Some(store_dir(args.store.as_deref(), &dir)),
         cache: !args.no_cache,
         refresh: args.refresh.clone(),
+        offline: args.offline,
+        workflow_file: ledger_file(&args.file),
     };
     for r in &opts.refresh {
         if !plan.steps.iter().any(|s| &s.name == r) {
@@ -68,6 +70,21 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
     match rt.block_on(crate::run::run(&plan, &dir, &opts)) {
         Ok(rec) => {
             let code = rec.exit_code();
+            let pruned = crate::run::prune_runs(&opts.out, &rec.workflow, args.keep_runs.max(1));
+            if !pruned.is_empty() && !args.json {
+                eprintln!(
+                    "removed {} older run folder{} of {} (keeping the last {}; --keep-runs N): {}",
+                    pruned.len(),
+                    if pruned.len() == 1 { "" } else { "s" },
+                    rec.workflow,
+                    args.keep_runs.max(1),
+                    pruned
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
             if !args.json {
                 for m in &rec.matters {
                     if let Some(by) = &m.stopped_by {
@@ -109,20 +126,25 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
     }
 }
 
-pub(super) fn parse_endpoints(
-    list: &[String],
-) -> Option<std::collections::BTreeMap<String, String>> {
-    let mut endpoints = std::collections::BTreeMap::new();
+pub(super) fn parse_endpoints(list: &[String]) -> Option<crate::backend::endpoint::Overrides> {
+    let mut endpoints = crate::backend::endpoint::Overrides::new();
     for e in list {
-        match e.split_once('=') {
-            Some((pool, url)) if !pool.is_empty() && !url.is_empty() => {
-                endpoints.insert(pool.to_string(), url.to_string());
+        match crate::backend::endpoint::parse_override(e) {
+            Ok((pool, o)) => {
+                endpoints.insert(pool, o);
             }
-            _ => {
-                eprintln!("error: --endpoint `{e}` should be POOL=URL, e.g. board_a=http://127.0.0.1:8081");
+            Err(why) => {
+                eprintln!("error: {why}");
                 return None;
             }
         }
     }
     Some(endpoints)
+}
+
+/// The workflow file as the ledger names it: its absolute path when it can be resolved.
+pub(super) fn ledger_file(file: &Utf8Path) -> String {
+    std::fs::canonicalize(file)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| file.to_string())
 }

@@ -8,7 +8,7 @@ pub(super) struct ServerCx {
     pub(super) plan: plan::Plan,
     pub(super) dir: std::path::PathBuf,
     pub(super) store: std::path::PathBuf,
-    pub(super) endpoints: std::collections::BTreeMap<String, String>,
+    pub(super) endpoints: crate::backend::endpoint::Overrides,
     pub(super) rt: tokio::runtime::Runtime,
 }
 
@@ -136,12 +136,12 @@ pub(super) fn cmd_status(file: &Utf8Path, json: bool, a: &ServerArgs, color: boo
         return print_out(&(serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n"));
     }
     let mut out = format!(
-        "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10}  {}\n",
-        "pool", "model", "server", "state", "ctx", "busy", "decode", "detail"
+        "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10} {:<16}  {}\n",
+        "pool", "model", "server", "state", "ctx", "busy", "decode", "build", "detail"
     );
     for r in &rows {
         out.push_str(&format!(
-            "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10}  {}\n",
+            "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10} {:<16}  {}\n",
             r.pool,
             r.model,
             r.server,
@@ -154,6 +154,7 @@ pub(super) fn cmd_status(file: &Utf8Path, json: bool, a: &ServerArgs, color: boo
             r.last_decode
                 .map(|d| format!("{d:.1} t/s"))
                 .unwrap_or_else(|| "-".into()),
+            r.build.as_deref().unwrap_or("-"),
             if r.detail.is_empty() {
                 r.url.clone()
             } else {
@@ -197,20 +198,34 @@ pub(super) fn cmd_bench(
         return code;
     }
     let mut out = format!(
-        "{:<12} {:<10} {:>8} {:>14} {:>14} {:>11}  {}\n",
-        "model", "pool", "prompt", "prompt t/s", "decode t/s", "min_decode", "verdict"
+        "{:<12} {:<10} {:>8} {:>12} {:>8} {:>12} {:>11} {:>10} {:<16}  {}\n",
+        "model",
+        "pool",
+        "prompt",
+        "prompt t/s",
+        "decoded",
+        "decode t/s",
+        "min_decode",
+        "predicted",
+        "build",
+        "verdict"
     );
     for r in &rows {
         out.push_str(&format!(
-            "{:<12} {:<10} {:>8} {:>14.1} {:>14.1} {:>11}  {}\n",
+            "{:<12} {:<10} {:>8} {:>12.1} {:>8} {:>12.1} {:>11} {:>10} {:<16}  {}\n",
             r.model,
             r.pool,
             r.prompt_tokens,
             r.prompt_per_second,
+            r.decode_tokens,
             r.decode_per_second,
             r.min_decode
                 .map(|m| format!("{m}"))
                 .unwrap_or_else(|| "-".into()),
+            r.predicted
+                .map(|m| format!("{m:.0}"))
+                .unwrap_or_else(|| "-".into()),
+            r.build.as_deref().unwrap_or("-"),
             match (&r.error, r.ok) {
                 (Some(e), _) => format!("error: {e}"),
                 (None, true) => "ok".into(),

@@ -44,8 +44,29 @@ pub(super) fn cmd_why(
         eprintln!("error: the workflow has no stage `{stage}`");
         return exit::USAGE;
     }
-    let keys = st.recent_keys(&plan.workflow.name, stage, 200);
-    let Some((run, matter, round, key, new, hit)) = keys.first().cloned() else {
+    let ledger_file = super::run::ledger_file(file);
+    let keys = st.recent_keys(&plan.workflow.name, &ledger_file, stage, 200);
+    let failures = st.recent_failures(&plan.workflow.name, &ledger_file, stage, 200);
+    // A stage that failed after its last key (or never got one) is reported as failing.
+    if let Some((frun, fmatter, why, at)) = failures.first() {
+        if keys.first().is_none_or(|k| k.6 <= *at) {
+            let mut out = format!("`{stage}` failed in run {frun} (matter {fmatter}): {why}\n");
+            if failures.len() > 1 {
+                out.push_str(&format!(
+                    "it has failed {} times in the runs this store remembers of {file}; the earlier errors:\n",
+                    failures.len()
+                ));
+                let mut seen = std::collections::BTreeSet::new();
+                for (r, _, w, _) in failures.iter().skip(1) {
+                    if seen.insert(w.clone()) {
+                        out.push_str(&format!("  run {r}: {w}\n"));
+                    }
+                }
+            }
+            return print_out(&out);
+        }
+    }
+    let Some((run, matter, round, key, new, hit, _)) = keys.first().cloned() else {
         println!("`{stage}` has not run with this store yet: its first run will call the model");
         return exit::OK;
     };
@@ -64,13 +85,13 @@ pub(super) fn cmd_why(
         .find(|k| k.0 != run && k.1 == matter && k.2 == round);
     match previous {
         None => out.push_str("no earlier run of this stage for this matter to compare with\n"),
-        Some((prun, _, _, pkey, old, _)) if pkey == &key => {
+        Some((prun, _, _, pkey, old, _, _)) if pkey == &key => {
             out.push_str(&format!(
                 "the key is the same as in run {prun}: nothing changed\n"
             ));
             let _ = old;
         }
-        Some((prun, _, _, _, old, _)) => {
+        Some((prun, _, _, _, old, _, _)) => {
             out.push_str(&format!("changed since run {prun}:\n"));
             let parse = |v: &serde_json::Value| serde_json::from_value::<CacheKey>(v.clone());
             match (parse(old), parse(&new)) {
@@ -290,7 +311,11 @@ pub(super) fn cmd_cache(
         }
         CacheAction::Gc => match st.gc(keep) {
             Ok((entries, objects)) => {
-                println!("removed {entries} cache entries and {objects} objects not used by the last {keep} runs");
+                if entries + objects == 0 {
+                    println!("removed nothing: every cached answer is used by one of the last {keep} runs");
+                } else {
+                    println!("removed {entries} cached answer{} (and {objects} stored object{} only they used) that none of the last {keep} runs used; those stages will call their model again if they run", if entries == 1 { "" } else { "s" }, if objects == 1 { "" } else { "s" });
+                }
                 exit::OK
             }
             Err(e) => {

@@ -115,6 +115,10 @@ fn is_entry(rule: Rule) -> bool {
             | serve_e
             | slots_e
             | binary_e
+            | gpu_e
+            | bandwidth_e
+            | min_build_e
+            | params_e
             | api_key_e
             | gguf_e
             | tag_e

@@ -256,6 +256,19 @@ fn model(s: &mut String, m: &Model, p: &Plan) {
             m.weight_bytes_from
         );
     }
+    if let Some(d) = &m.decode {
+        let _ = writeln!(
+            s,
+            "      decode: ~{:.0} tok/s predicted (at most {:.0}; {:.1} GB read per token){}",
+            d.expected,
+            d.ceiling,
+            d.bytes_per_token as f64 / 1e9,
+            match m.min_decode {
+                Some(f) if d.expected < f => format!(", UNDER min_decode {f}"),
+                _ => String::new(),
+            }
+        );
+    }
 }
 
 fn step(s: &mut String, n: usize, st: &Step, p: &Plan) {

@@ -33,11 +33,27 @@ pub enum ServerKind {
 }
 
 impl ServerKind {
+    pub const ALL: [ServerKind; 3] = [ServerKind::LlamaCpp, ServerKind::Ollama, ServerKind::Openai];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ServerKind::LlamaCpp => "llama_cpp",
             ServerKind::Ollama => "ollama",
             ServerKind::Openai => "openai",
+        }
+    }
+
+    /// The kind a workflow or the command line names: `llama_cpp`, `ollama` or `openai`.
+    pub fn parse(s: &str) -> Option<ServerKind> {
+        ServerKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// The server family's name for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            ServerKind::LlamaCpp => "llama.cpp",
+            ServerKind::Ollama => "Ollama",
+            ServerKind::Openai => "an OpenAI-compatible server",
         }
     }
 }
@@ -67,6 +83,40 @@ pub struct Pool {
     /// plan, a record or a log.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// The GPU model, when declared (`gpu v100_sxm2`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// Memory bandwidth of each GPU in bytes per second: declared, or the GPU model's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<u64>,
+    /// The oldest llama.cpp build the pool's server may run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_build: Option<MinBuild>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MinBuild {
+    pub build: u64,
+    /// Why, as the workflow says it.
+    pub because: Option<String>,
+}
+
+/// How fast a model can decode on its pool: decoding reads every active weight once per
+/// token, so memory bandwidth bounds it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Decode {
+    /// Bytes read per generated token: attention and shared weights, plus the active
+    /// experts' share for a mixture of experts.
+    pub bytes_per_token: u64,
+    pub moe: bool,
+    /// Tokens/s if every byte moved at full bandwidth (layers on several GPUs run in turn).
+    pub ceiling: f64,
+    /// The share of the bandwidth llama.cpp reaches (dense 0.8, mixture of experts 0.5).
+    pub efficiency: f64,
+    /// Ceiling × efficiency, less the time tokens spend crossing between GPUs.
+    pub expected: f64,
+    /// The arithmetic in words.
+    pub why: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -108,6 +158,9 @@ pub struct Model {
     /// Bytes of KV cache at full context.
     pub kv_bytes: Option<u64>,
     pub min_decode: Option<f64>,
+    /// The expected decode speed, when the pool's bandwidth is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decode: Option<Decode>,
     pub quant: Option<String>,
     pub dtype: Option<String>,
     pub sampling: BTreeMap<String, f64>,

@@ -2,9 +2,10 @@
 //! check the prompt fits the context, answer from the cache or call the model, record the
 //! answer. Each step returns why it failed; [`stage_call`] turns that into the step's record.
 
-use super::failure::{server_error, write_failure, CallFailure};
+use super::failure::{server_failure, write_failure, CallFailure};
 use super::*;
 use crate::backend::{CallError, Reply};
+use crate::plan::workflow::ServerKind;
 use crate::plan::Node;
 
 /// Renders, counts, sends and checks one call of a model stage; writes its files.
@@ -38,6 +39,17 @@ pub(super) async fn stage_call(
         Ok(p) => Ok((p, rec)),
         Err(failure) => {
             let why = failure.to_string();
+            if let Some(store) = &sh.store {
+                let _ = store.add_failure(
+                    &sh.run_id,
+                    &sh.plan.workflow.name,
+                    &sh.workflow_file,
+                    &m.name,
+                    &step.name,
+                    round,
+                    &why,
+                );
+            }
             sh.events
                 .stage_finished(&key, "failed", &why, json!({"matter": m.name, "why": why}));
             rec.status = Some(Status::Failed);
@@ -74,8 +86,14 @@ impl<'a> StageCall<'a> {
         let dir = self.folder()?;
         self.rec.inputs = self.step.reads.clone();
         let (text, prompt_file) = self.render_prompt(feedback, &dir)?;
-        let ident = self.identity(&target).await?;
-        self.check_context(&target, &ident, &text).await?;
+        let ident = match self.ledger_identity(&target, &text).await? {
+            Some(ident) => ident,
+            None => {
+                let ident = self.identity(&target).await?;
+                self.check_context(&target, &ident, &text).await?;
+                ident
+            }
+        };
         let cache_key = self.cache_key(&ident, &text);
         let (reply, answer) = self
             .cached_or_call(&target, &ident, &cache_key, text, &dir)
@@ -152,23 +170,110 @@ impl<'a> StageCall<'a> {
 
     /// The server: ready, and serving what it should. Asked once per model and run.
     async fn identity(&mut self, t: &Target<'_>) -> Result<Identity, CallFailure> {
-        let (pool, model) = (t.pool, t.model);
-        let ident = server_identity(self.sh, pool, model, &self.on_note()).await?;
+        let (sh, pool, model) = (self.sh, t.pool, t.model);
+        let ident = server_identity(sh, pool, model, &self.on_note()).await?;
         self.rec.identity = Some(ident.model.clone()).filter(|s| !s.is_empty());
+        if let (Some(min), ServerKind::LlamaCpp) = (&pool.pool.min_build, pool.pool.server) {
+            if let Some(why) = backend::endpoint::build_refusal(
+                min,
+                &pool.pool.name,
+                &pool.endpoint,
+                ident.build.as_deref(),
+            ) {
+                return Err(CallFailure::OldBuild(why));
+            }
+        }
+        // What the server says that the workflow does not: once per model, on the terminal.
+        let mut said = Vec::new();
         if let (Weights::Gguf { path, .. }, false) = (&model.weights, ident.model.is_empty()) {
             let want = Path::new(path)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned());
             if let Some(want) = want {
                 if !ident.model.ends_with(&want) {
-                    self.rec.warnings.push(format!(
+                    said.push(format!(
                         "the server serves `{}`, not the declared `{path}`",
                         ident.model
                     ));
                 }
             }
         }
+        if let Some(n) = ident.n_ctx.filter(|n| *n < model.ctx) {
+            said.push(format!(
+                "the server gives model `{}` a context of {n} tokens per slot; the workflow declares {}",
+                model.name, model.ctx
+            ));
+        }
+        for w in said {
+            sh.events.warn_once(self.key, &w);
+            self.rec.warnings.push(w);
+        }
+        // More context than declared costs memory the plan did not count: said, not recorded.
+        if let Some(n) = ident.n_ctx.filter(|n| *n > model.ctx) {
+            sh.events.warn_once(
+                self.key,
+                &format!(
+                    "the server gives model `{}` a context of {n} tokens per slot; the workflow declares {} (the memory check counted {})",
+                    model.name, model.ctx, model.ctx
+                ),
+            );
+        }
         Ok(ident)
+    }
+
+    /// A fully cached stage needs no server. With `--offline`, or when nothing listens at the
+    /// pool's endpoint, the model identity is the one the ledger recorded for this stage's
+    /// plan node; if the answer is in the cache under it, the server is not asked. Offline,
+    /// anything else is a failure; online, the server is asked as usual (and its retries and
+    /// errors say what is wrong).
+    async fn ledger_identity(
+        &mut self,
+        t: &Target<'_>,
+        text: &str,
+    ) -> Result<Option<Identity>, CallFailure> {
+        let sh = self.sh;
+        if !sh.offline && (!sh.cache || sh.store.is_none() || t.pool.reachable().await) {
+            return Ok(None);
+        }
+        let stage = &self.step.name;
+        let found = sh
+            .store
+            .as_ref()
+            .and_then(|s| s.last_identity(&sh.plan.workflow.name, stage, &self.step.hash));
+        let Some((model, run)) = found else {
+            return match sh.offline {
+                true => Err(CallFailure::Offline(format!(
+                    "no earlier run of stage `{stage}` with this model and declaration is in the ledger, so its answer cannot be in the cache"
+                ))),
+                false => Ok(None),
+            };
+        };
+        let ident = Identity {
+            model,
+            ..Identity::default()
+        };
+        let hash = self.cache_key(&ident, text).hash();
+        if self.cached(&hash).is_none() {
+            return match sh.offline {
+                true => Err(CallFailure::Offline(format!(
+                    "stage `{stage}` is not in the cache (its prompt, inputs or settings changed since run {run} answered it)"
+                ))),
+                false => Ok(None),
+            };
+        }
+        let note = format!(
+            "the server was not asked{}: model identity `{}` from the ledger (run {run})",
+            if sh.offline {
+                " (--offline)"
+            } else {
+                " (it does not answer)"
+            },
+            ident.model
+        );
+        tracing::info!(stage = %stage, "{note}");
+        self.rec.identity = Some(ident.model.clone());
+        self.rec.identity_note = Some(note);
+        Ok(Some(ident))
     }
 
     /// Counts before sending: a prompt over the context is an error, never truncated.
@@ -258,6 +363,7 @@ impl<'a> StageCall<'a> {
                 &hash,
                 &serde_json::to_value(cache_key).unwrap_or_default(),
                 hit.is_some(),
+                &sh.workflow_file,
             );
             for w in store
                 .warnings
@@ -284,6 +390,7 @@ impl<'a> StageCall<'a> {
             num_ctx: t.model.ctx,
             slot: self.slot(t, ident),
             timeout: Duration::from_millis(self.ms.timeout_ms.unwrap_or(30 * 60 * 1000)),
+            measure: false,
         };
         let (reply, answer) = self.call_model(t, call, dir).await?;
         if let Some(store) = &sh.store {
@@ -371,7 +478,7 @@ impl<'a> StageCall<'a> {
                 Err((e, attempts)) => {
                     self.rec.retries.extend(attempts.retries);
                     self.rec.waited_for_load_ms += attempts.waited_for_load_ms;
-                    return Err(server_error(pool, &e));
+                    return Err(server_failure(pool, &e, &sh.limits).await);
                 }
             };
             self.rec.retries.extend(attempts.retries);
@@ -498,10 +605,10 @@ impl<'a> StageCall<'a> {
         rec.status = Some(Status::Done);
         rec.summary = format!(
             "{}{} prompt tokens ({} from cache), {} generated at {:.1} tok/s",
-            if rec.cached {
-                "from lexrun's cache: "
-            } else {
-                ""
+            match (rec.cached, rec.identity_note.is_some()) {
+                (true, true) => "from lexrun's cache (server not asked): ",
+                (true, false) => "from lexrun's cache: ",
+                _ => "",
             },
             t_.prompt_n + t_.cache_n,
             t_.cache_n,
@@ -542,7 +649,7 @@ pub(super) async fn server_identity(
                             tries += 1;
                             tokio::time::sleep(sh.limits.backoff * tries).await;
                         }
-                        Err(e) => return Err(server_error(pool, &e)),
+                        Err(e) => return Err(server_failure(pool, &e, &sh.limits).await),
                     }
                 }
             })

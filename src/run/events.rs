@@ -25,18 +25,68 @@ pub struct Events {
     multi: Option<MultiProgress>,
     bars: Mutex<BTreeMap<String, ProgressBar>>,
     started: Instant,
+    /// Warnings already shown (the same server fact is said once per run).
+    said: Mutex<std::collections::BTreeSet<String>>,
+    /// Plain mode: the stages under way, for the progress line every [`PROGRESS_EVERY`].
+    active: Mutex<BTreeMap<String, Active>>,
+}
+
+/// Plain output says how a long stage is doing at least this often.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+struct Active {
+    pool: String,
+    model: String,
+    since: Instant,
+    tokens: u64,
+    /// When this stage's last line was printed.
+    last: Instant,
 }
 
 impl Events {
     pub fn new(mode: Mode) -> Arc<Events> {
         let multi = (mode == Mode::Live)
             .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(8)));
-        Arc::new(Events {
+        let events = Arc::new(Events {
             mode,
             multi,
             bars: Mutex::new(BTreeMap::new()),
             started: Instant::now(),
-        })
+            said: Mutex::new(Default::default()),
+            active: Mutex::new(BTreeMap::new()),
+        });
+        if mode == Mode::Plain {
+            // Ends with the run: it holds the events only weakly.
+            let weak = Arc::downgrade(&events);
+            std::thread::spawn(move || loop {
+                std::thread::sleep(Duration::from_millis(500));
+                let Some(ev) = weak.upgrade() else { return };
+                ev.progress_lines();
+            });
+        }
+        events
+    }
+
+    /// Plain mode: a line for every stage that has been quiet for [`PROGRESS_EVERY`].
+    fn progress_lines(&self) {
+        let Ok(mut active) = self.active.lock() else {
+            return;
+        };
+        for (key, a) in active.iter_mut() {
+            if a.last.elapsed() >= PROGRESS_EVERY {
+                a.last = Instant::now();
+                let s = a.since.elapsed().as_secs_f64();
+                let rate = if a.tokens > 0 && s > 0.0 {
+                    format!(", {:.1} tok/s", a.tokens as f64 / s)
+                } else {
+                    String::new()
+                };
+                eprintln!(
+                    "  working {key} on {} ({}): {} tokens{rate}, {s:.0} s",
+                    a.pool, a.model, a.tokens
+                );
+            }
+        }
     }
 
     fn emit(&self, event: &str, mut v: Value) {
@@ -69,7 +119,21 @@ impl Events {
             json!({"stage": key, "pool": pool, "model": model, "round": round}),
         );
         match self.mode {
-            Mode::Plain => eprintln!("  start   {key} on {pool} ({model}){}", round_note(round)),
+            Mode::Plain => {
+                eprintln!("  start   {key} on {pool} ({model}){}", round_note(round));
+                if let Ok(mut a) = self.active.lock() {
+                    a.insert(
+                        key.to_string(),
+                        Active {
+                            pool: pool.to_string(),
+                            model: model.to_string(),
+                            since: Instant::now(),
+                            tokens: 0,
+                            last: Instant::now(),
+                        },
+                    );
+                }
+            }
             Mode::Live => {
                 if let Some(m) = &self.multi {
                     let bar = m.add(ProgressBar::new_spinner());
@@ -90,6 +154,17 @@ impl Events {
     }
 
     pub fn tokens(&self, key: &str, pool: &str, model: &str, n: u64, since: Instant) {
+        if self.mode == Mode::Plain {
+            if let Some(a) = self
+                .active
+                .lock()
+                .ok()
+                .as_mut()
+                .and_then(|a| a.get_mut(key))
+            {
+                a.tokens = n;
+            }
+        }
         if self.mode == Mode::Live {
             if let Ok(bars) = self.bars.lock() {
                 if let Some(bar) = bars.get(key) {
@@ -107,6 +182,9 @@ impl Events {
         v["status"] = json!(status);
         self.emit("stage_finished", v);
         let text = format!("  {status:<8}{key}: {line}");
+        if let Ok(mut a) = self.active.lock() {
+            a.remove(key);
+        }
         match self.mode {
             Mode::Plain => eprintln!("{text}"),
             Mode::Live => {
@@ -131,6 +209,18 @@ impl Events {
     pub fn warn(&self, key: &str, text: &str) {
         self.emit("warning", json!({"stage": key, "text": text}));
         self.say(&format!("  warning {key}: {text}"));
+    }
+
+    /// A warning about a fact of the servers, said once per run however many stages meet it.
+    pub fn warn_once(&self, key: &str, text: &str) {
+        let first = self
+            .said
+            .lock()
+            .map(|mut s| s.insert(text.to_string()))
+            .unwrap_or(true);
+        if first {
+            self.warn(key, text);
+        }
     }
 
     pub fn run_finished(&self, v: Value) {

@@ -41,6 +41,20 @@ pub(super) enum CallFailure {
         #[source]
         source: CallError,
     },
+    /// The server speaks another protocol than the pool's.
+    #[error("{} server for pool `{pool}` at {endpoint}: {why}", declared.label())]
+    Protocol {
+        declared: crate::plan::workflow::ServerKind,
+        pool: String,
+        endpoint: String,
+        why: String,
+    },
+    /// The server's llama.cpp build is older than the pool requires.
+    #[error("{0}")]
+    OldBuild(String),
+    /// Offline, a stage whose answer is not in the cache.
+    #[error("offline: {0}; run without --offline so the model can be asked")]
+    Offline(String),
     /// A replayed cassette does not hold this request.
     #[error("{0}")]
     NotRecorded(String),
@@ -71,8 +85,41 @@ pub(super) fn write_failure(path: &Path) -> impl FnOnce(std::io::Error) -> CallF
     }
 }
 
+/// A server's failure, naming the pool and where it was asked. A "not found" is checked
+/// against what the server does speak: another protocol is said in so many words.
+pub(super) async fn server_failure(
+    pool: &PoolRt,
+    e: &CallError,
+    limits: &crate::backend::Limits,
+) -> CallFailure {
+    if matches!(
+        e,
+        CallError::Status {
+            code: 404 | 405,
+            ..
+        }
+    ) {
+        if let Some(kind) = crate::backend::endpoint::detect(&pool.endpoint, limits).await {
+            if kind != pool.pool.server {
+                return CallFailure::Protocol {
+                    declared: pool.pool.server,
+                    pool: pool.pool.name.clone(),
+                    endpoint: pool.endpoint.clone(),
+                    why: crate::backend::endpoint::mismatch(
+                        &pool.pool.name,
+                        &pool.endpoint,
+                        pool.pool.server,
+                        kind,
+                    ),
+                };
+            }
+        }
+    }
+    server_error(pool, e)
+}
+
 /// A server's failure, naming the pool and where it was asked.
-pub(super) fn server_error(pool: &PoolRt, e: &CallError) -> CallFailure {
+fn server_error(pool: &PoolRt, e: &CallError) -> CallFailure {
     CallFailure::Server {
         server: pool.pool.server.as_str(),
         pool: pool.pool.name.clone(),

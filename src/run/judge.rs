@@ -6,7 +6,7 @@
 //! fails naming the stage, the pages and the tokens. A judge that is down, or whose context
 //! cannot hold the pages, fails the same way: never a silent pass.
 
-use super::failure::{server_error, CallFailure};
+use super::failure::{server_failure, CallFailure};
 use super::*;
 use crate::backend::CallError;
 use crate::verify::proposition::{self, Batch, Page, Proposition};
@@ -237,6 +237,7 @@ impl Judge<'_> {
                 &hash,
                 &serde_json::to_value(&cache_key).unwrap_or_default(),
                 hit.is_some(),
+                &sh.workflow_file,
             );
         }
         if let Some(v) = hit {
@@ -252,6 +253,7 @@ impl Judge<'_> {
             num_ctx: self.model.ctx,
             slot: model_slot(sh, self.model, &self.ident),
             timeout: Duration::from_secs(30 * 60),
+            measure: false,
         };
         let mut corrected = false;
         loop {
@@ -371,7 +373,7 @@ impl Judge<'_> {
             }
             Err((e, attempts)) => {
                 out.retries.extend(attempts.retries);
-                Err(JudgeCause::Call(server_error(pool, &e)))
+                Err(JudgeCause::Call(server_failure(pool, &e, &sh.limits).await))
             }
         }
     }

@@ -26,6 +26,7 @@ mod matter;
 mod outputs;
 pub mod prompt;
 mod provenance;
+mod prune;
 mod record;
 mod report;
 mod schedule;
@@ -57,6 +58,7 @@ use prompt::EvidenceFile;
 
 pub use cache_key::{CacheKey, Change, CACHE_FORMAT};
 pub use matter::check_sources;
+pub use prune::prune_runs;
 pub use record::{
     MatterRecord, OutputRecord, RecordError, RunRecord, Status, StepRecord, VerifyRecord,
 };
@@ -104,8 +106,8 @@ pub struct Options {
     /// Matter folders; empty means the workflow's `matter`, else its own folder.
     pub matters: Vec<PathBuf>,
     pub out: PathBuf,
-    /// Pool name → server URL, replacing the pool's declared endpoint.
-    pub endpoints: BTreeMap<String, String>,
+    /// Pool name → the server standing in for the pool's declared one (URL, maybe kind).
+    pub endpoints: backend::endpoint::Overrides,
     pub limits: Limits,
     pub events: events::Mode,
     /// Record to, or replay from, a cassette.
@@ -116,6 +118,12 @@ pub struct Options {
     pub cache: bool,
     /// Stages whose cached answers are ignored.
     pub refresh: Vec<String>,
+    /// Ask no server: every model stage must be in the cache, under the model identity the
+    /// ledger recorded for it.
+    pub offline: bool,
+    /// The workflow file, as the ledger names it (so `why` tells apart two files that share
+    /// a workflow name).
+    pub workflow_file: String,
 }
 
 /// What one step left for later steps.
@@ -158,6 +166,8 @@ struct Shared {
     store: Option<Arc<crate::store::Store>>,
     cache: bool,
     refresh: Vec<String>,
+    offline: bool,
+    workflow_file: String,
 }
 
 struct PoolRt {
@@ -167,6 +177,24 @@ struct PoolRt {
     slots: Arc<Semaphore>,
     /// Identity per model, asked once.
     identity: BTreeMap<String, OnceCell<Result<Identity, failure::CallFailure>>>,
+    /// Whether the server accepts connections at all, asked once.
+    reachable: OnceCell<bool>,
+}
+
+impl PoolRt {
+    /// False when nothing listens at the pool's endpoint (asked once, without retries), so a
+    /// fully cached stage need not wait out the retries of a server that is down.
+    async fn reachable(&self) -> bool {
+        *self
+            .reachable
+            .get_or_init(|| async {
+                !matches!(
+                    self.backend.health().await,
+                    Err(backend::CallError::Refused(_))
+                )
+            })
+            .await
+    }
 }
 
 /// Runs a plan; returns the record (also written as `run.json`).
@@ -186,16 +214,17 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     };
     let mut pools = BTreeMap::new();
     for p in &plan.pools {
-        let endpoint = opts.endpoints.get(&p.name).unwrap_or(&p.endpoint).clone();
+        let (server, endpoint) =
+            backend::endpoint::resolve(&opts.endpoints, &p.name, p.server, &p.endpoint);
         let mut backend =
-            backend::connect_with_key(p.server, &endpoint, &opts.limits, p.api_key_env.as_deref())
+            backend::connect_with_key(server, &endpoint, &opts.limits, p.api_key_env.as_deref())
                 .map_err(|e| RunError::Endpoint(p.name.clone(), e))?;
         if let Some(tape) = &tape {
             backend = Box::new(cassette::Taped {
                 inner: backend,
                 cassette: tape.clone(),
                 pool: p.name.clone(),
-                server: p.server,
+                server,
             });
         }
         let identity = plan
@@ -207,11 +236,15 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         pools.insert(
             p.name.clone(),
             Arc::new(PoolRt {
-                pool: p.item.clone(),
+                pool: Pool {
+                    server,
+                    ..p.item.clone()
+                },
                 endpoint,
                 backend,
                 slots: Arc::new(Semaphore::new(p.slots.max(1) as usize)),
                 identity,
+                reachable: OnceCell::new(),
             }),
         );
     }
@@ -356,6 +389,8 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         store: store.clone(),
         cache: opts.cache,
         refresh: opts.refresh.clone(),
+        offline: opts.offline,
+        workflow_file: opts.workflow_file.clone(),
     });
     events.say(&format!(
         "run {run_id} of {}: {} step{} over {} matter{}",

@@ -49,6 +49,9 @@ pub struct StepRecord {
     /// The model as the server identified it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
+    /// Where the identity came from when the server was not asked (the ledger, offline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity_note: Option<String>,
     pub node_hash: String,
     pub round: u32,
     pub status: Option<Status>,

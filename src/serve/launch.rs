@@ -116,7 +116,7 @@ pub fn launches(
     plan: &Plan,
     workflow_dir: &Path,
     only: &[String],
-    endpoints: &BTreeMap<String, String>,
+    endpoints: &Overrides,
 ) -> Result<Vec<Launch>, ServeError> {
     for o in only {
         if !plan.models.iter().any(|m| &m.name == o) {
@@ -147,9 +147,12 @@ pub(super) fn launch(
     pool: &Pool,
     m: &Model,
     workflow_dir: &Path,
-    endpoints: &BTreeMap<String, String>,
+    endpoints: &Overrides,
 ) -> Result<Launch, ServeError> {
-    let url = endpoints.get(&pool.name).unwrap_or(&pool.endpoint).clone();
+    let url = endpoints
+        .get(&pool.name)
+        .map_or(&pool.endpoint, |o| &o.url)
+        .clone();
     let parsed = url::Url::parse(&url).map_err(|e| {
         ServeError::Input(format!("pool `{}`: `{url}` is not a URL: {e}", pool.name))
     })?;
@@ -211,7 +214,7 @@ pub fn dry_run(
     plan: &Plan,
     workflow_dir: &Path,
     only: &[String],
-    endpoints: &BTreeMap<String, String>,
+    endpoints: &Overrides,
 ) -> Result<String, ServeError> {
     let mut out = String::new();
     for l in &launches(plan, workflow_dir, only, endpoints)? {
@@ -234,7 +237,7 @@ pub fn dry_run(
         if p.server != ServerKind::Ollama {
             continue;
         }
-        let url = endpoints.get(&p.name).unwrap_or(&p.endpoint);
+        let url = endpoints.get(&p.name).map_or(&p.endpoint, |o| &o.url);
         let tag = match &m.weights {
             Weights::Tag { tag } => tag,
             Weights::Gguf { path, .. } => path,

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::backend::endpoint::Overrides;
 use crate::backend::{self, Backend, Call, Health, Limits};
 
 mod bench;
@@ -24,7 +25,7 @@ mod launch;
 mod record;
 mod status;
 
-pub use bench::{bench, Bench};
+pub use bench::{bench, speeds, Bench, Speed};
 pub use launch::{dry_run, launches, llama_server, tensor_split, Launch};
 pub use record::servers_dir;
 pub use status::{status, Status};
@@ -67,7 +68,7 @@ pub async fn up(
     workflow_dir: &Path,
     store: &Path,
     only: &[String],
-    endpoints: &BTreeMap<String, String>,
+    endpoints: &Overrides,
     limits: &Limits,
 ) -> Result<Vec<Record>, ServeError> {
     let launches = launches(plan, workflow_dir, only, endpoints)?;
@@ -163,9 +164,36 @@ pub async fn up(
     for r in &started {
         wait_up(r, limits).await?;
     }
+    // A pool that needs a newer llama.cpp than the one just started says so.
+    for r in &started {
+        let Some(min) = plan
+            .pools
+            .iter()
+            .find(|p| p.name == r.pool)
+            .and_then(|p| p.min_build.as_ref())
+        else {
+            continue;
+        };
+        let backend = backend::connect(ServerKind::LlamaCpp, &r.url, limits)?;
+        let build = backend.identity(&r.model).await.ok().and_then(|i| i.build);
+        if let Some(why) = backend::endpoint::build_refusal(min, &r.pool, &r.url, build.as_deref())
+        {
+            return Err(ServeError::Failed(format!(
+                "{why}; the servers started are still running (`lexrun down` stops them)"
+            )));
+        }
+    }
     // Ollama pools: the model must exist; preload it so it stays resident.
     for (pool, m) in models_served_by(plan, only, ServerKind::Ollama) {
-        let url = endpoints.get(&pool.name).unwrap_or(&pool.endpoint);
+        // A pool given another kind of server on the command line has no Ollama to preload.
+        if endpoints
+            .get(&pool.name)
+            .and_then(|o| o.server)
+            .is_some_and(|k| k != ServerKind::Ollama)
+        {
+            continue;
+        }
+        let url = endpoints.get(&pool.name).map_or(&pool.endpoint, |o| &o.url);
         preload_ollama(m, url, limits).await?;
     }
     Ok(started)

@@ -18,12 +18,14 @@ pub struct Status {
     pub slots_busy: Option<u32>,
     /// tok/s from the last `lexrun bench` of this model.
     pub last_decode: Option<f64>,
+    /// The server's build, as it reports it.
+    pub build: Option<String>,
 }
 
 pub async fn status(
     plan: &Plan,
     store: &Path,
-    endpoints: &BTreeMap<String, String>,
+    endpoints: &Overrides,
     limits: &Limits,
 ) -> Vec<Status> {
     let benched: Value = std::fs::read(store.join("bench.json"))
@@ -39,11 +41,12 @@ pub async fn status(
         let Some(pool) = plan.pools.iter().find(|p| p.name == m.pool) else {
             continue;
         };
-        let url = endpoints.get(&pool.name).unwrap_or(&pool.endpoint).clone();
+        let (kind, url) =
+            backend::endpoint::resolve(endpoints, &pool.name, pool.server, &pool.endpoint);
         let mut st = Status {
             pool: pool.name.clone(),
             model: m.name.clone(),
-            server: pool.server.as_str().into(),
+            server: kind.as_str().into(),
             url: url.clone(),
             state: "down".into(),
             detail: String::new(),
@@ -52,9 +55,9 @@ pub async fn status(
             slots: None,
             slots_busy: None,
             last_decode: benched[&m.name]["decode_per_second"].as_f64(),
+            build: None,
         };
-        let Ok(b) =
-            backend::connect_with_key(pool.server, &url, &quick, pool.api_key_env.as_deref())
+        let Ok(b) = backend::connect_with_key(kind, &url, &quick, pool.api_key_env.as_deref())
         else {
             st.detail = "not a usable URL".into();
             out.push(st);
@@ -84,13 +87,29 @@ pub async fn status(
                             st.detail = format!("serves `{}`, not `{path}`", id.model);
                         }
                     }
+                    if let Some(n) = id.n_ctx.filter(|n| *n != m.ctx && st.state == "up") {
+                        st.state = "ctx differs".into();
+                        st.detail = format!("context {n} per slot, declared {}", m.ctx);
+                    }
+                    if let (Some(min), ServerKind::LlamaCpp) = (&pool.min_build, kind) {
+                        if let Some(why) = backend::endpoint::build_refusal(
+                            min,
+                            &pool.name,
+                            &url,
+                            id.build.as_deref(),
+                        ) {
+                            st.state = "old build".into();
+                            st.detail = why;
+                        }
+                    }
+                    st.build = id.build.clone();
                     st.served = Some(id.model);
-                    if pool.server == ServerKind::LlamaCpp {
+                    if kind == ServerKind::LlamaCpp {
                         st.slots_busy = slots_busy(&url, &quick).await;
                     }
                 }
                 Err(e) => {
-                    st.state = if pool.server == ServerKind::Ollama {
+                    st.state = if kind == ServerKind::Ollama {
                         "wrong model".into()
                     } else {
                         "down".into()

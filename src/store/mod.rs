@@ -115,6 +115,10 @@ CREATE TABLE IF NOT EXISTS keys (
   round INTEGER NOT NULL, key TEXT NOT NULL, components TEXT NOT NULL, hit INTEGER NOT NULL,
   created INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS keys_stage ON keys(workflow, stage, created);
+CREATE TABLE IF NOT EXISTS failures (
+  run_id TEXT NOT NULL, workflow TEXT NOT NULL, file TEXT NOT NULL, matter TEXT NOT NULL,
+  stage TEXT NOT NULL, round INTEGER NOT NULL, why TEXT NOT NULL, created INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS failures_stage ON failures(workflow, stage, created);
 CREATE TABLE IF NOT EXISTS admissions (
   run_id TEXT NOT NULL, file TEXT NOT NULL, reason TEXT NOT NULL, refused_because TEXT NOT NULL);
 ";
@@ -137,7 +141,15 @@ impl Store {
         // may refuse them at once (without waiting) while another lexrun holds it: retry.
         let setup = |db: &Connection| -> rusqlite::Result<()> {
             db.pragma_update(None, "journal_mode", "WAL")?;
-            db.execute_batch(SCHEMA)
+            db.execute_batch(SCHEMA)?;
+            // Keys name the workflow file they came from (ledgers written before have none).
+            let has_file = db
+                .prepare("SELECT 1 FROM pragma_table_info('keys') WHERE name = 'file'")?
+                .exists([])?;
+            if !has_file {
+                db.execute_batch("ALTER TABLE keys ADD COLUMN file TEXT")?;
+            }
+            Ok(())
         };
         let started = std::time::Instant::now();
         let mut pause = std::time::Duration::from_millis(5);

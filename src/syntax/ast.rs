@@ -76,6 +76,13 @@ pub struct PoolDecl {
     pub serve: Option<Serve>,
     pub slots: Option<Spanned<u32>>,
     pub binary: Option<Spanned<String>>,
+    /// The GPU model, from lexrun's table (`v100_sxm2`, `rtx3090`, …).
+    pub gpu: Option<Name>,
+    /// Memory bandwidth of each GPU, bytes per second.
+    pub bandwidth: Option<Spanned<u64>>,
+    /// The oldest llama.cpp build allowed, and why.
+    pub min_build: Option<Spanned<u32>>,
+    pub min_build_because: Option<Spanned<String>>,
     /// The environment variable holding the pool's API key (`api_key env "VAR"`).
     pub api_key_env: Option<Spanned<String>>,
     /// Settings whose lines did not parse; the checker does not call them missing.
@@ -117,6 +124,9 @@ pub struct ModelDecl {
     pub head_dim: Option<Spanned<u32>>,
     pub quant: Option<Name>,
     pub dtype: Option<Name>,
+    /// Parameters in all and active per token, in billions (`params 122B active 10B`).
+    pub params: Option<Spanned<f64>>,
+    pub active: Option<Spanned<f64>>,
     pub sampling: Vec<SamplingSetting>,
     /// Settings whose lines did not parse; the checker does not call them missing.
     pub broken: Vec<String>,

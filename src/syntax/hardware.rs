@@ -24,6 +24,10 @@ impl Builder {
             serve: None,
             slots: None,
             binary: None,
+            gpu: None,
+            bandwidth: None,
+            min_build: None,
+            min_build_because: None,
             api_key_env: None,
         };
         let mut firsts: Vec<(String, Span)> = Vec::new();
@@ -73,6 +77,20 @@ impl Builder {
                     Rule::binary_e => {
                         let v = self.string(inner.next()?);
                         self.set(&mut d.binary, v, &key, espan, first);
+                    }
+                    Rule::gpu_e => {
+                        let v = self.name(inner.next()?);
+                        self.set(&mut d.gpu, v, &key, espan, first);
+                    }
+                    Rule::bandwidth_e => {
+                        let v = self.size(inner.next()?)?;
+                        self.set(&mut d.bandwidth, v, &key, espan, first);
+                    }
+                    Rule::min_build_e => {
+                        let v = self.int_u32(inner.next()?)?;
+                        inner.next();
+                        d.min_build_because = inner.next().map(|s| self.string(s));
+                        self.set(&mut d.min_build, v, &key, espan, first);
                     }
                     Rule::api_key_e => {
                         inner.next();
@@ -130,6 +148,8 @@ impl Builder {
             head_dim: None,
             quant: None,
             dtype: None,
+            params: None,
+            active: None,
             sampling: Vec::new(),
         };
         let mut firsts: Vec<(String, Span)> = Vec::new();
@@ -191,6 +211,12 @@ impl Builder {
                         self.set(&mut tmp, v, &key, espan, first);
                         *slot = tmp;
                     }
+                    Rule::params_e => {
+                        let v = self.billions(inner.next()?)?;
+                        inner.next();
+                        d.active = inner.next().and_then(|a| self.billions(a));
+                        self.set(&mut d.params, v, &key, espan, first);
+                    }
                     Rule::sampling_e => {
                         let key_pair = head?;
                         let s = self.sampling(key_pair, inner.next()?)?;
@@ -208,6 +234,13 @@ impl Builder {
             })();
         }
         Some(d)
+    }
+
+    /// `122B` → 122.0 (billions of parameters).
+    fn billions(&mut self, p: Pair<Rule>) -> Option<Spanned<f64>> {
+        let span = self.span(&p);
+        let v: f64 = p.as_str().trim_end_matches('B').parse().ok()?;
+        Some(Spanned::new(v, span))
     }
 
     pub(super) fn sampling(

@@ -8,7 +8,18 @@ pub const TOP: &[&str] = &[
 ];
 
 pub const POOL: &[&str] = &[
-    "host", "gpus", "link", "vram", "compute", "serve", "slots", "binary", "api_key",
+    "host",
+    "gpus",
+    "link",
+    "vram",
+    "compute",
+    "serve",
+    "slots",
+    "binary",
+    "api_key",
+    "gpu",
+    "bandwidth",
+    "min_build",
 ];
 
 /// Sampling settings, allowed in a `model` (its defaults) and in a `stage` (per stage).
@@ -37,6 +48,7 @@ pub const MODEL: &[&str] = &[
     "head_dim",
     "quant",
     "dtype",
+    "params",
 ];
 
 pub const SOURCES: &[&str] = &["files", "bates", "description", "admit"];

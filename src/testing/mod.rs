@@ -223,6 +223,8 @@ pub async fn run_test(t: Test) -> Outcome {
         store: None,
         cache: false,
         refresh: Vec::new(),
+        offline: false,
+        workflow_file: String::new(),
     };
     let rec = match run::run(&plan, &wdir, &opts).await {
         Ok(r) => r,
