@@ -515,6 +515,7 @@ impl<'a> StageCall<'a> {
                 &reply.text,
                 &m.evidence_fps,
             );
+            let _ = store.add_claims(&model_claims(sh, m, step, &reply.text, answer.as_ref()));
         }
         rec.status = Some(Status::Done);
         rec.summary = format!(
@@ -541,6 +542,40 @@ impl<'a> StageCall<'a> {
         );
         Ok(p)
     }
+}
+
+/// Every claim in a model's text (a structured answer read value by value, as verification
+/// reads it), for the ledger: what lexrun first saw a model write, and when.
+fn model_claims(
+    sh: &Shared,
+    m: &Matter,
+    step: &Step,
+    text: &str,
+    answer: Option<&Value>,
+) -> Vec<crate::store::ClaimRecord> {
+    let flat;
+    let text = match answer {
+        Some(a) => {
+            flat = flatten_answer(a);
+            flat.as_str()
+        }
+        None => text,
+    };
+    let at = crate::store::now_ms();
+    verify::claims(text, &sh.prefixes)
+        .into_iter()
+        .map(|c| crate::store::ClaimRecord {
+            matter: m.name.clone(),
+            kind: c.kind.as_str().to_string(),
+            ident: c.identity(),
+            key: serde_json::to_string(&c.key).unwrap_or_default(),
+            text: c.text.clone(),
+            run_id: sh.run_id.clone(),
+            stage: step.name.clone(),
+            created: at,
+            status: "unchecked".into(),
+        })
+        .collect()
 }
 
 pub(super) fn served_name(model: &Model) -> String {

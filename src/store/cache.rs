@@ -1,39 +1,38 @@
 //! The cache of model answers by key, and every key a stage had with its components, so
 //! `lexrun why` can say what changed.
 
-use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
 
+use super::db::{vals, Row};
 use super::*;
 
 impl Store {
-    pub(super) fn cache_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CacheEntry> {
-        Ok(CacheEntry {
-            key: r.get(0)?,
-            stage: r.get(1)?,
-            text_hash: r.get(2)?,
-            timings: serde_json::from_str(&r.get::<_, String>(3)?).unwrap_or(Value::Null),
-            identity: r.get(4)?,
-            created: r.get(5)?,
-        })
+    fn cache_row(r: &Row) -> CacheEntry {
+        CacheEntry {
+            key: r.text(0),
+            stage: r.text(1),
+            text_hash: r.text(2),
+            timings: serde_json::from_str(&r.text(3)).unwrap_or(Value::Null),
+            identity: r.text(4),
+            created: r.int(5),
+        }
     }
 
     pub fn cache_get(&self, key: &str) -> Option<CacheEntry> {
-        self.db()
-            .query_row(
+        self.db
+            .one(
                 "SELECT key, stage, text_hash, timings, identity, created FROM cache WHERE key = ?1",
-                params![key],
-                Self::cache_row,
+                vals![key],
             )
-            .optional()
             .ok()
             .flatten()
+            .map(|r| Self::cache_row(&r))
     }
 
     pub fn cache_put(&self, e: &CacheEntry) -> Result<(), StoreError> {
         self.exec(
-                "INSERT OR REPLACE INTO cache (key, stage, text_hash, timings, identity, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![e.key, e.stage, e.text_hash, e.timings.to_string(), e.identity, e.created],
+                "INSERT INTO cache (key, stage, text_hash, timings, identity, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (key) DO UPDATE SET stage = excluded.stage, text_hash = excluded.text_hash, timings = excluded.timings, identity = excluded.identity, created = excluded.created",
+                vals![&e.key, &e.stage, &e.text_hash, e.timings.to_string(), &e.identity, e.created],
             )
     }
 
@@ -51,7 +50,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.exec(
                 "INSERT INTO keys (run_id, workflow, matter, stage, round, key, components, hit, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![run_id, workflow, matter, stage, round, key, components.to_string(), hit, now()],
+                vals![run_id, workflow, matter, stage, round, key, components.to_string(), hit, now()],
             )
     }
 
@@ -63,34 +62,37 @@ impl Store {
         stage: &str,
         limit: usize,
     ) -> Vec<(String, String, u32, String, Value, bool)> {
-        let db = self.db();
-        let Ok(mut q) = db.prepare(
-            "SELECT run_id, matter, round, key, components, hit FROM keys WHERE workflow = ?1 AND stage = ?2 ORDER BY rowid DESC LIMIT ?3",
-        ) else {
-            return Vec::new();
-        };
-        q.query_map(params![workflow, stage, limit as i64], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, u32>(2)?,
-                r.get::<_, String>(3)?,
-                serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or(Value::Null),
-                r.get::<_, bool>(5)?,
-            ))
-        })
-        .map(|rows| rows.flatten().collect())
-        .unwrap_or_default()
+        let sql = format!(
+            "SELECT run_id, matter, round, key, components, hit FROM keys WHERE workflow = ?1 AND stage = ?2 ORDER BY {} DESC LIMIT ?3",
+            self.db.rowid()
+        );
+        self.db
+            .query(&sql, vals![workflow, stage, limit as i64])
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| {
+                        (
+                            r.text(0),
+                            r.text(1),
+                            r.int(2) as u32,
+                            r.text(3),
+                            serde_json::from_str(&r.text(4)).unwrap_or(Value::Null),
+                            r.int(5) != 0,
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Every cache entry, newest first.
     pub fn cache_entries(&self) -> Vec<CacheEntry> {
-        let db = self.db();
-        let Ok(mut q) = db.prepare("SELECT key, stage, text_hash, timings, identity, created FROM cache ORDER BY created DESC") else {
-            return Vec::new();
-        };
-        q.query_map([], Self::cache_row)
-            .map(|rows| rows.flatten().collect())
+        self.db
+            .query(
+                "SELECT key, stage, text_hash, timings, identity, created FROM cache ORDER BY created DESC",
+                vec![],
+            )
+            .map(|rows| rows.iter().map(Self::cache_row).collect())
             .unwrap_or_default()
     }
 }
