@@ -1,5 +1,7 @@
 //! The store: cached answers, resume after SIGKILL, explained misses, the ledger and its
 //! chain of custody, and the intake guard that keeps lexrun's own outputs out of the evidence.
+//! (Longer than most test files: the ledger's migrations share this file's scripted server
+//! and sample draft with the cache and intake tests.)
 
 mod support;
 

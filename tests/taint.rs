@@ -3,6 +3,8 @@
 //! that quote the evidence heavily admitted; a note that launders one invented citation,
 //! date, amount or quotation caught at intake and by `lexrun verify`.
 //! `cargo test --test taint -- --nocapture` prints the rates.
+//! (Longer than most test files: the corpus generator and the cases measured on it belong
+//! together.)
 
 mod support;
 
