@@ -5,7 +5,7 @@
 //! 2. The intake guard against a ledger of 1,000,000 stored outputs (their fingerprints
 //!    generated synthetically and loaded in bulk), on SQLite and on a PostgreSQL server the
 //!    benchmark starts (Debian's `postgresql`, as the tests use it): time per source file,
-//!    against the 1 ms (SQLite) and 5 ms (PostgreSQL) targets. Needs about 3 GB of disk.
+//!    against the 1 ms (SQLite) and 5 ms (PostgreSQL) targets. Needs about 2 GB of disk.
 //!
 //! Run: `cargo bench --bench store` (`-- intake` for the intake guard alone).
 
@@ -126,9 +126,10 @@ fn words(seed: u64, n: usize) -> String {
 }
 
 /// Outputs in the ledger the intake guard is measured against, and the fingerprints each
-/// has (an output of about 50 words; their number sets the size of the fingerprint index).
+/// has (a short output; with more, loading takes longer and each probe of the index one
+/// B-tree level more at most).
 const OUTPUTS: i64 = 1_000_000;
-const FPS_PER_OUTPUT: i64 = 24;
+const FPS_PER_OUTPUT: i64 = 8;
 const SOURCES: u64 = 200;
 
 /// A synthetic fingerprint: spread like real ones, none equal to a real text's by chance.
