@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::db::{vals, Row};
+use super::db::{self, vals, Row};
 use super::*;
 
 /// An artifact's columns, in the order of [`ARTIFACT_INSERT`]'s parameters.
@@ -142,20 +142,23 @@ impl Store {
         self.legacy
     }
 
-    /// An artifact whose bytes or normalised text have one of these hashes.
+    /// An artifact whose bytes or normalised text have one of these hashes: one statement,
+    /// each of its parts an indexed lookup (an `OR` across two columns would scan the table).
     pub fn artifact_by_hash(&self, raw: &str, texts: &[&str]) -> Option<Artifact> {
-        // Indexed lookups, one per column (an `OR` across two columns would scan the table).
-        let probes = std::iter::once(("hash", raw)).chain(texts.iter().map(|t| ("text_hash", *t)));
-        for (col, v) in probes {
-            let sql = format!(
-                "SELECT {} FROM artifacts WHERE {col} = ?1 LIMIT 1",
-                Self::ARTIFACT_COLS
-            );
-            if let Ok(Some(r)) = self.db.one(&sql, vals![v]) {
-                return Some(Self::artifact_row(&r));
-            }
+        let cols = Self::ARTIFACT_COLS;
+        let mut sql =
+            format!("SELECT * FROM (SELECT {cols} FROM artifacts WHERE hash = ?1 LIMIT 1) AS b");
+        let mut params = vals![raw];
+        for (i, t) in texts.iter().enumerate() {
+            sql.push_str(&format!(
+                " UNION ALL SELECT * FROM (SELECT {cols} FROM artifacts WHERE text_hash = ?{} LIMIT 1) AS t{i}",
+                i + 2
+            ));
+            params.push(db::Val::from(*t));
         }
-        None
+        sql.push_str(" LIMIT 1");
+        let r = self.db.one(&sql, params).ok()??;
+        Some(Self::artifact_row(&r))
     }
 
     /// The earlier outputs sharing fingerprints with `fps`, and the one of them `rank` puts

@@ -152,13 +152,15 @@ impl Store {
         raw_hash: &str,
         path: &str,
     ) -> Result<i64, StoreError> {
-        self.exec(
-            "INSERT INTO seen (matter, text_hash, raw_hash, path, first_seen) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
-            vals![matter, text_hash, raw_hash, path, now_ms()],
-        )?;
-        Ok(self
-            .first_seen(Some(matter), text_hash)
-            .unwrap_or_else(now_ms))
+        // One statement (one round trip to a shared ledger): the row as it was, or as made.
+        let r = self
+            .db
+            .one(
+                "INSERT INTO seen (matter, text_hash, raw_hash, path, first_seen) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (matter, text_hash) DO UPDATE SET first_seen = seen.first_seen RETURNING first_seen",
+                vals![matter, text_hash, raw_hash, path, now_ms()],
+            )
+            .map_err(|e| self.lerr(e))?;
+        Ok(r.and_then(|r| r.opt_int(0)).unwrap_or_else(now_ms))
     }
 
     /// When a file with this text was first seen in `matter` (in any matter when `None`).
