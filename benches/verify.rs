@@ -2,6 +2,14 @@
 //! against `rg -F -f PATTERNS` searching the same files for the same claims as fixed strings.
 //! Targets: verify time ≤ 2 × rg's, peak memory ≤ 2 × the evidence text size.
 //!
+//! Pinpoints: the same check in this process on the same evidence (held in memory), with
+//! facts bound to the pages their sentences cite (`lexrun::verify::verify`) and without (the
+//! index looked up for every claim alone), taking turns; target: pinpoints add ≤ 10%.
+//!
+//! Then the draft's own size: the same draft repeated to 1, 10 and 50 MB, verified against
+//! the same 10,000 pages with the Markdown report, and the time per MB of draft at each size
+//! (target: linear, so about equal per MB). `LEXRUN_BENCH_SIZES=1,10` picks other sizes.
+//!
 //! Run: `cargo bench --bench verify` (needs `rg`: `apt-get install ripgrep`). With
 //! `LEXRUN_BENCH_DIR=DIR` the generated files are kept in DIR for profiling.
 
@@ -139,6 +147,8 @@ fn main() {
     );
     println!("lexrun verify (median of {RUNS}): {:.1} ms, peak memory {:.1} MB = {:.2} × the evidence text", lex.as_secs_f64() * 1e3, peak as f64 * 1024.0 / 1e6, peak as f64 * 1024.0 / evidence_bytes as f64);
 
+    pinpoints(&sources, &draft);
+    draft_scaling(exe, &sources, &draft, &dir);
     if !rg_ok {
         println!("rg is not installed: `apt-get install ripgrep` for the comparison");
         return;
@@ -152,4 +162,101 @@ fn main() {
         "ratio: lexrun verify = {:.2} × rg (target ≤ 2.00)",
         lex.as_secs_f64() / rg.as_secs_f64()
     );
+}
+
+/// Verification with and without binding facts to their cites, in this process, on the
+/// evidence held in memory (so that reading files weighs on neither).
+fn pinpoints(sources: &std::path::Path, draft: &std::path::Path) {
+    use lexrun::verify::{self, Allowed, Evidence, Index, Wanted};
+    let draft = std::fs::read_to_string(draft).unwrap();
+    let mut ev = Evidence::new(vec!["GEN".into()]);
+    let mut files: Vec<_> = std::fs::read_dir(sources)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        ev.add_pages(
+            f.display().to_string(),
+            text.split('\u{000C}').map(String::from).collect(),
+        );
+    }
+    let without = || {
+        let allowed = Allowed::default();
+        let claims = verify::claims_allowing(&draft, &ev.declared_prefixes, &allowed);
+        let index = Index::build(&Wanted::of(&claims), &ev);
+        let all = verify::claims_allowing(&draft, &index.bates_prefixes(), &allowed);
+        index.check_all(all)
+    };
+    let with = || verify::verify(&draft, &ev).outcomes;
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut bound = 0;
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        let o = with();
+        a.push(t.elapsed());
+        bound = o.iter().filter(|o| !o.cited.is_empty()).count();
+        let t = Instant::now();
+        std::hint::black_box(without());
+        b.push(t.elapsed());
+    }
+    let (a, b) = (median(a), median(b));
+    println!(
+        "in process, {bound} claims bound to cited pages: with pinpoints {:.1} ms, without {:.1} ms (medians of {RUNS})",
+        a.as_secs_f64() * 1e3,
+        b.as_secs_f64() * 1e3
+    );
+    println!(
+        "ratio: with pinpoints = {:.3} × without (target ≤ 1.10)",
+        a.as_secs_f64() / b.as_secs_f64()
+    );
+}
+
+/// `verify` (Markdown report) of drafts of growing size against the same evidence: the time
+/// per MB of draft at each size, and each size's per-MB time as a ratio of the smallest's.
+fn draft_scaling(
+    exe: &str,
+    sources: &std::path::Path,
+    draft: &std::path::Path,
+    dir: &std::path::Path,
+) {
+    let sizes: Vec<usize> = std::env::var("LEXRUN_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 10, 50]);
+    let unit = std::fs::read_to_string(draft).unwrap();
+    let mut first: Option<f64> = None;
+    println!("draft size scaling (verify with the Markdown report, one run each):");
+    for mb in sizes {
+        let mut big = String::with_capacity(mb << 20);
+        while big.len() < mb << 20 {
+            big.push_str(&unit);
+            big.push_str("\n\n");
+        }
+        let path = dir.join(format!("draft-{mb}mb.md"));
+        std::fs::write(&path, &big).unwrap();
+        let (t, rss, code) = measure(
+            Command::new(exe)
+                .arg("verify")
+                .arg("--sources")
+                .arg(sources)
+                .arg(&path),
+        );
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "lexrun verify failed: {code:?}"
+        );
+        let per_mb = t.as_secs_f64() / (big.len() as f64 / (1 << 20) as f64);
+        let base = *first.get_or_insert(per_mb);
+        println!(
+            "  {mb:>3} MB draft: {:.2} s, {:.3} s per MB = {:.2} × the per-MB time of the smallest, peak memory {:.0} MB",
+            t.as_secs_f64(),
+            per_mb,
+            per_mb / base,
+            rss as f64 * 1024.0 / 1e6
+        );
+        let _ = std::fs::remove_file(&path);
+    }
 }

@@ -115,6 +115,7 @@ fn is_entry(rule: Rule) -> bool {
             | serve_e
             | slots_e
             | binary_e
+            | api_key_e
             | gguf_e
             | tag_e
             | weights_e
@@ -148,6 +149,7 @@ fn is_entry(rule: Rule) -> bool {
             | rules_e
             | on_failure_e
             | allow_e
+            | judge_e
             | bad_entry
     )
 }
@@ -162,6 +164,7 @@ fn stands_alone(rule: Rule) -> bool {
             | Rule::rules_e
             | Rule::on_failure_e
             | Rule::allow_e
+            | Rule::judge_e
             | Rule::sampling_e
     )
 }

@@ -112,7 +112,7 @@ impl<'a> StageCall<'a> {
         } else {
             self.m.run_dir.join(&self.step.name)
         };
-        std::fs::create_dir_all(&dir).map_err(|e| CallFailure::Create {
+        crate::atomic::private_dir(&dir).map_err(|e| CallFailure::Create {
             path: dir.clone(),
             source: Arc::new(e),
         })?;
@@ -140,7 +140,7 @@ impl<'a> StageCall<'a> {
             }
         }
         let prompt_file = dir.join("prompt.md");
-        std::fs::write(&prompt_file, &text).map_err(write_failure(&prompt_file))?;
+        crate::atomic::write_private(&prompt_file, &text).map_err(write_failure(&prompt_file))?;
         Ok((text, prompt_file))
     }
 
@@ -152,29 +152,8 @@ impl<'a> StageCall<'a> {
 
     /// The server: ready, and serving what it should. Asked once per model and run.
     async fn identity(&mut self, t: &Target<'_>) -> Result<Identity, CallFailure> {
-        let (sh, pool, model) = (self.sh, t.pool, t.model);
-        let on_note = self.on_note();
-        let ident = match pool.identity.get(&model.name) {
-            Some(cell) => cell
-                .get_or_init(|| async {
-                    backend::wait_ready(pool.backend.as_ref(), &sh.limits, &on_note).await;
-                    let served = served_name(model);
-                    let mut tries = 0;
-                    loop {
-                        match pool.backend.identity(&served).await {
-                            Ok(id) => return Ok(id),
-                            Err(e) if e.retryable() && tries < sh.limits.retries => {
-                                tries += 1;
-                                tokio::time::sleep(sh.limits.backoff * tries).await;
-                            }
-                            Err(e) => return Err(server_error(pool, &e)),
-                        }
-                    }
-                })
-                .await
-                .clone(),
-            None => Ok(Identity::default()),
-        }?;
+        let (pool, model) = (t.pool, t.model);
+        let ident = server_identity(self.sh, pool, model, &self.on_note()).await?;
         self.rec.identity = Some(ident.model.clone()).filter(|s| !s.is_empty());
         if let (Weights::Gguf { path, .. }, false) = (&model.weights, ident.model.is_empty()) {
             let want = Path::new(path)
@@ -349,17 +328,7 @@ impl<'a> StageCall<'a> {
 
     /// The server slot this model keeps, so its prompt cache survives between stages.
     fn slot(&self, t: &Target<'_>, ident: &Identity) -> Option<u32> {
-        ident.slots.filter(|n| *n > 0).map(|n| {
-            let idx = self
-                .sh
-                .plan
-                .models
-                .iter()
-                .filter(|x| x.pool == t.model.pool)
-                .position(|x| x.name == t.model.name)
-                .unwrap_or(0) as u32;
-            idx % n
-        })
+        model_slot(self.sh, t.model, ident)
     }
 
     /// Calls the model, holding one of the pool's slots.
@@ -424,7 +393,7 @@ impl<'a> StageCall<'a> {
                 }
                 Err(e) => {
                     let rejected = dir.join("rejected-answer.txt");
-                    let _ = std::fs::write(&rejected, &reply.text);
+                    let _ = crate::atomic::write_private(&rejected, &reply.text);
                     return Err(CallFailure::Rejected {
                         source: Arc::new(e),
                         file: rejected,
@@ -478,25 +447,11 @@ impl<'a> StageCall<'a> {
             answer: answer.clone(),
             ..Produced::default()
         };
-        let out_md = dir.join("output.md");
-        std::fs::write(&out_md, &reply.text).map_err(write_failure(&out_md))?;
-        p.files.push(out_md.clone());
-        p.primary.insert("md".into(), out_md.clone());
-        p.primary.insert("txt".into(), out_md.clone());
-        if let Some(a) = &answer {
-            let aj = dir.join("answer.json");
-            let _ = std::fs::write(&aj, serde_json::to_vec_pretty(a).unwrap_or_default());
-            p.primary.insert("json".into(), aj.clone());
-            p.files.push(aj);
-        } else {
-            p.primary.insert("json".into(), out_md.clone());
-        }
-        rec.outputs = std::iter::once(prompt_file.display().to_string())
-            .chain(p.files.iter().map(|f| f.display().to_string()))
-            .collect();
+        // Entered in the ledger before it is written: the intake guard knows it from the
+        // moment it exists.
         if let Some(store) = &sh.store {
             let h = blake3::hash(reply.text.as_bytes()).to_hex().to_string();
-            let _ = store.add_artifact(
+            let registered = store.add_artifact(
                 &crate::store::Artifact {
                     hash: h,
                     text_hash: intake::text_hash(&reply.text),
@@ -505,7 +460,7 @@ impl<'a> StageCall<'a> {
                     stage: step.name.clone(),
                     round,
                     kind: "stage".into(),
-                    path: out_md.display().to_string(),
+                    path: dir.join("output.md").display().to_string(),
                     model: ident.model.clone(),
                     inputs: serde_json::to_value(&cache_key.inputs).unwrap_or_default(),
                     plan_hash: sh.plan.hash.clone(),
@@ -515,8 +470,32 @@ impl<'a> StageCall<'a> {
                 &reply.text,
                 &m.evidence_fps,
             );
+            if let Err(e) = registered {
+                let w = format!(
+                    "this stage's text could not be entered in the ledger, so the intake guard will not recognise a copy of it: {e}"
+                );
+                sh.events.warn(self.key, &w);
+                rec.warnings.push(w);
+            }
             let _ = store.add_claims(&model_claims(sh, m, step, &reply.text, answer.as_ref()));
         }
+        let out_md = dir.join("output.md");
+        crate::atomic::write_private(&out_md, &reply.text).map_err(write_failure(&out_md))?;
+        p.files.push(out_md.clone());
+        p.primary.insert("md".into(), out_md.clone());
+        p.primary.insert("txt".into(), out_md.clone());
+        if let Some(a) = &answer {
+            let aj = dir.join("answer.json");
+            let _ =
+                crate::atomic::write_private(&aj, serde_json::to_vec_pretty(a).unwrap_or_default());
+            p.primary.insert("json".into(), aj.clone());
+            p.files.push(aj);
+        } else {
+            p.primary.insert("json".into(), out_md.clone());
+        }
+        rec.outputs = std::iter::once(prompt_file.display().to_string())
+            .chain(p.files.iter().map(|f| f.display().to_string()))
+            .collect();
         rec.status = Some(Status::Done);
         rec.summary = format!(
             "{}{} prompt tokens ({} from cache), {} generated at {:.1} tok/s",
@@ -576,6 +555,50 @@ fn model_claims(
             status: "unchecked".into(),
         })
         .collect()
+}
+
+/// The server's identity for a model: waited for while it loads, asked once per model and run.
+pub(super) async fn server_identity(
+    sh: &Shared,
+    pool: &PoolRt,
+    model: &Model,
+    on_note: &(dyn Fn(String) + Send + Sync),
+) -> Result<Identity, CallFailure> {
+    match pool.identity.get(&model.name) {
+        Some(cell) => cell
+            .get_or_init(|| async {
+                backend::wait_ready(pool.backend.as_ref(), &sh.limits, on_note).await;
+                let served = served_name(model);
+                let mut tries = 0;
+                loop {
+                    match pool.backend.identity(&served).await {
+                        Ok(id) => return Ok(id),
+                        Err(e) if e.retryable() && tries < sh.limits.retries => {
+                            tries += 1;
+                            tokio::time::sleep(sh.limits.backoff * tries).await;
+                        }
+                        Err(e) => return Err(server_error(pool, &e)),
+                    }
+                }
+            })
+            .await
+            .clone(),
+        None => Ok(Identity::default()),
+    }
+}
+
+/// The server slot a model keeps, so its prompt cache survives between calls.
+pub(super) fn model_slot(sh: &Shared, model: &Model, ident: &Identity) -> Option<u32> {
+    ident.slots.filter(|n| *n > 0).map(|n| {
+        let idx = sh
+            .plan
+            .models
+            .iter()
+            .filter(|x| x.pool == model.pool)
+            .position(|x| x.name == model.name)
+            .unwrap_or(0) as u32;
+        idx % n
+    })
 }
 
 pub(super) fn served_name(model: &Model) -> String {

@@ -56,6 +56,8 @@ pub enum StoreError {
     Format(String, #[source] schema::FormatError),
     #[error("cannot reach the PostgreSQL ledger `{0}`: {1}; check that the server is running and the URL (LEXRUN_LEDGER) is right — nothing was run")]
     Connect(String, #[source] DbError),
+    #[error("the ledger `{0}` is missing or empty, but the store holds the objects of earlier runs: without it the intake guard would not know lexrun's own outputs. Restore the ledger from a backup, or start a new store (--store DIR) on purpose")]
+    LedgerLost(String),
 }
 
 pub struct Store {
@@ -126,6 +128,10 @@ impl Store {
     /// reached is an error before anything is written.
     pub fn open_with(dir: &Path, ledger: Option<&str>) -> Result<Store, StoreError> {
         let io = |e: std::io::Error| StoreError::Io(dir.display().to_string(), e);
+        // A store with objects had runs: its own ledger must still know them.
+        let had_runs = std::fs::read_dir(dir.join("objects"))
+            .map(|mut rd| rd.next().is_some())
+            .unwrap_or(false);
         let (db, name) = match ledger {
             Some(url) => {
                 let shown = redact(url);
@@ -144,6 +150,15 @@ impl Store {
         private_dir(&dir.join("objects")).map_err(io)?;
         let before = with_retry(|| schema::prepare(&db, db.is_postgres()))
             .map_err(|e| StoreError::Format(name.clone(), e))?;
+        if had_runs && !db.is_postgres() {
+            let runs = db
+                .one("SELECT COUNT(*) FROM runs", vec![])
+                .map_err(|e| StoreError::Ledger(name.clone(), e))?
+                .map_or(0, |r| r.int(0));
+            if runs == 0 {
+                return Err(StoreError::LedgerLost(name));
+            }
+        }
         let mut notes = Vec::new();
         if let Some(f) = before.filter(|f| *f < schema::FORMAT) {
             notes.push(format!(
@@ -245,7 +260,9 @@ impl Store {
         out
     }
 
-    /// Removes cache entries and objects that the `keep` most recent runs do not use.
+    /// Removes cache entries and objects that the `keep` most recent runs do not use. The
+    /// rendered prompts `lexrun why` compares stay: those of the kept runs' keys, and of the
+    /// two newest keys of every stage.
     pub fn gc(&self, keep: usize) -> Result<(usize, usize), StoreError> {
         let db = self.db();
         let recent: Vec<String> = db
@@ -277,6 +294,28 @@ impl Store {
             .map_err(|e| self.lerr(e))?;
         let mut dropped = 0;
         let mut live_objects: std::collections::HashSet<String> = Default::default();
+        {
+            let rid = db.rowid();
+            let rows = db
+                .query(
+                    &format!(
+                        "SELECT run_id, components FROM keys k WHERE {rid} IN (
+                           SELECT {rid} FROM keys k2 WHERE k2.workflow = k.workflow AND k2.stage = k.stage
+                           ORDER BY {rid} DESC LIMIT 2)
+                         OR run_id IN (SELECT run_id FROM runs ORDER BY started DESC, {rid} DESC LIMIT ?1)"
+                    ),
+                    vals![keep as i64],
+                )
+                .map_err(|e| self.lerr(e))?;
+            for r in rows {
+                if let Some(p) = serde_json::from_str::<Value>(&r.text(1))
+                    .ok()
+                    .and_then(|v| v["prompt"].as_str().map(str::to_string))
+                {
+                    live_objects.insert(p);
+                }
+            }
+        }
         for r in all {
             let (k, h) = (r.text(0), r.text(1));
             if keys_in_use.contains(&k) {
@@ -317,7 +356,10 @@ fn open_sqlite(path: &Path, name: &str) -> Result<Connection, StoreError> {
         .map_err(lerr)?;
     {
         use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        for ext in ["", "-wal", "-shm"] {
+            let f = std::path::PathBuf::from(format!("{}{ext}", path.display()));
+            let _ = std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o600));
+        }
     }
     Ok(db)
 }

@@ -76,6 +76,8 @@ pub struct PoolDecl {
     pub serve: Option<Serve>,
     pub slots: Option<Spanned<u32>>,
     pub binary: Option<Spanned<String>>,
+    /// The environment variable holding the pool's API key (`api_key env "VAR"`).
+    pub api_key_env: Option<Spanned<String>>,
     /// Settings whose lines did not parse; the checker does not call them missing.
     pub broken: Vec<String>,
 }
@@ -345,6 +347,9 @@ pub struct VerifyBody {
     /// `allow reporter "…"`: what is allowed (`reporter`) and the abbreviations.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allow: Vec<(Name, Vec<Spanned<String>>)>,
+    /// `judge MODEL`: the model that judges propositions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<Name>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

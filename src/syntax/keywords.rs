@@ -8,7 +8,7 @@ pub const TOP: &[&str] = &[
 ];
 
 pub const POOL: &[&str] = &[
-    "host", "gpus", "link", "vram", "compute", "serve", "slots", "binary",
+    "host", "gpus", "link", "vram", "compute", "serve", "slots", "binary", "api_key",
 ];
 
 /// Sampling settings, allowed in a `model` (its defaults) and in a `stage` (per stage).
@@ -48,7 +48,7 @@ pub const STAGE: &[&str] = &[
 pub const TOOL: &[&str] = &["reads", "after"];
 
 /// A `verify` block's own settings; the claim kinds ([`super::CLAIM_KINDS`]) come on top.
-pub const VERIFY: &[&str] = &["rules", "on"];
+pub const VERIFY: &[&str] = &["rules", "on", "judge"];
 
 /// Every setting of every block, once each, in a stable order.
 pub fn settings() -> Vec<&'static str> {

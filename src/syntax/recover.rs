@@ -52,6 +52,7 @@ fn expected_form(key: &str) -> &'static str {
         "serve" => "write `serve llama_cpp at \"http://127.0.0.1:8081\"` (or `ollama`, `openai`)",
         "slots" => "give a whole number: `slots 2`",
         "binary" => "give the path of the server program: `binary \"/opt/llama/llama-server\"`",
+        "api_key" => "name the environment variable that holds the key: `api_key env \"FIRM_KEY\"`",
         "gguf" => "give the model file in quotes: `gguf \"models/qwen.gguf\"`",
         "tag" => "give the server's model name in quotes: `tag \"gemma3:27b\"`",
         "weights" => "give a size with a unit: `weights 36 GiB` (units: KiB MiB GiB TiB KB MB GB TB)",
@@ -98,6 +99,7 @@ fn entry_rule(key: &str, block: Block) -> Option<Rule> {
         (Block::Pool, "serve") => Rule::serve_e,
         (Block::Pool, "slots") => Rule::slots_e,
         (Block::Pool, "binary") => Rule::binary_e,
+        (Block::Pool, "api_key") => Rule::api_key_e,
         (Block::Model, "gguf") => Rule::gguf_e,
         (Block::Model, "tag") => Rule::tag_e,
         (Block::Model, "weights") => Rule::weights_e,
@@ -127,6 +129,7 @@ fn entry_rule(key: &str, block: Block) -> Option<Rule> {
         (Block::Stage, "timeout") => Rule::timeout_e,
         (Block::Verify, "rules") => Rule::rules_e,
         (Block::Verify, "on") => Rule::on_failure_e,
+        (Block::Verify, "judge") => Rule::judge_e,
         (Block::Verify, _) => Rule::rule_e,
         _ => return None,
     })

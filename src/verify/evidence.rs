@@ -69,27 +69,19 @@ impl Evidence {
             self.sources.push(DocSource::File(path.to_path_buf()));
             return Ok(());
         }
-        let mut files = Vec::new();
-        let mut stack = vec![path.to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            for e in std::fs::read_dir(&dir)? {
-                let p = e?.path();
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                // Hidden files, and the page map `lexrun bates` writes beside stamped copies.
-                if name.starts_with('.')
-                    || name == "bates-map.json"
-                    || name.ends_with(".lexrun-tmp")
-                {
-                    continue;
-                }
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    files.push(p);
-                }
-            }
-        }
-        files.sort();
+        // Links are followed only inside the folder; one leading out of it is refused.
+        // Hidden files, and the page map `lexrun bates` writes beside stamped copies, are not
+        // sources.
+        let wanted = |p: &Path| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            !(name.starts_with('.') || name == "bates-map.json" || name.ends_with(".lexrun-tmp"))
+        };
+        let files = crate::confine::walk(path, &|name| name.starts_with('.'), &wanted).map_err(
+            |e| match e {
+                crate::confine::ConfineError::Io(_, e) => e,
+                escape => std::io::Error::other(escape.to_string()),
+            },
+        )?;
         self.sources.extend(files.into_iter().map(DocSource::File));
         Ok(())
     }
@@ -98,6 +90,46 @@ impl Evidence {
     pub fn add_pages(&mut self, path: String, pages: Vec<String>) {
         self.sources
             .push(DocSource::Memory(Doc::Pages { path, pages }));
+    }
+
+    /// The raw text of each page asked for (file, page number), or `None` for one no source
+    /// has; each document is read once.
+    pub fn page_texts(&self, want: &[(String, u32)]) -> Vec<Option<String>> {
+        let mut out = vec![None; want.len()];
+        for src in &self.sources {
+            let path = match src {
+                DocSource::Memory(Doc::Pages { path, .. }) => path.clone(),
+                DocSource::Memory(Doc::Unreadable { .. }) => continue,
+                DocSource::File(p) => p.display().to_string(),
+            };
+            if !want.iter().any(|(f, _)| *f == path) {
+                continue;
+            }
+            let Doc::Pages { pages, .. } = src.load() else {
+                continue;
+            };
+            for (i, (f, n)) in want.iter().enumerate() {
+                if *f == path && out[i].is_none() && *n >= 1 {
+                    out[i] = pages.get(*n as usize - 1).cloned();
+                }
+            }
+        }
+        out
+    }
+
+    /// Calls `f` with every page (file, page number, raw text) in source order until it
+    /// returns something.
+    pub fn find_page<T>(&self, mut f: impl FnMut(&str, u32, &str) -> Option<T>) -> Option<T> {
+        for src in &self.sources {
+            if let Doc::Pages { path, pages } = src.load() {
+                for (i, t) in pages.iter().enumerate() {
+                    if let Some(x) = f(&path, i as u32 + 1, t) {
+                        return Some(x);
+                    }
+                }
+            }
+        }
+        None
     }
 }
 

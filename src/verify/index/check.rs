@@ -188,6 +188,7 @@ impl Index {
     pub fn check(&self, claim: Claim) -> Outcome {
         let found: Result<Location, String> = match &claim.key {
             Key::Unresolved(why) | Key::Unrecognized(why) => Err(why.clone()),
+            Key::Proposition => Err("a proposition is judged by a model, not looked up".into()),
             Key::Date { year, month, day } => self
                 .dates
                 .get(&(*year, *month, *day))
@@ -272,6 +273,7 @@ impl Index {
                 source: Some(loc),
                 reason: None,
                 cited: Vec::new(),
+                judgement: None,
             },
             Err(why) => Outcome {
                 status: if matches!(claim.key, Key::Unrecognized(_)) {
@@ -283,6 +285,7 @@ impl Index {
                 source: None,
                 reason: Some(format!("{why}{}", self.unreadable_note())),
                 cited: Vec::new(),
+                judgement: None,
             },
         }
     }
