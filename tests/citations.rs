@@ -460,6 +460,10 @@ fn lexrun_verify_json_reports_unrecognized_and_exits_1() {
         owned.extend(extra.iter().map(|x| x.to_string()));
         owned.push(d);
         std::process::Command::new(env!("CARGO_BIN_EXE_lexrun"))
+            // Never the user's own store.
+            .env("XDG_DATA_HOME", dir.path().join("data"))
+            .env_remove("LEXRUN_STORE")
+            .env_remove("LEXRUN_LEDGER")
             .args(&owned)
             .output()
             .unwrap()

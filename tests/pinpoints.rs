@@ -230,6 +230,10 @@ fn json_carries_cited_pages_and_the_documents_own_dates() {
     )
     .unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        // Never the user's own store.
+        .env("XDG_DATA_HOME", src.with_extension("data"))
+        .env_remove("LEXRUN_STORE")
+        .env_remove("LEXRUN_LEDGER")
         .args(["verify", "--json", "--sources"])
         .arg(&src)
         .arg(&draft)

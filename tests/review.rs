@@ -35,6 +35,10 @@ fn browser() -> Option<(Browser, std::sync::MutexGuard<'static, ()>)> {
 fn page(sources: &[&Path], draft: &Path) -> (tempfile::TempDir, PathBuf, Value) {
     let run = |flag: &str| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_lexrun"));
+        // Never the user's own store.
+        c.env("XDG_DATA_HOME", draft.with_extension("data"))
+            .env_remove("LEXRUN_STORE")
+            .env_remove("LEXRUN_LEDGER");
         c.arg("verify").arg(flag);
         for s in sources {
             c.arg("--sources").arg(s);

@@ -1,5 +1,7 @@
 //! The store: cached answers, resume after SIGKILL, explained misses, the ledger and its
 //! chain of custody, and the intake guard that keeps lexrun's own outputs out of the evidence.
+//! (Longer than most test files: the ledger's migrations share this file's scripted server
+//! and sample draft with the cache and intake tests.)
 
 mod support;
 
@@ -456,4 +458,185 @@ fn a_pdf_copy_is_refused_where_pdfs_are_sources() {
         text.contains("scan.pdf  REFUSED") && text.contains("% of its text matches"),
         "{text}"
     );
+}
+
+/// The ledger of format 1, as lexrun wrote it before formats were recorded.
+const FORMAT_1: &str = "
+CREATE TABLE runs (run_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, plan_hash TEXT NOT NULL,
+  started INTEGER NOT NULL, finished INTEGER, status TEXT);
+CREATE TABLE sources (run_id TEXT NOT NULL, matter TEXT NOT NULL, path TEXT NOT NULL,
+  raw_hash TEXT NOT NULL, text_hash TEXT NOT NULL, admitted TEXT);
+CREATE TABLE artifacts (id INTEGER PRIMARY KEY, hash TEXT NOT NULL, text_hash TEXT NOT NULL,
+  run_id TEXT NOT NULL, matter TEXT NOT NULL, stage TEXT NOT NULL, round INTEGER NOT NULL,
+  kind TEXT NOT NULL, path TEXT NOT NULL, model TEXT NOT NULL, inputs TEXT NOT NULL,
+  plan_hash TEXT NOT NULL, node_hash TEXT NOT NULL, created INTEGER NOT NULL,
+  fingerprints INTEGER NOT NULL);
+CREATE TABLE shingles (fp INTEGER NOT NULL, artifact INTEGER NOT NULL,
+  PRIMARY KEY (fp, artifact)) WITHOUT ROWID;
+CREATE TABLE cache (key TEXT PRIMARY KEY, stage TEXT NOT NULL, text_hash TEXT NOT NULL,
+  timings TEXT NOT NULL, identity TEXT NOT NULL, created INTEGER NOT NULL);
+CREATE TABLE keys (run_id TEXT NOT NULL, workflow TEXT NOT NULL, matter TEXT NOT NULL,
+  stage TEXT NOT NULL, round INTEGER NOT NULL, key TEXT NOT NULL, components TEXT NOT NULL,
+  hit INTEGER NOT NULL, created INTEGER NOT NULL);
+CREATE TABLE admissions (run_id TEXT NOT NULL, file TEXT NOT NULL, reason TEXT NOT NULL,
+  refused_because TEXT NOT NULL);
+";
+
+/// A format-1 ledger in `dir` holding `LONG_DRAFT` as run `run-old`'s draft, fingerprinted
+/// the way lexrun did then.
+fn old_ledger(dir: &Path) {
+    fs::create_dir_all(dir.join("objects")).unwrap();
+    let db = rusqlite::Connection::open(dir.join("ledger.sqlite")).unwrap();
+    db.execute_batch(FORMAT_1).unwrap();
+    let fps = lexrun::store::shingles::legacy_fingerprints(LONG_DRAFT);
+    db.execute(
+        "INSERT INTO runs VALUES ('run-old', 'pipeline', 'p', 1, 2, 'done')",
+        [],
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO artifacts (hash, text_hash, run_id, matter, stage, round, kind, path, model, inputs, plan_hash, node_hash, created, fingerprints) VALUES (?1, ?2, 'run-old', 'matter', 'draft', 1, 'stage', 'out/run-old/draft/output.md', 'm', 'null', 'p', 'n', 1, ?3)",
+        rusqlite::params![
+            blake3::hash(LONG_DRAFT.as_bytes()).to_hex().to_string(),
+            lexrun::store::shingles::legacy_text_hash(LONG_DRAFT),
+            fps.len() as i64
+        ],
+    )
+    .unwrap();
+    for fp in fps {
+        db.execute(
+            "INSERT INTO shingles VALUES (?1, 1)",
+            rusqlite::params![fp as i64],
+        )
+        .unwrap();
+    }
+    db.execute(
+        "INSERT INTO admissions VALUES ('run-old', 'intake/x.txt', 'checked by hand', 'a copy')",
+        [],
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_older_ledger_is_migrated_with_nothing_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    old_ledger(dir.path());
+    let s = lexrun::store::Store::open(dir.path()).unwrap();
+    assert!(
+        s.notes.iter().any(|n| n.contains("was in format 1")),
+        "{:?}",
+        s.notes
+    );
+    assert_eq!(s.artifacts_of_run("run-old").len(), 1);
+    // Copies of what it recorded are still refused: exact, and edited.
+    let f = dir.path().join("copy.txt");
+    for (name, text) in [
+        ("exact", LONG_DRAFT.to_string()),
+        ("edited", edit(LONG_DRAFT, 7)),
+    ] {
+        fs::write(&f, &text).unwrap();
+        let v = lexrun::run::intake::check(&s, "matter", "copy.txt", &f, &text, &[]);
+        assert!(v.blocked(), "{name}: {v:?}");
+        assert!(v.refused.unwrap().contains("run-old"));
+    }
+    drop(s);
+    // Opened again: already migrated, nothing more to say.
+    let s = lexrun::store::Store::open(dir.path()).unwrap();
+    assert!(s.notes.is_empty());
+    let db = rusqlite::Connection::open(dir.path().join("ledger.sqlite")).unwrap();
+    let reason: String = db
+        .query_row("SELECT reason FROM admissions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(reason, "checked by hand");
+}
+
+#[test]
+fn a_ledger_from_a_newer_lexrun_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = rusqlite::Connection::open(dir.path().join("ledger.sqlite")).unwrap();
+    db.execute_batch(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('format', '99');",
+    )
+    .unwrap();
+    drop(db);
+    let e = lexrun::store::Store::open(dir.path())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains(
+            "written by a newer lexrun (ledger format 99; this lexrun reads formats 1 to 2)"
+        ),
+        "{e}"
+    );
+    let o = Lexrun::new()
+        .env("LEXRUN_STORE", dir.path())
+        .args(["sources", "tests/runtime/pipeline.lex"])
+        .output();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("upgrade lexrun"), "{}", err(&o));
+}
+
+#[test]
+fn the_default_store_is_in_the_data_folder_and_an_old_one_moves_there_once() {
+    let s = setup();
+    let srv = server(Duration::ZERO);
+    // A workflow folder with a store an older lexrun kept beside it.
+    let wf = s.dir.path().join("workflows");
+    fs::create_dir_all(&wf).unwrap();
+    fs::copy("tests/runtime/pipeline.lex", wf.join("pipeline.lex")).unwrap();
+    old_ledger(&wf.join(".lexrun"));
+    let data = s.dir.path().join("data");
+    let here = |args: &[&str]| {
+        Lexrun::new()
+            .env_remove("LEXRUN_STORE")
+            .env("XDG_DATA_HOME", &data)
+            .args(args)
+            .arg("--matter")
+            .arg(&s.matter)
+            .output()
+    };
+    let lex = wf.join("pipeline.lex");
+    let lex = lex.to_str().unwrap();
+    fs::write(s.matter.join("intake/03-copy.txt"), edit(LONG_DRAFT, 8)).unwrap();
+    let o = here(&["sources", lex]);
+    assert!(
+        err(&o).contains("moved the store beside the workflow")
+            && err(&o).contains("1 runs, 1 artifacts"),
+        "{}",
+        err(&o)
+    );
+    // What the old store recorded refuses the copy from its new place.
+    assert_eq!(o.status.code(), Some(1), "{}", support::stdout(&o));
+    assert!(support::stdout(&o).contains("run-old"));
+    assert!(data.join("lexrun/ledger.sqlite").is_file());
+    assert!(wf.join(".lexrun/ledger-moved.sqlite").is_file());
+    assert!(wf.join(".lexrun/MOVED.txt").is_file());
+    assert!(!wf.join(".lexrun/ledger.sqlite").exists());
+    // Once: the second time there is nothing to move.
+    let o = here(&["sources", lex]);
+    assert!(!err(&o).contains("moved the store"), "{}", err(&o));
+    fs::remove_file(s.matter.join("intake/03-copy.txt")).unwrap();
+    // A run uses the data folder's store; a workflow in another folder reading the same
+    // matter sees what it wrote.
+    let out = s.dir.path().join("out");
+    let o = here(&[
+        "run",
+        lex,
+        "--out",
+        out.to_str().unwrap(),
+        "--endpoint",
+        &format!("gpu_a={}", srv.url),
+        "--endpoint",
+        &format!("gpu_b={}", srv.url),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let draft = fs::read_to_string(out.join("draft.md")).unwrap();
+    fs::write(s.matter.join("intake/03-copy.txt"), draft).unwrap();
+    let other = s.dir.path().join("elsewhere");
+    fs::create_dir_all(&other).unwrap();
+    fs::copy("tests/runtime/pipeline.lex", other.join("pipeline.lex")).unwrap();
+    let o = here(&["sources", other.join("pipeline.lex").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", support::stdout(&o));
+    assert!(!other.join(".lexrun").exists());
 }

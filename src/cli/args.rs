@@ -280,8 +280,8 @@ pub(super) struct RunArgs {
     /// Serve what the cassette holds and record the rest from live servers.
     #[arg(long, value_name = "CASSETTE")]
     pub(super) replay_or_record: Option<std::path::PathBuf>,
-    /// The store: cache and provenance ledger (default: `LEXRUN_STORE`, else `.lexrun`
-    /// beside the workflow).
+    /// The store: cache and provenance ledger (default: `LEXRUN_STORE`, else `lexrun/` in
+    /// the user's data folder; `LEXRUN_LEDGER=postgres://…` for a shared ledger).
     #[arg(long, value_name = "DIR")]
     pub(super) store: Option<std::path::PathBuf>,
     /// Call every model stage, whatever the cache holds (answers are still stored).

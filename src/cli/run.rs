@@ -17,6 +17,11 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
     let Some(endpoints) = parse_endpoints(&args.endpoint) else {
         return exit::USAGE;
     };
+    // The store is opened once before the run: an old store beside the workflow is adopted,
+    // and a shared ledger that cannot be reached stops the run before any model call.
+    if let Err(e) = open_at(args.store.as_deref(), &dir) {
+        return fail(&e);
+    }
     let events = if args.json {
         Mode::Json
     } else if std::io::stderr().is_terminal() {
@@ -51,6 +56,7 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
                     .map(|p| (p, crate::backend::cassette::Mode::ReplayOrRecord))
             }),
         store: Some(store_dir(args.store.as_deref(), &dir)),
+        ledger: ledger_url(),
         cache: !args.no_cache,
         refresh: args.refresh.clone(),
         offline: args.offline,

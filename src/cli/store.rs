@@ -13,21 +13,66 @@ pub(super) fn open_store(
         .parent()
         .map(|d| d.as_std_path().to_path_buf())
         .unwrap_or_default();
-    let sdir = store_dir(store, &dir);
-    crate::store::Store::open(&sdir)
+    open_at(store, &dir)
         .map(|s| (plan, dir, s))
         .map_err(|e| fail(&e))
 }
 
-/// The store: `--store`, else `LEXRUN_STORE`, else `.lexrun` beside the workflow.
+/// The store: `--store`, else `LEXRUN_STORE`, else `lexrun/` in the user's data folder
+/// (`.lexrun` beside the workflow only when there is no home folder at all).
 pub(super) fn store_dir(
     given: Option<&std::path::Path>,
     workflow_dir: &std::path::Path,
 ) -> std::path::PathBuf {
     given
         .map(std::path::Path::to_path_buf)
-        .or_else(|| std::env::var_os("LEXRUN_STORE").map(std::path::PathBuf::from))
+        .or_else(given_store)
+        .or_else(crate::store::default_dir)
         .unwrap_or_else(|| workflow_dir.join(".lexrun"))
+}
+
+fn given_store() -> Option<std::path::PathBuf> {
+    std::env::var_os("LEXRUN_STORE")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+}
+
+/// The shared ledger, when `LEXRUN_LEDGER` names one.
+pub(super) fn ledger_url() -> Option<String> {
+    std::env::var("LEXRUN_LEDGER")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+}
+
+/// Opens the store (connecting to a shared ledger first, so an unreachable server stops
+/// everything before anything is written), and, for the default store, adopts an old
+/// `.lexrun/` beside the workflow once, saying so.
+pub(super) fn open_at(
+    given: Option<&std::path::Path>,
+    workflow_dir: &std::path::Path,
+) -> Result<crate::store::Store, crate::store::StoreError> {
+    let dir = store_dir(given, workflow_dir);
+    let url = ledger_url();
+    if let Some(u) = &url {
+        if !u.starts_with("postgres://") && !u.starts_with("postgresql://") {
+            return Err(crate::store::StoreError::Connect(
+                crate::store::redact(u),
+                crate::store::DbError::Postgres(
+                    "LEXRUN_LEDGER must be a postgres:// URL (postgres://USER@HOST:PORT/DATABASE); leave it unset for the ledger inside the store".into(),
+                ),
+            ));
+        }
+    }
+    let st = crate::store::Store::open_with(&dir, url.as_deref())?;
+    for n in &st.notes {
+        eprintln!("note: {n}");
+    }
+    if given.is_none() && given_store().is_none() {
+        if let Some(msg) = crate::store::adopt_beside(workflow_dir, &st)? {
+            eprintln!("note: {msg}");
+        }
+    }
+    Ok(st)
 }
 
 pub(super) fn cmd_why(
@@ -242,7 +287,7 @@ pub(super) fn cmd_sources(
     } else {
         let mut out = String::new();
         for v in &verdicts {
-            let word = match (&v.refused, &v.admitted) {
+            let word = match (v.why(), &v.admitted) {
                 (None, _) => "admitted".to_string(),
                 (Some(_), Some(r)) => format!("admitted by the workflow ({r})"),
                 (Some(_), None) => "REFUSED".to_string(),
@@ -252,6 +297,14 @@ pub(super) fn cmd_sources(
                 out.push_str(&format!(": {why}"));
             }
             out.push('\n');
+            for c in &v.carries {
+                out.push_str(&format!(
+                    "           carries {} `{}`: {}\n",
+                    c.kind.as_str(),
+                    c.text.trim(),
+                    c.reason
+                ));
+            }
         }
         let _ = print_out(&out);
     }

@@ -81,7 +81,11 @@ pub(super) fn cmd_verify(
         eprintln!("error: the sources hold no files; check the paths given to --sources");
         return exit::USAGE;
     }
-    let v = crate::verify::verify(&draft, &evidence);
+    let taint = match ledger_taint(&evidence) {
+        Ok(t) => t,
+        Err(e) => return fail(&e),
+    };
+    let v = crate::verify::verify_with(&draft, &evidence, &taint);
     if v.files.iter().all(|f| f.problem.is_some()) {
         eprintln!("error: none of the sources could be read:");
         for f in &v.files {
@@ -133,4 +137,60 @@ pub(super) fn cmd_verify(
     } else {
         exit::ERRORS
     }
+}
+
+/// What the ledger knows that bears on this evidence: the claims models wrote in the matters
+/// these files were seen in, and when each file was first seen (a file lexrun never saw
+/// counts as new). Nothing when there is no ledger yet; a ledger is never created here.
+fn ledger_taint(
+    evidence: &crate::verify::Evidence,
+) -> Result<crate::verify::taint::Taint, crate::store::StoreError> {
+    use crate::verify::DocSource;
+    let mut taint = crate::verify::taint::Taint::default();
+    let dir = store_dir(None, std::path::Path::new("."));
+    let url = ledger_url();
+    if url.is_none() && !dir.join("ledger.sqlite").is_file() {
+        return Ok(taint);
+    }
+    let store = crate::store::Store::open_with(&dir, url.as_deref())?;
+    let now = crate::store::now_ms();
+    let mut matters: Vec<String> = Vec::new();
+    let mut files = Vec::new();
+    for s in &evidence.sources {
+        let (name, text) = match s {
+            DocSource::File(p) => (
+                p.display().to_string(),
+                crate::sources::read_pages(p)
+                    .map(|pages| pages.join("\n"))
+                    .unwrap_or_default(),
+            ),
+            DocSource::Memory(crate::verify::Doc::Pages { path, pages }) => {
+                (path.clone(), pages.join("\n"))
+            }
+            DocSource::Memory(_) => continue,
+        };
+        let th = crate::store::shingles::text_hash(&text);
+        for m in store.matters_seen(&th) {
+            if !matters.contains(&m) {
+                matters.push(m);
+            }
+        }
+        files.push((name, th));
+    }
+    for m in &matters {
+        taint
+            .claims
+            .extend(crate::run::intake::model_claims(&store, Some(m)));
+    }
+    if taint.claims.is_empty() {
+        return Ok(taint);
+    }
+    for (name, th) in files {
+        if store.admitted_text(&th).is_some() {
+            continue;
+        }
+        let at = store.first_seen(None, &th).unwrap_or(now);
+        taint.entered.insert(name, at);
+    }
+    Ok(taint)
 }

@@ -584,6 +584,7 @@ impl<'a> StageCall<'a> {
                 sh.events.warn(self.key, &w);
                 rec.warnings.push(w);
             }
+            let _ = store.add_claims(&model_claims(sh, m, step, &reply.text, answer.as_ref()));
         }
         let out_md = dir.join("output.md");
         crate::atomic::write_private(&out_md, &reply.text).map_err(write_failure(&out_md))?;
@@ -627,6 +628,40 @@ impl<'a> StageCall<'a> {
         );
         Ok(p)
     }
+}
+
+/// Every claim in a model's text (a structured answer read value by value, as verification
+/// reads it), for the ledger: what lexrun first saw a model write, and when.
+fn model_claims(
+    sh: &Shared,
+    m: &Matter,
+    step: &Step,
+    text: &str,
+    answer: Option<&Value>,
+) -> Vec<crate::store::ClaimRecord> {
+    let flat;
+    let text = match answer {
+        Some(a) => {
+            flat = flatten_answer(a);
+            flat.as_str()
+        }
+        None => text,
+    };
+    let at = crate::store::now_ms();
+    verify::claims(text, &sh.prefixes)
+        .into_iter()
+        .map(|c| crate::store::ClaimRecord {
+            matter: m.name.clone(),
+            kind: c.kind.as_str().to_string(),
+            ident: c.identity(),
+            key: serde_json::to_string(&c.key).unwrap_or_default(),
+            text: c.text.clone(),
+            run_id: sh.run_id.clone(),
+            stage: step.name.clone(),
+            created: at,
+            status: "unchecked".into(),
+        })
+        .collect()
 }
 
 /// The server's identity for a model: waited for while it loads, asked once per model and run.

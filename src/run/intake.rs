@@ -1,18 +1,36 @@
 //! The guard at intake: before a run uses a file as evidence, it is checked against
 //! everything lexrun ever wrote. A file is refused if the ledger knows its bytes or its text
 //! as an output, if it carries lexrun's provenance marker, or if its text overlaps an earlier
-//! output's beyond [`OVERLAP`] (word-shingle fingerprints: renamed, re-wrapped, reformatted
-//! and lightly edited copies are caught). A person admits a refused file only by saying so in
-//! the workflow (`admit "FILE" because "REASON"`), and the ledger records it.
+//! output's on enough evidence ([`refuses`]: word-shingle fingerprints of folded text, so
+//! renamed, re-wrapped, reformatted, lightly edited and look-alike copies are caught). It is
+//! also refused if it entered the matter after a model wrote a claim and is that claim's only
+//! support (claim taint: an invented citation copied into a note). A person admits a refused
+//! file only by saying so in the workflow (`admit "FILE" because "REASON"`), and the ledger
+//! records it.
 
+use std::collections::HashMap;
 use std::io::Read;
 
 use serde::Serialize;
 
 use crate::store::{shingles, Store};
+use crate::verify::taint::{Carried, ModelClaim, Taint};
 
-/// Above this share of shared fingerprints, a source is a copy of an earlier output.
+/// At this share of an output's fingerprints found in a file, the file is a copy of it…
 pub const OVERLAP: f64 = 0.25;
+/// …provided they share at least this many fingerprints: a short stage text (a gate's JSON
+/// answer has a handful) cannot refuse a genuine letter on two or three common phrases.
+pub const MIN_SHARED: usize = 12;
+/// A file that is mostly one output, and holds most of it, is a copy however short.
+pub const MOSTLY: f64 = 0.6;
+
+/// Whether sharing `shared` fingerprints with an output of `output` fingerprints makes a file
+/// of `file` fingerprints a copy of it.
+pub fn refuses(shared: usize, file: usize, output: usize) -> bool {
+    let of_output = shared as f64 / output.max(1) as f64;
+    let of_file = shared as f64 / file.max(1) as f64;
+    (shared >= MIN_SHARED && of_output >= OVERLAP) || (of_output >= MOSTLY && of_file >= MOSTLY)
+}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Verdict {
@@ -26,25 +44,51 @@ pub struct Verdict {
     pub refused: Option<String>,
     /// The workflow's reason for admitting it anyway.
     pub admitted: Option<String>,
+    /// Claims models wrote before this file entered the matter, which it alone supports.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub carries: Vec<Carried>,
+    /// When the file (its text) was first seen in the matter, in milliseconds.
+    #[serde(skip)]
+    pub first_seen: i64,
 }
 
 impl Verdict {
     pub fn blocked(&self) -> bool {
-        self.refused.is_some() && self.admitted.is_none()
+        (self.refused.is_some() || !self.carries.is_empty()) && self.admitted.is_none()
+    }
+
+    /// Why the guard refuses it: a copy of an output, or the carrier of model claims.
+    pub fn why(&self) -> Option<String> {
+        if let Some(r) = &self.refused {
+            return Some(r.clone());
+        }
+        if self.carries.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = self
+            .carries
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} `{}` (run {}, stage {})",
+                    c.kind.as_str(),
+                    c.text.trim(),
+                    c.run,
+                    c.stage
+                )
+            })
+            .collect();
+        Some(format!(
+            "it appeared after lexrun generated, and is the only support of, {}",
+            list.join("; ")
+        ))
     }
 }
 
-/// The hash of a text's words, lower-cased: the same for a re-wrapped or re-punctuated copy.
+/// The hash of a text's folded words (`store::shingles::folded_words`): the same for a
+/// re-wrapped, re-punctuated or disguised copy.
 pub fn text_hash(text: &str) -> String {
-    let mut h = blake3::Hasher::new();
-    for w in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        h.update(w.to_lowercase().as_bytes());
-        h.update(b" ");
-    }
-    h.finalize().to_hex().to_string()
+    crate::store::shingles::text_hash(text)
 }
 
 /// Whether a file carries lexrun's provenance: the Markdown marker, a PDF's `LexrunRun`
@@ -66,7 +110,9 @@ pub fn has_marker(bytes: &[u8]) -> bool {
     false
 }
 
-/// Checks one file. `admit` is the workflow's admissions for this matter: (file, reason).
+/// Checks one file against everything lexrun wrote, and notes it as seen in the matter.
+/// `admit` is the workflow's admissions for this matter: (file, reason); a file it names is
+/// admitted whatever the guard finds, and is never late for claim taint.
 pub fn check(
     store: &Store,
     matter: &str,
@@ -78,10 +124,21 @@ pub fn check(
     let bytes = std::fs::read(path).unwrap_or_default();
     let raw_hash = blake3::hash(&bytes).to_hex().to_string();
     let th = text_hash(text);
-    let refused = if let Some(a) = store.artifact_by_hash(&raw_hash, &th) {
+    let legacy = store.has_legacy_fingerprints();
+    let legacy_th = legacy.then(|| shingles::legacy_text_hash(text));
+    let mut texts = vec![th.as_str()];
+    texts.extend(legacy_th.as_deref());
+    let what = |a: &crate::store::Artifact| {
+        if a.kind == "output" {
+            "output"
+        } else {
+            "text"
+        }
+    };
+    let refused = if let Some(a) = store.artifact_by_hash(&raw_hash, &texts) {
         Some(format!(
             "it is lexrun's own {} of stage `{}` (run {}, written to {})",
-            if a.kind == "output" { "output" } else { "text" },
+            what(&a),
             a.stage,
             a.run_id,
             a.path
@@ -89,47 +146,122 @@ pub fn check(
     } else if has_marker(&bytes) {
         Some("it carries lexrun's provenance marker: lexrun wrote it".into())
     } else {
-        let fps = shingles::fingerprints(text);
-        match store.overlap(&fps) {
-            Some((a, share)) if share >= OVERLAP => Some(format!(
-                "{:.0}% of its text matches lexrun's {} of stage `{}` (run {}, {})",
-                share * 100.0,
-                if a.kind == "output" { "output" } else { "text" },
-                a.stage,
-                a.run_id,
-                a.path
+        let mut fps = shingles::fingerprints(text);
+        if legacy {
+            fps.extend(shingles::legacy_fingerprints(text));
+            fps.sort_unstable();
+            fps.dedup();
+        }
+        let n = fps.len();
+        let rank = |shared: usize, total: usize| {
+            refuses(shared, n, total).then_some(shared as f64 / total.max(1) as f64)
+        };
+        match store.overlap(&fps, rank) {
+            Some(o) if refuses(o.shared, n, o.total) => Some(format!(
+                "{:.0}% of its text matches lexrun's {} of stage `{}` (run {}, {}), covering {:.0}% of that {} ({} shared fingerprints)",
+                o.shared as f64 / n.max(1) as f64 * 100.0,
+                what(&o.artifact),
+                o.artifact.stage,
+                o.artifact.run_id,
+                o.artifact.path,
+                o.of_output() * 100.0,
+                what(&o.artifact),
+                o.shared
             )),
             _ => None,
         }
     };
-    let admitted = refused.as_ref().and_then(|_| {
-        admit
-            .iter()
-            .find(|(f, _)| f == file || path.ends_with(f))
-            .map(|(_, r)| r.clone())
-    });
-    Verdict {
+    let first_seen = store
+        .see(matter, &th, &raw_hash, file)
+        .unwrap_or_else(|_| crate::store::now() * 1000);
+    let mut v = Verdict {
         matter: matter.to_string(),
         file: file.to_string(),
         path: path.display().to_string(),
         raw_hash,
         text_hash: th,
         refused,
-        admitted,
+        admitted: None,
+        carries: Vec::new(),
+        first_seen,
+    };
+    v.admitted = admission(&v, path, admit);
+    v
+}
+
+fn admission(v: &Verdict, path: &std::path::Path, admit: &[(String, String)]) -> Option<String> {
+    admit
+        .iter()
+        .find(|(f, _)| *f == v.file || path.ends_with(f))
+        .map(|(_, r)| r.clone())
+}
+
+/// The claims models wrote in a matter that lexrun saw first in their output, for the
+/// verifier: a claim verification found in the evidence when the model wrote it came from the
+/// evidence, not from the model.
+pub fn model_claims(store: &Store, matter: Option<&str>) -> Vec<ModelClaim> {
+    store
+        .model_claims(matter)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| c.status != "supported")
+        .filter_map(|c| {
+            Some(ModelClaim {
+                kind: serde_json::from_value(serde_json::Value::String(c.kind)).ok()?,
+                key: serde_json::from_str(&c.key).ok()?,
+                text: c.text,
+                run: c.run_id,
+                stage: c.stage,
+                at: c.created,
+            })
+        })
+        .collect()
+}
+
+/// Claim taint at intake: marks each file of one matter (`verdicts`, with the text of each
+/// page in `pages`) that is the only support of claims models wrote before it entered.
+/// Files admitted by the workflow are never late.
+pub fn check_taint(
+    store: &Store,
+    matter: &str,
+    verdicts: &mut [Verdict],
+    pages: &[Vec<String>],
+    prefixes: &[String],
+) {
+    let claims = model_claims(store, Some(matter));
+    if claims.is_empty() {
+        return;
+    }
+    let mut ev = crate::verify::Evidence::new(prefixes.to_vec());
+    let mut taint = Taint {
+        claims,
+        entered: HashMap::new(),
+    };
+    for (v, p) in verdicts.iter().zip(pages) {
+        ev.add_pages(v.file.clone(), p.clone());
+        if v.admitted.is_none() && store.admitted_text(&v.text_hash).is_none() {
+            taint.entered.insert(v.file.clone(), v.first_seen);
+        }
+    }
+    let carriers = crate::verify::taint::carriers(&ev, &taint);
+    for c in carriers {
+        if let Some(v) = verdicts.iter_mut().find(|v| v.file == c.file) {
+            v.carries = c.claims;
+        }
     }
 }
 
 /// The refusals, for an error message.
 pub fn describe(v: &[Verdict]) -> String {
     let mut s = String::from(
-        "refused as evidence: lexrun's own output must never re-enter a run as evidence",
+        "refused as evidence: lexrun's own output, and claims a model invented, must never re-enter a run as evidence",
     );
     for x in v.iter().filter(|x| x.blocked()) {
         s.push_str(&format!(
             "\n  {} ({}): {}",
             x.file,
             x.matter,
-            x.refused.as_deref().unwrap_or("")
+            x.why().unwrap_or_default()
         ));
     }
     s.push_str("\nremove these files from the matter, or admit one on purpose in its `sources` block: `admit \"FILE\" because \"REASON\"`");

@@ -55,16 +55,38 @@ pub fn check_sources(
             return Err(RunError::NoMatter(dir.display().to_string()));
         }
         let name = matter_name(dir);
+        let mut mine = Vec::new();
+        let mut pages = Vec::new();
         for s in &plan.sources {
             let admit = s.admitted();
             for f in matching(dir, &s.files)? {
-                let text = prompt::read_pages(&f)
-                    .map_err(RunError::Evidence)?
-                    .join("\n");
+                let p = prompt::read_pages(&f).map_err(RunError::Evidence)?;
                 let shown = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
-                out.push(intake::check(store, &name, &shown, &f, &text, &admit));
+                mine.push(intake::check(
+                    store,
+                    &name,
+                    &shown,
+                    &f,
+                    &p.join("\n"),
+                    &admit,
+                ));
+                pages.push(p);
             }
         }
+        intake::check_taint(store, &name, &mut mine, &pages, &bates_prefixes(plan));
+        out.extend(mine);
     }
     Ok(out)
+}
+
+/// The Bates prefixes the workflow's sources declare.
+pub(super) fn bates_prefixes(plan: &Plan) -> Vec<String> {
+    let mut p: Vec<String> = plan
+        .sources
+        .iter()
+        .filter_map(|s| s.bates.as_ref().map(|b| b.prefix.clone()))
+        .collect();
+    p.sort();
+    p.dedup();
+    p
 }

@@ -114,6 +114,8 @@ pub struct Options {
     pub cassette: Option<(PathBuf, cassette::Mode)>,
     /// The store (cache and ledger); `None` runs without one.
     pub store: Option<PathBuf>,
+    /// A shared ledger (`postgres://…`) in place of the one inside the store.
+    pub ledger: Option<String>,
     /// Answer model stages from the cache when their key is there.
     pub cache: bool,
     /// Stages whose cached answers are ignored.
@@ -262,7 +264,10 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     let multi = dirs.len() > 1;
     let run_id = new_run_id(&opts.out);
     let store = match &opts.store {
-        Some(dir) => Some(Arc::new(crate::store::Store::open(dir)?)),
+        Some(dir) => Some(Arc::new(crate::store::Store::open_with(
+            dir,
+            opts.ledger.as_deref(),
+        )?)),
         None => None,
     };
     let run_root = opts.out.join(&run_id);
@@ -319,11 +324,13 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
             evidence.insert(s.name.clone(), list);
         }
         if let Some(store) = &store {
+            let mut mine = Vec::new();
+            let mut pages = Vec::new();
             for s in &plan.sources {
                 let admit = s.admitted();
                 for f in evidence.get(&s.name).into_iter().flatten() {
                     let text = f.pages.join("\n");
-                    verdicts.push(intake::check(
+                    mine.push(intake::check(
                         store,
                         &name,
                         &f.shown,
@@ -331,8 +338,11 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
                         &text,
                         &admit,
                     ));
+                    pages.push(f.pages.clone());
                 }
             }
+            intake::check_taint(store, &name, &mut mine, &pages, &prefixes);
+            verdicts.extend(mine);
         }
         let evidence_fps = if store.is_some() {
             evidence
@@ -359,16 +369,25 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     if let Some(store) = &store {
         store.begin_run(&run_id, &plan.workflow.name, &plan.hash)?;
         for v in &verdicts {
+            let why = v.why();
             store.add_source(
                 &run_id,
                 &v.matter,
                 &v.path,
                 &v.raw_hash,
                 &v.text_hash,
-                v.admitted.as_deref(),
+                v.admitted.as_deref().filter(|_| why.is_some()),
             )?;
-            if let (Some(reason), Some(why)) = (&v.admitted, &v.refused) {
-                store.add_admission(&run_id, &v.path, reason, why)?;
+            if let (Some(reason), Some(why)) = (&v.admitted, &why) {
+                store.add_admission(
+                    &run_id,
+                    &v.matter,
+                    &v.path,
+                    &v.raw_hash,
+                    &v.text_hash,
+                    reason,
+                    why,
+                )?;
                 events.warn(
                     &v.file,
                     &format!("admitted by the workflow although {why}: {reason}"),

@@ -147,6 +147,16 @@ pub(super) async fn run_verify_unit(
             done.why = Some("the review page could not be made".into());
             return;
         };
+        // The verdict on each claim the model wrote, so that the ledger knows which of
+        // them were invented.
+        if let Some(store) = &sh.store {
+            let verdicts: Vec<(String, String)> = outcome
+                .outcomes
+                .iter()
+                .map(|o| (o.claim.identity(), o.status.as_str().to_string()))
+                .collect();
+            let _ = store.mark_claims(&m.name, &sh.run_id, &v.stage, &verdicts);
+        }
         // Which unsupported claims each policy covers.
         let mut blocking = Vec::new();
         let mut revising = Vec::new();

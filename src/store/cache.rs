@@ -1,39 +1,38 @@
 //! The cache of model answers by key, and every key a stage had with its components, so
 //! `lexrun why` can say what changed.
 
-use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
 
+use super::db::{vals, Row};
 use super::*;
 
 impl Store {
-    pub(super) fn cache_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CacheEntry> {
-        Ok(CacheEntry {
-            key: r.get(0)?,
-            stage: r.get(1)?,
-            text_hash: r.get(2)?,
-            timings: serde_json::from_str(&r.get::<_, String>(3)?).unwrap_or(Value::Null),
-            identity: r.get(4)?,
-            created: r.get(5)?,
-        })
+    fn cache_row(r: &Row) -> CacheEntry {
+        CacheEntry {
+            key: r.text(0),
+            stage: r.text(1),
+            text_hash: r.text(2),
+            timings: serde_json::from_str(&r.text(3)).unwrap_or(Value::Null),
+            identity: r.text(4),
+            created: r.int(5),
+        }
     }
 
     pub fn cache_get(&self, key: &str) -> Option<CacheEntry> {
-        self.db()
-            .query_row(
+        self.db
+            .one(
                 "SELECT key, stage, text_hash, timings, identity, created FROM cache WHERE key = ?1",
-                params![key],
-                Self::cache_row,
+                vals![key],
             )
-            .optional()
             .ok()
             .flatten()
+            .map(|r| Self::cache_row(&r))
     }
 
     pub fn cache_put(&self, e: &CacheEntry) -> Result<(), StoreError> {
         self.exec(
-                "INSERT OR REPLACE INTO cache (key, stage, text_hash, timings, identity, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![e.key, e.stage, e.text_hash, e.timings.to_string(), e.identity, e.created],
+                "INSERT INTO cache (key, stage, text_hash, timings, identity, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (key) DO UPDATE SET stage = excluded.stage, text_hash = excluded.text_hash, timings = excluded.timings, identity = excluded.identity, created = excluded.created",
+                vals![&e.key, &e.stage, &e.text_hash, e.timings.to_string(), &e.identity, e.created],
             )
     }
 
@@ -52,7 +51,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.exec(
                 "INSERT INTO keys (run_id, workflow, matter, stage, round, key, components, hit, created, file) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![run_id, workflow, matter, stage, round, key, components.to_string(), hit, now(), file],
+                vals![run_id, workflow, matter, stage, round, key, components.to_string(), hit, now(), file],
             )
     }
 
@@ -70,7 +69,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.exec(
             "INSERT INTO failures (run_id, workflow, file, matter, stage, round, why, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![run_id, workflow, file, matter, stage, round, why, now()],
+            vals![run_id, workflow, file, matter, stage, round, why, now()],
         )
     }
 
@@ -83,16 +82,17 @@ impl Store {
         stage: &str,
         limit: usize,
     ) -> Vec<(String, String, String, i64)> {
-        let db = self.db();
-        let Ok(mut q) = db.prepare(
-            "SELECT run_id, matter, why, created FROM failures WHERE workflow = ?1 AND file = ?2 AND stage = ?3 ORDER BY rowid DESC LIMIT ?4",
-        ) else {
-            return Vec::new();
-        };
-        let rows = q.query_map(params![workflow, file, stage, limit as i64], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        });
-        rows.map(|rows| rows.flatten().collect())
+        let sql = format!(
+            "SELECT run_id, matter, why, created FROM failures WHERE workflow = ?1 AND file = ?2 AND stage = ?3 ORDER BY {} DESC LIMIT ?4",
+            self.db.rowid()
+        );
+        self.db
+            .query(&sql, vals![workflow, file, stage, limit as i64])
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| (r.text(0), r.text(1), r.text(2), r.int(3)))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -107,25 +107,28 @@ impl Store {
         stage: &str,
         limit: usize,
     ) -> Vec<(String, String, u32, String, Value, bool, i64)> {
-        let db = self.db();
-        let Ok(mut q) = db.prepare(
-            "SELECT run_id, matter, round, key, components, hit, created FROM keys WHERE workflow = ?1 AND stage = ?2 AND (file IS NULL OR file = ?4) ORDER BY rowid DESC LIMIT ?3",
-        ) else {
-            return Vec::new();
-        };
-        q.query_map(params![workflow, stage, limit as i64, file], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, u32>(2)?,
-                r.get::<_, String>(3)?,
-                serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or(Value::Null),
-                r.get::<_, bool>(5)?,
-                r.get::<_, i64>(6)?,
-            ))
-        })
-        .map(|rows| rows.flatten().collect())
-        .unwrap_or_default()
+        let sql = format!(
+            "SELECT run_id, matter, round, key, components, hit, created FROM keys WHERE workflow = ?1 AND stage = ?2 AND (file IS NULL OR file = ?4) ORDER BY {} DESC LIMIT ?3",
+            self.db.rowid()
+        );
+        self.db
+            .query(&sql, vals![workflow, stage, limit as i64, file])
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| {
+                        (
+                            r.text(0),
+                            r.text(1),
+                            r.int(2) as u32,
+                            r.text(3),
+                            serde_json::from_str(&r.text(4)).unwrap_or(Value::Null),
+                            r.int(5) != 0,
+                            r.int(6),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The model identity the newest key of a stage with this plan node used, and its run:
@@ -136,33 +139,26 @@ impl Store {
         stage: &str,
         node: &str,
     ) -> Option<(String, String)> {
-        let db = self.db();
-        let mut q = db
-            .prepare(
-                "SELECT run_id, components FROM keys WHERE workflow = ?1 AND stage = ?2 ORDER BY rowid DESC LIMIT 200",
-            )
-            .ok()?;
-        let rows = q
-            .query_map(params![workflow, stage], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })
-            .ok()?;
-        let found = rows.flatten().find_map(|(run, components)| {
-            let v: Value = serde_json::from_str(&components).ok()?;
+        let sql = format!(
+            "SELECT run_id, components FROM keys WHERE workflow = ?1 AND stage = ?2 ORDER BY {} DESC LIMIT 200",
+            self.db.rowid()
+        );
+        let rows = self.db.query(&sql, vals![workflow, stage]).ok()?;
+        rows.iter().find_map(|r| {
+            let v: Value = serde_json::from_str(&r.text(1)).ok()?;
             let model = v["model_identity"].as_str().filter(|m| !m.is_empty())?;
-            (v["node"].as_str() == Some(node)).then(|| (model.to_string(), run))
-        });
-        found
+            (v["node"].as_str() == Some(node)).then(|| (model.to_string(), r.text(0)))
+        })
     }
 
     /// Every cache entry, newest first.
     pub fn cache_entries(&self) -> Vec<CacheEntry> {
-        let db = self.db();
-        let Ok(mut q) = db.prepare("SELECT key, stage, text_hash, timings, identity, created FROM cache ORDER BY created DESC") else {
-            return Vec::new();
-        };
-        q.query_map([], Self::cache_row)
-            .map(|rows| rows.flatten().collect())
+        self.db
+            .query(
+                "SELECT key, stage, text_hash, timings, identity, created FROM cache ORDER BY created DESC",
+                vec![],
+            )
+            .map(|rows| rows.iter().map(Self::cache_row).collect())
             .unwrap_or_default()
     }
 }

@@ -2,10 +2,30 @@
 //! and the fingerprints of its text, deliberate admissions, and the overlap search the intake
 //! guard asks.
 
-use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
+use super::db::{self, vals, Row};
 use super::*;
+
+/// An artifact's columns, in the order of [`ARTIFACT_INSERT`]'s parameters.
+pub(super) const ARTIFACT_INSERT: &str = "INSERT INTO artifacts (hash, text_hash, run_id, matter, stage, round, kind, path, model, inputs, plan_hash, node_hash, created, fingerprints) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+
+/// What an earlier output has in common with a text.
+#[derive(Clone, Debug)]
+pub struct Overlap {
+    pub artifact: Artifact,
+    /// Fingerprints the two share.
+    pub shared: usize,
+    /// The output's own fingerprints (those not taken from its evidence).
+    pub total: usize,
+}
+
+impl Overlap {
+    /// The share of the output's fingerprints found in the text.
+    pub fn of_output(&self) -> f64 {
+        (self.shared as f64 / self.total.max(1) as f64).min(1.0)
+    }
+}
 
 impl Store {
     pub fn begin_run(
@@ -15,15 +35,15 @@ impl Store {
         plan_hash: &str,
     ) -> Result<(), StoreError> {
         self.exec(
-                "INSERT OR REPLACE INTO runs (run_id, workflow, plan_hash, started) VALUES (?1, ?2, ?3, ?4)",
-                params![run_id, workflow, plan_hash, now()],
-            )
+            "INSERT INTO runs (run_id, workflow, plan_hash, started) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id) DO UPDATE SET workflow = excluded.workflow, plan_hash = excluded.plan_hash, started = excluded.started",
+            vals![run_id, workflow, plan_hash, now()],
+        )
     }
 
     pub fn finish_run(&self, run_id: &str, status: &str) -> Result<(), StoreError> {
         self.exec(
             "UPDATE runs SET finished = ?2, status = ?3 WHERE run_id = ?1",
-            params![run_id, now(), status],
+            vals![run_id, now(), status],
         )
     }
 
@@ -38,20 +58,26 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.exec(
                 "INSERT INTO sources (run_id, matter, path, raw_hash, text_hash, admitted) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![run_id, matter, path, raw, text, admitted],
+                vals![run_id, matter, path, raw, text, admitted],
             )
     }
 
+    /// Records that a person admitted a refused file on purpose: by path, and by content so
+    /// that `lexrun verify` honours it too.
+    #[allow(clippy::too_many_arguments)]
     pub fn add_admission(
         &self,
         run_id: &str,
+        matter: &str,
         file: &str,
+        raw_hash: &str,
+        text_hash: &str,
         reason: &str,
         refused_because: &str,
     ) -> Result<(), StoreError> {
         self.exec(
-                "INSERT INTO admissions (run_id, file, reason, refused_because) VALUES (?1, ?2, ?3, ?4)",
-                params![run_id, file, reason, refused_because],
+                "INSERT INTO admissions (run_id, file, reason, refused_because, matter, raw_hash, text_hash, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                vals![run_id, file, reason, refused_because, matter, raw_hash, text_hash, now()],
             )
     }
 
@@ -68,129 +94,142 @@ impl Store {
             .into_iter()
             .filter(|f| !evidence.contains(f))
             .collect();
-        let mut db = self.db();
-        let tx = db.transaction().map_err(|e| self.lerr(e))?;
-        tx.execute(
-            "INSERT INTO artifacts (hash, text_hash, run_id, matter, stage, round, kind, path, model, inputs, plan_hash, node_hash, created, fingerprints) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            params![a.hash, a.text_hash, a.run_id, a.matter, a.stage, a.round, a.kind, a.path, a.model, a.inputs.to_string(), a.plan_hash, a.node_hash, a.created, fps.len() as i64],
-        )
-        .map_err(|e| self.lerr(e))?;
-        let id = tx.last_insert_rowid();
-        {
-            let mut ins = tx
-                .prepare_cached("INSERT OR IGNORE INTO shingles (fp, artifact) VALUES (?1, ?2)")
-                .map_err(|e| self.lerr(e))?;
-            for fp in &fps {
-                ins.execute(params![*fp as i64, id])
-                    .map_err(|e| self.lerr(e))?;
-            }
+        self.add_artifact_fingerprints(a, &fps).map(|_| ())
+    }
+
+    /// Records an artifact with the fingerprints given; its id.
+    pub fn add_artifact_fingerprints(&self, a: &Artifact, fps: &[u64]) -> Result<i64, StoreError> {
+        let row = vals![
+            &a.hash,
+            &a.text_hash,
+            &a.run_id,
+            &a.matter,
+            &a.stage,
+            a.round,
+            &a.kind,
+            &a.path,
+            &a.model,
+            a.inputs.to_string(),
+            &a.plan_hash,
+            &a.node_hash,
+            a.created,
+            fps.len() as i64
+        ];
+        self.db.insert_artifact(row, fps).map_err(|e| self.lerr(e))
+    }
+
+    pub(super) fn artifact_row(r: &Row) -> Artifact {
+        Artifact {
+            hash: r.text(0),
+            text_hash: r.text(1),
+            run_id: r.text(2),
+            matter: r.text(3),
+            stage: r.text(4),
+            round: r.int(5) as u32,
+            kind: r.text(6),
+            path: r.text(7),
+            model: r.text(8),
+            inputs: serde_json::from_str(&r.text(9)).unwrap_or(Value::Null),
+            plan_hash: r.text(10),
+            node_hash: r.text(11),
+            created: r.int(12),
         }
-        tx.commit().map_err(|e| self.lerr(e))
     }
 
-    pub(super) fn artifact_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Artifact> {
-        Ok(Artifact {
-            hash: r.get(0)?,
-            text_hash: r.get(1)?,
-            run_id: r.get(2)?,
-            matter: r.get(3)?,
-            stage: r.get(4)?,
-            round: r.get(5)?,
-            kind: r.get(6)?,
-            path: r.get(7)?,
-            model: r.get(8)?,
-            inputs: serde_json::from_str(&r.get::<_, String>(9)?).unwrap_or(Value::Null),
-            plan_hash: r.get(10)?,
-            node_hash: r.get(11)?,
-            created: r.get(12)?,
-        })
+    /// Whether the ledger holds fingerprints from before text was folded, which a source's
+    /// legacy fingerprints must be compared with too.
+    pub fn has_legacy_fingerprints(&self) -> bool {
+        self.legacy
     }
 
-    /// An artifact whose bytes or normalised text have this hash.
-    pub fn artifact_by_hash(&self, raw: &str, text: &str) -> Option<Artifact> {
-        let db = self.db();
-        // Two indexed lookups (an `OR` across two columns would scan the table).
-        for (col, v) in [("hash", raw), ("text_hash", text)] {
-            let sql = format!(
-                "SELECT {} FROM artifacts WHERE {col} = ?1 LIMIT 1",
-                Self::ARTIFACT_COLS
-            );
-            if let Ok(Some(a)) = db
-                .query_row(&sql, params![v], Self::artifact_row)
-                .optional()
-            {
-                return Some(a);
-            }
+    /// An artifact whose bytes or normalised text have one of these hashes: one statement,
+    /// each of its parts an indexed lookup (an `OR` across two columns would scan the table).
+    pub fn artifact_by_hash(&self, raw: &str, texts: &[&str]) -> Option<Artifact> {
+        let cols = Self::ARTIFACT_COLS;
+        let mut sql =
+            format!("SELECT * FROM (SELECT {cols} FROM artifacts WHERE hash = ?1 LIMIT 1) AS b");
+        let mut params = vals![raw];
+        for (i, t) in texts.iter().enumerate() {
+            sql.push_str(&format!(
+                " UNION ALL SELECT * FROM (SELECT {cols} FROM artifacts WHERE text_hash = ?{} LIMIT 1) AS t{i}",
+                i + 2
+            ));
+            params.push(db::Val::from(*t));
         }
-        None
+        sql.push_str(" LIMIT 1");
+        let r = self.db.one(&sql, params).ok()??;
+        Some(Self::artifact_row(&r))
     }
 
-    /// The earlier artifact whose own fingerprints (those not taken from its evidence) are
-    /// most contained in `fps`: (artifact, the share of them found).
-    pub fn overlap(&self, fps: &[u64]) -> Option<(Artifact, f64)> {
+    /// The earlier outputs sharing fingerprints with `fps`, and the one of them `rank` puts
+    /// first (the highest rank wins; `None` ranks below any rank).
+    pub fn overlap(
+        &self,
+        fps: &[u64],
+        rank: impl Fn(usize, usize) -> Option<f64>,
+    ) -> Option<Overlap> {
         if fps.is_empty() {
             return None;
         }
-        let db = self.db();
         // Only the fingerprints the filter may hold are looked up in the ledger.
-        let candidates: Vec<u64> = match self.filter(&db).as_deref() {
+        let candidates: Vec<u64> = match self.filter().as_deref() {
             Some(Some(b)) => fps.iter().copied().filter(|f| b.may_contain(*f)).collect(),
             _ => fps.to_vec(),
         };
-        let mut counts: std::collections::HashMap<i64, u32> = std::collections::HashMap::new();
-        // One probe of the (fp, artifact) B-tree per candidate, through one prepared statement.
-        {
-            let mut q = db
-                .prepare_cached("SELECT artifact FROM shingles WHERE fp = ?1")
-                .ok()?;
-            for fp in &candidates {
-                let rows = q
-                    .query_map(params![*fp as i64], |r| r.get::<_, i64>(0))
-                    .ok()?;
-                for id in rows.flatten() {
-                    *counts.entry(id).or_default() += 1;
-                }
-            }
+        if candidates.is_empty() {
+            return None;
         }
-        let mut best: Option<(i64, f64)> = None;
+        let counts = self.db.shingle_hits(&candidates).ok()?;
+        let ids: Vec<i64> = counts.keys().copied().collect();
+        let totals = self.db.fingerprint_totals(&ids).ok()?;
+        let mut best: Option<(i64, usize, usize, Option<f64>)> = None;
         for (id, n) in counts {
-            let total: i64 = db
-                .query_row(
-                    "SELECT fingerprints FROM artifacts WHERE id = ?1",
-                    params![id],
-                    |r| r.get(0),
-                )
-                .ok()?;
-            let share = n as f64 / total.max(1) as f64;
-            if best.is_none_or(|(_, s)| share > s) {
-                best = Some((id, share.min(1.0)));
+            let total = totals.get(&id).copied().unwrap_or(0).max(1) as usize;
+            let r = rank(n as usize, total);
+            let better = match &best {
+                None => true,
+                Some((bid, bn, bt, br)) => {
+                    let share = n as f64 / total as f64;
+                    let bshare = *bn as f64 / *bt as f64;
+                    (r, share, -id) > (*br, bshare, -bid)
+                }
+            };
+            if better {
+                best = Some((id, n as usize, total, r));
             }
         }
-        let (id, share) = best?;
+        let (id, shared, total, _) = best?;
         let sql = format!(
             "SELECT {} FROM artifacts WHERE id = ?1",
             Self::ARTIFACT_COLS
         );
-        let a = db.query_row(&sql, params![id], Self::artifact_row).ok()?;
-        Some((a, share))
+        let r = self.db.one(&sql, vals![id]).ok()??;
+        Some(Overlap {
+            artifact: Self::artifact_row(&r),
+            shared,
+            total,
+        })
     }
 
     /// The fingerprint filter, brought up to date with the ledger: loaded from its file,
     /// extended with the fingerprints of newer artifacts, rebuilt when it is missing, damaged,
     /// ahead of the ledger or full, and saved when it changed. `None` if it cannot be had
     /// (then every fingerprint is looked up).
-    pub(super) fn filter(
-        &self,
-        db: &Connection,
-    ) -> Option<std::sync::MutexGuard<'_, Option<bloom::Bloom>>> {
+    pub(super) fn filter(&self) -> Option<std::sync::MutexGuard<'_, Option<bloom::Bloom>>> {
+        let db = self.db();
         let mut guard = self.bloom.lock().ok()?;
         // A bare MAX over the primary key is one B-tree step (COALESCE would scan the table).
         let latest: i64 = db
-            .prepare_cached("SELECT MAX(id) FROM artifacts")
-            .and_then(|mut q| q.query_row([], |r| r.get::<_, Option<i64>>(0)))
+            .one("SELECT MAX(id) FROM artifacts", vec![])
             .ok()?
+            .and_then(|r| r.opt_int(0))
             .unwrap_or(0);
-        let path = self.dir.join("fingerprints.bloom");
+        // The filter file names the ledger it covers: a store whose ledger moved to another
+        // server must not trust a filter made from the old one.
+        let path = self.dir.join(format!(
+            "fingerprints-{}.bloom",
+            &blake3::hash(self.ledger.as_bytes()).to_hex()[..12]
+        ));
         if guard.is_none() {
             *guard = bloom::Bloom::load(&path);
         }
@@ -198,33 +237,34 @@ impl Store {
             return Some(guard);
         }
         let mut extended = false;
-        if let Some(b) = guard.as_mut().filter(|b| b.covers < latest && b.fits()) {
-            let mut q = db
-                .prepare("SELECT fp FROM shingles WHERE artifact > ?1")
+        if let Some(b) = guard.take().filter(|b| b.covers < latest && b.fits()) {
+            let covers = b.covers;
+            let mut b = db
+                .fold_ints(
+                    "SELECT fp FROM shingles WHERE artifact > ?1",
+                    vals![covers],
+                    b,
+                    |b, fp| b.insert(fp as u64),
+                )
                 .ok()?;
-            for fp in q
-                .query_map(params![b.covers], |r| r.get::<_, i64>(0))
-                .ok()?
-                .flatten()
-            {
-                b.insert(fp as u64);
-            }
             b.covers = latest;
             extended = b.fits();
+            *guard = Some(b);
         }
         if !extended {
             let total: i64 = db
-                .query_row(
-                    "SELECT COALESCE(SUM(fingerprints), 0) FROM artifacts",
-                    [],
-                    |r| r.get(0),
+                .one(
+                    "SELECT CAST(COALESCE(SUM(fingerprints), 0) AS BIGINT) FROM artifacts",
+                    vec![],
                 )
+                .ok()?
+                .map_or(0, |r| r.int(0));
+            let b = bloom::Bloom::with_capacity((total as usize).max(1) * 2);
+            let mut b = db
+                .fold_ints("SELECT fp FROM shingles", vec![], b, |b, fp| {
+                    b.insert(fp as u64)
+                })
                 .ok()?;
-            let mut b = bloom::Bloom::with_capacity((total as usize).max(1) * 2);
-            let mut q = db.prepare("SELECT fp FROM shingles").ok()?;
-            for fp in q.query_map([], |r| r.get::<_, i64>(0)).ok()?.flatten() {
-                b.insert(fp as u64);
-            }
             b.covers = latest;
             *guard = Some(b);
         }
@@ -235,60 +275,53 @@ impl Store {
     }
 
     pub fn artifacts_of_run(&self, run_id: &str) -> Vec<Artifact> {
-        let db = self.db();
         let sql = format!(
             "SELECT {} FROM artifacts WHERE run_id = ?1 ORDER BY id",
             Self::ARTIFACT_COLS
         );
-        let Ok(mut q) = db.prepare(&sql) else {
-            return Vec::new();
-        };
-        q.query_map(params![run_id], Self::artifact_row)
-            .map(|rows| rows.flatten().collect())
+        self.db
+            .query(&sql, vals![run_id])
+            .map(|rows| rows.iter().map(Self::artifact_row).collect())
             .unwrap_or_default()
     }
 
     pub fn run_info(&self, run_id: &str) -> Option<Value> {
-        let db = self.db();
-        let run = db
-            .query_row(
+        let r = self
+            .db
+            .one(
                 "SELECT workflow, plan_hash, started, finished, status FROM runs WHERE run_id = ?1",
-                params![run_id],
-                |r| {
-                    Ok(serde_json::json!({
-                        "run_id": run_id, "workflow": r.get::<_, String>(0)?, "plan_hash": r.get::<_, String>(1)?,
-                        "started": r.get::<_, i64>(2)?, "finished": r.get::<_, Option<i64>>(3)?, "status": r.get::<_, Option<String>>(4)?,
-                    }))
-                },
+                vals![run_id],
             )
-            .optional()
             .ok()??;
-        let mut q = db
-            .prepare(
-                "SELECT matter, path, raw_hash, text_hash, admitted FROM sources WHERE run_id = ?1",
+        let mut run = serde_json::json!({
+            "run_id": run_id, "workflow": r.text(0), "plan_hash": r.text(1),
+            "started": r.int(2), "finished": r.opt_int(3), "status": r.opt_text(4),
+        });
+        let sources: Vec<Value> = self
+            .db
+            .query(
+                &format!("SELECT matter, path, raw_hash, text_hash, admitted FROM sources WHERE run_id = ?1 ORDER BY {}", self.db.rowid()),
+                vals![run_id],
             )
-            .ok()?;
-        let sources: Vec<Value> = q
-            .query_map(params![run_id], |r| {
-                Ok(serde_json::json!({"matter": r.get::<_, String>(0)?, "path": r.get::<_, String>(1)?, "raw_hash": r.get::<_, String>(2)?, "text_hash": r.get::<_, String>(3)?, "admitted": r.get::<_, Option<String>>(4)?}))
-            })
             .ok()?
-            .flatten()
+            .iter()
+            .map(|r| serde_json::json!({"matter": r.text(0), "path": r.text(1), "raw_hash": r.text(2), "text_hash": r.text(3), "admitted": r.opt_text(4)}))
             .collect();
-        let mut run = run;
         run["sources"] = Value::Array(sources);
         Some(run)
     }
 
     pub fn last_run(&self) -> Option<String> {
-        self.db()
-            .query_row(
-                "SELECT run_id FROM runs ORDER BY started DESC, rowid DESC LIMIT 1",
-                [],
-                |r| r.get(0),
+        self.db
+            .one(
+                &format!(
+                    "SELECT run_id FROM runs ORDER BY started DESC, {} DESC LIMIT 1",
+                    self.db.rowid()
+                ),
+                vec![],
             )
-            .optional()
             .ok()
             .flatten()
+            .map(|r| r.text(0))
     }
 }

@@ -1,5 +1,7 @@
-//! The store (`.lexrun/` beside the workflow, or `--store DIR`): artifacts addressed by their
-//! blake3, and the provenance ledger, an SQLite database anyone can query with `sqlite3`.
+//! The store (by default `lexrun/` in the user's data folder, one for every matter and
+//! workflow; `--store DIR` or `LEXRUN_STORE` to choose another): artifacts addressed by their
+//! blake3, and the provenance ledger — an SQLite database anyone can query with `sqlite3`, or
+//! a PostgreSQL database a firm's desks share (`LEXRUN_LEDGER=postgres://…`, see `db.rs`).
 //!
 //! Objects are written atomically (temporary file, fsync, rename) and re-hashed on every
 //! read: a corrupt or truncated object is a miss with a warning, never a wrong answer. The
@@ -12,40 +14,66 @@
 //! identity, input hashes, plan and node hashes and time, with word-shingle fingerprints of
 //! its text so that a copy — renamed, re-wrapped, lightly edited, converted — is recognised if
 //! it ever comes back as evidence; the cache of model answers by key, with the key's
-//! components so a miss can be explained; and every deliberate admission of a refused file.
+//! components so a miss can be explained; every deliberate admission of a refused file; every
+//! claim a model wrote, with its verdict (`taint.rs`); and when each evidence file was first
+//! seen in each matter.
 
+mod adopt;
 mod bloom;
 mod cache;
+pub(crate) mod db;
+pub mod fold;
 mod ledger;
+mod postgres;
+mod schema;
 pub mod shingles;
+mod taint;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use rusqlite::{params, Connection};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use db::{vals, Db, Row};
+
+pub use adopt::{adopt, adopt_beside, default_dir, Adopted};
+pub use db::DbError;
+pub use ledger::Overlap;
+pub use postgres::redact;
+pub use schema::FORMAT;
+pub use taint::{now_ms, ClaimRecord, Seen};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("the store `{0}`: {1}")]
     Io(String, #[source] std::io::Error),
     #[error("the ledger `{0}`: {1}; if it is damaged, move it aside (the objects stay valid) and run again")]
-    Ledger(String, #[source] rusqlite::Error),
+    Ledger(String, #[source] DbError),
+    #[error("the ledger `{0}` cannot be used: {1}")]
+    Format(String, #[source] schema::FormatError),
+    #[error("cannot reach the PostgreSQL ledger `{0}`: {1}; check that the server is running and the URL (LEXRUN_LEDGER) is right — nothing was run")]
+    Connect(String, #[source] DbError),
     #[error("the ledger `{0}` is missing or empty, but the store holds the objects of earlier runs: without it the intake guard would not know lexrun's own outputs. Restore the ledger from a backup, or start a new store (--store DIR) on purpose")]
     LedgerLost(String),
 }
 
 pub struct Store {
     pub dir: PathBuf,
-    db: Mutex<Connection>,
+    db: Db,
+    /// Where the ledger is, for messages: its file, or its URL without the password.
+    pub ledger: String,
     /// Warnings met while reading (corrupt objects), for the run to show.
     pub warnings: Mutex<Vec<String>>,
+    /// Things worth saying once (a ledger migrated from an older format).
+    pub notes: Vec<String>,
+    /// The ledger holds fingerprints from before text was folded (format 1).
+    legacy: bool,
     /// The fingerprint filter, once loaded and brought up to date.
     bloom: Mutex<Option<bloom::Bloom>>,
 }
-
 /// A cached model answer.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CacheEntry {
@@ -89,129 +117,84 @@ fn private_dir(p: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700))
 }
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS runs (
-  run_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, plan_hash TEXT NOT NULL,
-  started INTEGER NOT NULL, finished INTEGER, status TEXT);
-CREATE TABLE IF NOT EXISTS sources (
-  run_id TEXT NOT NULL, matter TEXT NOT NULL, path TEXT NOT NULL,
-  raw_hash TEXT NOT NULL, text_hash TEXT NOT NULL, admitted TEXT);
-CREATE TABLE IF NOT EXISTS artifacts (
-  id INTEGER PRIMARY KEY, hash TEXT NOT NULL, text_hash TEXT NOT NULL, run_id TEXT NOT NULL,
-  matter TEXT NOT NULL, stage TEXT NOT NULL, round INTEGER NOT NULL, kind TEXT NOT NULL,
-  path TEXT NOT NULL, model TEXT NOT NULL, inputs TEXT NOT NULL, plan_hash TEXT NOT NULL,
-  node_hash TEXT NOT NULL, created INTEGER NOT NULL, fingerprints INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS artifacts_hash ON artifacts(hash);
-CREATE INDEX IF NOT EXISTS artifacts_text ON artifacts(text_hash);
-CREATE INDEX IF NOT EXISTS artifacts_run ON artifacts(run_id);
-CREATE TABLE IF NOT EXISTS shingles (
-  fp INTEGER NOT NULL, artifact INTEGER NOT NULL, PRIMARY KEY (fp, artifact)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS shingles_artifact ON shingles(artifact);
-CREATE TABLE IF NOT EXISTS cache (
-  key TEXT PRIMARY KEY, stage TEXT NOT NULL, text_hash TEXT NOT NULL, timings TEXT NOT NULL,
-  identity TEXT NOT NULL, created INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS keys (
-  run_id TEXT NOT NULL, workflow TEXT NOT NULL, matter TEXT NOT NULL, stage TEXT NOT NULL,
-  round INTEGER NOT NULL, key TEXT NOT NULL, components TEXT NOT NULL, hit INTEGER NOT NULL,
-  created INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS keys_stage ON keys(workflow, stage, created);
-CREATE TABLE IF NOT EXISTS failures (
-  run_id TEXT NOT NULL, workflow TEXT NOT NULL, file TEXT NOT NULL, matter TEXT NOT NULL,
-  stage TEXT NOT NULL, round INTEGER NOT NULL, why TEXT NOT NULL, created INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS failures_stage ON failures(workflow, stage, created);
-CREATE TABLE IF NOT EXISTS admissions (
-  run_id TEXT NOT NULL, file TEXT NOT NULL, reason TEXT NOT NULL, refused_because TEXT NOT NULL);
-";
-
 impl Store {
+    /// The store in `dir`, with its SQLite ledger `dir/ledger.sqlite`.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        Self::open_with(dir, None)
+    }
+
+    /// The store in `dir` (its objects), with the ledger at `ledger` (a `postgres://` URL)
+    /// or, when none is given, in `dir/ledger.sqlite`. A PostgreSQL server that cannot be
+    /// reached is an error before anything is written.
+    pub fn open_with(dir: &Path, ledger: Option<&str>) -> Result<Store, StoreError> {
         let io = |e: std::io::Error| StoreError::Io(dir.display().to_string(), e);
-        private_dir(dir).map_err(io)?;
-        private_dir(&dir.join("objects")).map_err(io)?;
-        let db_path = dir.join("ledger.sqlite");
-        let lerr = |e: rusqlite::Error| StoreError::Ledger(db_path.display().to_string(), e);
-        // A store with objects had runs: its ledger must still know them.
+        // A store with objects had runs: its own ledger must still know them.
         let had_runs = std::fs::read_dir(dir.join("objects"))
             .map(|mut rd| rd.next().is_some())
             .unwrap_or(false);
-        let db = Connection::open(&db_path).map_err(lerr)?;
-        db.busy_timeout(std::time::Duration::from_secs(30))
-            .map_err(lerr)?;
-        // Switching to WAL and creating the schema take the database's write lock, and SQLite
-        // may refuse them at once (without waiting) while another lexrun holds it: retry.
-        let setup = |db: &Connection| -> rusqlite::Result<()> {
-            db.pragma_update(None, "journal_mode", "WAL")?;
-            db.execute_batch(SCHEMA)?;
-            // Keys name the workflow file they came from (ledgers written before have none).
-            let has_file = db
-                .prepare("SELECT 1 FROM pragma_table_info('keys') WHERE name = 'file'")?
-                .exists([])?;
-            if !has_file {
-                db.execute_batch("ALTER TABLE keys ADD COLUMN file TEXT")?;
+        let (db, name) = match ledger {
+            Some(url) => {
+                let shown = redact(url);
+                let pg = postgres::Pg::connect(url, std::time::Duration::from_secs(10))
+                    .map_err(|e| StoreError::Connect(shown.clone(), e))?;
+                (Db::Postgres(pg), shown)
             }
-            Ok(())
+            None => {
+                private_dir(dir).map_err(io)?;
+                let db_path = dir.join("ledger.sqlite");
+                let name = db_path.display().to_string();
+                (Db::Sqlite(Mutex::new(open_sqlite(&db_path, &name)?)), name)
+            }
         };
-        let started = std::time::Instant::now();
-        let mut pause = std::time::Duration::from_millis(5);
-        loop {
-            match setup(&db) {
-                Ok(()) => break,
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if matches!(
-                        e.code,
-                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                    ) && started.elapsed() < std::time::Duration::from_secs(30) =>
-                {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(std::time::Duration::from_millis(200));
-                }
-                Err(e) => return Err(lerr(e)),
-            }
-        }
-        // The fingerprint index is probed hundreds of times per source: map it, do not copy it.
-        db.pragma_update(None, "mmap_size", 1i64 << 30)
-            .map_err(lerr)?;
-        db.pragma_update(None, "cache_size", -65536i64)
-            .map_err(lerr)?;
-        db.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(lerr)?;
-        if had_runs {
-            let runs: i64 = db
-                .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
-                .map_err(lerr)?;
+        private_dir(dir).map_err(io)?;
+        private_dir(&dir.join("objects")).map_err(io)?;
+        let before = with_retry(|| schema::prepare(&db, db.is_postgres()))
+            .map_err(|e| StoreError::Format(name.clone(), e))?;
+        if had_runs && !db.is_postgres() {
+            let runs = db
+                .one("SELECT COUNT(*) FROM runs", vec![])
+                .map_err(|e| StoreError::Ledger(name.clone(), e))?
+                .map_or(0, |r| r.int(0));
             if runs == 0 {
-                return Err(StoreError::LedgerLost(db_path.display().to_string()));
+                return Err(StoreError::LedgerLost(name));
             }
         }
-        {
-            use std::os::unix::fs::PermissionsExt;
-            for f in ["ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm"] {
-                let _ =
-                    std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o600));
-            }
+        let mut notes = Vec::new();
+        if let Some(f) = before.filter(|f| *f < schema::FORMAT) {
+            notes.push(format!(
+                "the ledger `{name}` was in format {f} (an older lexrun); it now is in format {}, with everything it recorded kept",
+                schema::FORMAT
+            ));
         }
+        let legacy = db
+            .one(
+                "SELECT value FROM meta WHERE key = 'legacy_fingerprints'",
+                vec![],
+            )
+            .map_err(|e| StoreError::Ledger(name.clone(), e))?
+            .is_some();
         Ok(Store {
             dir: dir.to_path_buf(),
-            db: Mutex::new(db),
+            db,
+            ledger: name,
             warnings: Mutex::new(Vec::new()),
+            notes,
+            legacy,
             bloom: Mutex::new(None),
         })
     }
 
-    pub(super) fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.db.lock().unwrap_or_else(|p| p.into_inner())
+    pub(super) fn db(&self) -> &Db {
+        &self.db
     }
 
     /// Runs one ledger statement that returns no rows.
-    pub(super) fn exec(&self, sql: &str, p: impl rusqlite::Params) -> Result<(), StoreError> {
-        self.db()
-            .execute(sql, p)
-            .map(|_| ())
-            .map_err(|e| self.lerr(e))
+    pub(super) fn exec(&self, sql: &str, p: Vec<db::Val>) -> Result<(), StoreError> {
+        self.db.exec(sql, p).map(|_| ()).map_err(|e| self.lerr(e))
     }
 
-    pub(super) fn lerr(&self, e: rusqlite::Error) -> StoreError {
-        StoreError::Ledger(self.dir.join("ledger.sqlite").display().to_string(), e)
+    pub(super) fn lerr(&self, e: DbError) -> StoreError {
+        StoreError::Ledger(self.ledger.clone(), e)
     }
 
     pub fn object_path(&self, hash: &str) -> PathBuf {
@@ -282,51 +265,50 @@ impl Store {
     /// two newest keys of every stage.
     pub fn gc(&self, keep: usize) -> Result<(usize, usize), StoreError> {
         let db = self.db();
-        let recent: Vec<String> = {
-            let mut q = db
-                .prepare("SELECT run_id FROM runs ORDER BY started DESC, rowid DESC LIMIT ?1")
-                .map_err(|e| self.lerr(e))?;
-            let rows = q
-                .query_map(params![keep as i64], |r| r.get(0))
-                .map_err(|e| self.lerr(e))?;
-            rows.flatten().collect()
-        };
-        let marks = recent.iter().map(|_| "?").collect::<Vec<_>>().join(",");
-        let keys_in_use: std::collections::HashSet<String> = if recent.is_empty() {
-            Default::default()
-        } else {
-            let sql = format!("SELECT DISTINCT key FROM keys WHERE run_id IN ({marks})");
-            let mut q = db.prepare(&sql).map_err(|e| self.lerr(e))?;
-            let rows = q
-                .query_map(rusqlite::params_from_iter(recent.iter()), |r| r.get(0))
-                .map_err(|e| self.lerr(e))?;
-            rows.flatten().collect()
-        };
-        let all: Vec<(String, String)> = {
-            let mut q = db
-                .prepare("SELECT key, text_hash FROM cache")
-                .map_err(|e| self.lerr(e))?;
-            let rows = q
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(|e| self.lerr(e))?;
-            rows.flatten().collect()
-        };
+        let recent: Vec<String> = db
+            .query(
+                &format!(
+                    "SELECT run_id FROM runs ORDER BY started DESC, {} DESC LIMIT ?1",
+                    db.rowid()
+                ),
+                vals![keep as i64],
+            )
+            .map_err(|e| self.lerr(e))?
+            .iter()
+            .map(|r| r.text(0))
+            .collect();
+        let mut keys_in_use: std::collections::HashSet<String> = Default::default();
+        for run in &recent {
+            for r in db
+                .query(
+                    "SELECT DISTINCT key FROM keys WHERE run_id = ?1",
+                    vals![run],
+                )
+                .map_err(|e| self.lerr(e))?
+            {
+                keys_in_use.insert(r.text(0));
+            }
+        }
+        let all = db
+            .query("SELECT key, text_hash FROM cache", vec![])
+            .map_err(|e| self.lerr(e))?;
         let mut dropped = 0;
         let mut live_objects: std::collections::HashSet<String> = Default::default();
         {
-            let mut q = db
-                .prepare(
-                    "SELECT run_id, components FROM keys k WHERE rowid IN (
-                       SELECT rowid FROM keys k2 WHERE k2.workflow = k.workflow AND k2.stage = k.stage
-                       ORDER BY rowid DESC LIMIT 2)
-                     OR run_id IN (SELECT run_id FROM runs ORDER BY started DESC, rowid DESC LIMIT ?1)",
+            let rid = db.rowid();
+            let rows = db
+                .query(
+                    &format!(
+                        "SELECT run_id, components FROM keys k WHERE {rid} IN (
+                           SELECT {rid} FROM keys k2 WHERE k2.workflow = k.workflow AND k2.stage = k.stage
+                           ORDER BY {rid} DESC LIMIT 2)
+                         OR run_id IN (SELECT run_id FROM runs ORDER BY started DESC, {rid} DESC LIMIT ?1)"
+                    ),
+                    vals![keep as i64],
                 )
                 .map_err(|e| self.lerr(e))?;
-            let rows = q
-                .query_map(params![keep as i64], |r| r.get::<_, String>(1))
-                .map_err(|e| self.lerr(e))?;
-            for c in rows.flatten() {
-                if let Some(p) = serde_json::from_str::<Value>(&c)
+            for r in rows {
+                if let Some(p) = serde_json::from_str::<Value>(&r.text(1))
                     .ok()
                     .and_then(|v| v["prompt"].as_str().map(str::to_string))
                 {
@@ -334,16 +316,15 @@ impl Store {
                 }
             }
         }
-        for (k, h) in all {
+        for r in all {
+            let (k, h) = (r.text(0), r.text(1));
             if keys_in_use.contains(&k) {
                 live_objects.insert(h);
             } else {
-                db.execute("DELETE FROM cache WHERE key = ?1", params![k])
-                    .map_err(|e| self.lerr(e))?;
+                self.exec("DELETE FROM cache WHERE key = ?1", vals![k])?;
                 dropped += 1;
             }
         }
-        drop(db);
         let mut removed = 0;
         for (hash, path) in self.objects() {
             if !live_objects.contains(&hash) && std::fs::remove_file(&path).is_ok() {
@@ -351,6 +332,65 @@ impl Store {
             }
         }
         Ok((dropped, removed))
+    }
+}
+
+/// Opens an SQLite ledger in WAL mode with a busy timeout, so several lexrun processes can
+/// share it.
+fn open_sqlite(path: &Path, name: &str) -> Result<Connection, StoreError> {
+    let lerr = |e: rusqlite::Error| StoreError::Ledger(name.to_string(), e.into());
+    let db = Connection::open(path).map_err(lerr)?;
+    db.busy_timeout(std::time::Duration::from_secs(30))
+        .map_err(lerr)?;
+    with_retry(|| -> Result<(), DbError> {
+        db.pragma_update(None, "journal_mode", "WAL")?;
+        Ok(())
+    })
+    .map_err(|e| StoreError::Ledger(name.to_string(), e))?;
+    // The fingerprint index is probed hundreds of times per source: map it, do not copy it.
+    db.pragma_update(None, "mmap_size", 1i64 << 30)
+        .map_err(lerr)?;
+    db.pragma_update(None, "cache_size", -65536i64)
+        .map_err(lerr)?;
+    db.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(lerr)?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for ext in ["", "-wal", "-shm"] {
+            let f = std::path::PathBuf::from(format!("{}{ext}", path.display()));
+            let _ = std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o600));
+        }
+    }
+    Ok(db)
+}
+
+/// Switching to WAL and creating the schema take the database's write lock, and SQLite may
+/// refuse them at once (without waiting) while another lexrun holds it: retry for up to 30 s.
+fn with_retry<T, E: RetryBusy>(mut f: impl FnMut() -> Result<T, E>) -> Result<T, E> {
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(5);
+    loop {
+        match f() {
+            Err(e) if e.busy() && started.elapsed() < std::time::Duration::from_secs(30) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(200));
+            }
+            r => return r,
+        }
+    }
+}
+
+trait RetryBusy {
+    fn busy(&self) -> bool;
+}
+impl RetryBusy for DbError {
+    fn busy(&self) -> bool {
+        DbError::busy(self)
+    }
+}
+impl RetryBusy for schema::FormatError {
+    fn busy(&self) -> bool {
+        matches!(self, schema::FormatError::Db(e) if e.busy())
     }
 }
 

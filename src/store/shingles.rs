@@ -1,18 +1,50 @@
 //! Fingerprints of a text for recognising copies: hashes of word 3-grams over the text
-//! normalised to lower-case words (so re-wrapping, punctuation, case and file format do not
-//! matter), winnowed (the smallest hash of every two neighbours) so that a long text keeps a
+//! folded (`fold`: compatibility forms, invisible characters, look-alike letters, case and
+//! accents) and split into words (so re-wrapping, punctuation and file format do not matter), winnowed (the smallest hash of every two neighbours) so that a long text keeps a
 //! sparse, position-independent subset. Two texts that share any run of four words share a
 //! fingerprint, so a copy with one word in five changed is still recognised.
 
 const K: usize = 3;
 const W: usize = 2;
 
-/// A 64-bit hash of each word, lower-cased, without allocating.
+/// A 64-bit hash of each word of the folded text.
 fn words(text: &str) -> Vec<u64> {
+    let folded = super::fold::fold(text);
+    folded
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            // FNV-1a over the folded bytes.
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for b in w.bytes() {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+            h
+        })
+        .collect()
+}
+
+/// The hash of the folded text's words in order: the same for any copy that differs only in
+/// wrapping, punctuation, file format, case or disguise.
+pub fn text_hash(text: &str) -> String {
+    let mut h = blake3::Hasher::new();
+    for w in super::fold::fold(text)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        h.update(w.as_bytes());
+        h.update(b" ");
+    }
+    h.finalize().to_hex().to_string()
+}
+
+/// Words hashed as lexrun did before folding text (lower case only): the fingerprints a
+/// ledger of format 1 holds, still compared so that nothing it recorded is lost.
+fn legacy_words(text: &str) -> Vec<u64> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(|w| {
-            // FNV-1a over the lower-cased characters.
             let mut h: u64 = 0xcbf2_9ce4_8422_2325;
             for c in w.chars().flat_map(char::to_lowercase) {
                 let mut buf = [0u8; 4];
@@ -24,6 +56,24 @@ fn words(text: &str) -> Vec<u64> {
             h
         })
         .collect()
+}
+
+/// The fingerprints lexrun computed before folding text, for ledgers of format 1.
+pub fn legacy_fingerprints(text: &str) -> Vec<u64> {
+    winnow(legacy_words(text))
+}
+
+/// The text hash lexrun computed before folding text, for ledgers of format 1.
+pub fn legacy_text_hash(text: &str) -> String {
+    let mut h = blake3::Hasher::new();
+    for w in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        h.update(w.to_lowercase().as_bytes());
+        h.update(b" ");
+    }
+    h.finalize().to_hex().to_string()
 }
 
 /// splitmix64's finaliser: spreads the bits of a combined n-gram hash.
@@ -41,7 +91,10 @@ fn hash(ws: &[u64]) -> u64 {
 
 /// The winnowed fingerprints of `text`, sorted and unique.
 pub fn fingerprints(text: &str) -> Vec<u64> {
-    let ws = words(text);
+    winnow(words(text))
+}
+
+fn winnow(ws: Vec<u64>) -> Vec<u64> {
     if ws.is_empty() {
         return Vec::new();
     }
@@ -80,6 +133,23 @@ mod tests {
         $2,150.00 per month and I paid a security deposit when I moved in. On November 14, 2023 I \
         noticed black mold spreading on the bedroom wall under the window and reported it to the \
         landlord by email the same day and again on December 2, 2023. Nobody came to inspect it.";
+
+    #[test]
+    fn look_alike_copies_have_the_same_fingerprints() {
+        let disguised: String = TEXT
+            .chars()
+            .map(|c| match c {
+                'a' => 'а',
+                'e' => 'е',
+                'o' => 'о',
+                _ => c,
+            })
+            .collect::<String>()
+            .replace("mold", "mo\u{200B}ld")
+            .replace("landlord", "land\u{00AD}lord");
+        assert_eq!(fingerprints(&disguised), fingerprints(TEXT));
+        assert_eq!(text_hash(&disguised), text_hash(TEXT));
+    }
 
     #[test]
     fn rewrapping_and_case_do_not_matter() {

@@ -221,6 +221,7 @@ pub async fn run_test(t: Test) -> Outcome {
         cassette: t.cassette.clone().map(|c| (c, cassette::Mode::Replay)),
         // Replayed runs neither read nor fill a cache, and leave no ledger behind.
         store: None,
+        ledger: None,
         cache: false,
         refresh: Vec::new(),
         offline: false,

@@ -16,18 +16,19 @@ pub mod pinpoint;
 pub mod proposition;
 pub mod report;
 mod spans;
+pub mod taint;
 mod wordkeys;
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use cites::Allowed;
 pub use evidence::{Doc, DocSource, Evidence, SourceFile};
 pub use index::{Index, Wanted};
 pub use normalize::normalize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Citation,
@@ -55,7 +56,7 @@ impl Kind {
 }
 
 /// What a claim asserts, in canonical form.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Key {
     Case {
         volume: u32,
@@ -109,6 +110,25 @@ pub enum Key {
 }
 
 impl Key {
+    /// What every spelling of the same claim shares, whatever its pin cite or year: the
+    /// claim's identity for the ledger (`citation:531 US 98`, `date:2024-01-05`).
+    pub fn identity(&self, kind: Kind) -> String {
+        match self {
+            Key::Case {
+                volume,
+                reporter,
+                page,
+                ..
+            } => format!("{}:{volume} {reporter} {page}", kind.as_str()),
+            Key::Statute { code, section } => format!(
+                "{}:{code} § {}",
+                kind.as_str(),
+                section.split('(').next().unwrap_or(section)
+            ),
+            other => format!("{}:{other}", kind.as_str()),
+        }
+    }
+
     /// The same citation at another pin cite (`Id. at 5`, `531 U.S. at 99`).
     pub fn with_pin(&self, pin: Option<String>) -> Key {
         match (self, pin) {
@@ -186,6 +206,17 @@ pub struct Claim {
 }
 
 impl Claim {
+    /// The claim's identity for the ledger ([`Key::identity`]; a claim that cannot be
+    /// checked is known by its words).
+    pub fn identity(&self) -> String {
+        match &self.key {
+            Key::Unresolved(_) | Key::Unrecognized(_) => {
+                format!("{}:{}", self.kind.as_str(), self.text.trim())
+            }
+            k => k.identity(self.kind),
+        }
+    }
+
     pub fn new(kind: Kind, source: &str, start: usize, end: usize, key: Key) -> Claim {
         Claim {
             kind,
@@ -322,6 +353,18 @@ pub fn warm() {
 }
 
 pub fn verify(draft: &str, evidence: &Evidence) -> Verification {
+    verify_indexed(draft, evidence).0
+}
+
+/// [`verify`], where support that only files which entered the matter after a model wrote
+/// the claim give does not count (see [`taint`]).
+pub fn verify_with(draft: &str, evidence: &Evidence, taint: &taint::Taint) -> Verification {
+    let (mut v, index) = verify_indexed(draft, evidence);
+    taint::apply(&mut v, &index, draft, evidence, taint);
+    v
+}
+
+fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification, Index) {
     let allowed = &evidence.allowed_reporters;
     let mut wanted = Wanted::of(&claims_allowing(
         draft,
@@ -358,12 +401,13 @@ pub fn verify(draft: &str, evidence: &Evidence) -> Verification {
             outcomes.push(index.check_cited(claim, &cited));
         }
     }
-    Verification {
+    let v = Verification {
         outcomes,
         files: index.files().to_vec(),
         document_dates,
         propositions,
-    }
+    };
+    (v, index)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 pub mod browser;
 pub mod corpus;
 pub mod pdf;
+pub mod postgres;
 pub mod raw;
 pub mod servers;
 
@@ -20,8 +21,9 @@ pub fn fresh_store() -> std::path::PathBuf {
 }
 
 /// One invocation of the lexrun binary, built like its command line: a fresh store (through
-/// `LEXRUN_STORE`, so no test shares a cache or writes one into the repository) and no
-/// colours, unless the test says otherwise.
+/// `LEXRUN_STORE`, so no test shares a cache or writes one into the repository), a data
+/// folder of its own (`XDG_DATA_HOME`, so no test touches the user's), no shared ledger, and
+/// no colours, unless the test says otherwise.
 #[allow(dead_code)]
 pub struct Lexrun {
     command: std::process::Command,
@@ -31,8 +33,13 @@ pub struct Lexrun {
 impl Lexrun {
     pub fn new() -> Self {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_lexrun"));
+        let store = fresh_store();
+        // The data folder too, so that nothing a test runs can reach the real user's store,
+        // and no shared ledger from the environment.
         command
-            .env("LEXRUN_STORE", fresh_store())
+            .env("LEXRUN_STORE", &store)
+            .env("XDG_DATA_HOME", store.with_extension("data"))
+            .env_remove("LEXRUN_LEDGER")
             .env("NO_COLOR", "1");
         Lexrun { command }
     }

@@ -90,6 +90,21 @@ impl Index {
         )
     }
 
+    /// The evidence files (by their place among the sources) a fact is found in: all of them
+    /// for the kinds the index records everywhere; `None` for Bates numbers and exhibits,
+    /// whose first sighting alone is kept.
+    pub fn files_with(&self, key: &Key) -> Option<Vec<usize>> {
+        match key {
+            Key::Bates { .. } | Key::BatesRange { .. } | Key::Exhibit { .. } => None,
+            _ => {
+                let mut f: Vec<usize> = self.pages_of(key).into_iter().map(|p| p.0).collect();
+                f.sort_unstable();
+                f.dedup();
+                Some(f)
+            }
+        }
+    }
+
     /// Every page a supported fact is on.
     fn pages_of(&self, key: &Key) -> Vec<(usize, u32)> {
         let places = match key {

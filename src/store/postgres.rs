@@ -1,0 +1,320 @@
+//! A PostgreSQL ledger, shared by a firm's desks. The client (rust-postgres, blocking) lives
+//! on a thread of its own and statements are handed to it, so the ledger can be used from
+//! inside the run's async tasks as the SQLite one is.
+
+use std::collections::HashMap;
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use postgres::types::{ToSql, Type};
+use postgres::{Client, Config, NoTls};
+
+use super::db::{DbError, Row, Val};
+
+type Job = Box<dyn FnOnce(&mut Client) + Send>;
+
+pub struct Pg {
+    jobs: Mutex<mpsc::Sender<Job>>,
+}
+
+/// `url` with its password, if it has one, replaced by `***`.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            if u.password().is_some() {
+                let _ = u.set_password(Some("***"));
+            }
+            u.to_string()
+        }
+        Err(_) => "the PostgreSQL ledger URL (unparsable; not shown)".into(),
+    }
+}
+
+/// `?N` parameters as PostgreSQL writes them: `$N`.
+fn dollar(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '?' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn pg_err(e: postgres::Error) -> DbError {
+    // The server's own message (`db_error`) says what is wrong; the wrapper alone does not.
+    let detail = e
+        .as_db_error()
+        .map(|d| d.message().to_string())
+        .unwrap_or_else(|| {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(&e);
+            while let Some(x) = src {
+                s.push_str(&format!(": {x}"));
+                src = x.source();
+            }
+            s
+        });
+    DbError::Postgres(detail)
+}
+
+/// A null of whatever type the statement wants: a null read back from SQLite (adopting an
+/// old store) has no type of its own.
+#[derive(Debug)]
+struct Null;
+
+impl ToSql for Null {
+    fn to_sql(
+        &self,
+        _: &Type,
+        _: &mut postgres::types::private::BytesMut,
+    ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(postgres::types::IsNull::Yes)
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+    postgres::types::to_sql_checked!();
+}
+
+fn boxed(params: &[Val]) -> Vec<Box<dyn ToSql + Sync + Send>> {
+    params
+        .iter()
+        .map(|v| -> Box<dyn ToSql + Sync + Send> {
+            match v {
+                Val::Int(i) => Box::new(*i),
+                Val::Text(t) => Box::new(t.clone()),
+                Val::NullInt | Val::NullText => Box::new(Null),
+            }
+        })
+        .collect()
+}
+
+fn refs(b: &[Box<dyn ToSql + Sync + Send>]) -> Vec<&(dyn ToSql + Sync)> {
+    b.iter()
+        .map(|x| x.as_ref() as &(dyn ToSql + Sync))
+        .collect()
+}
+
+fn row(r: &postgres::Row) -> Row {
+    let mut out = Vec::with_capacity(r.len());
+    for (i, c) in r.columns().iter().enumerate() {
+        let t = c.type_();
+        let v = if *t == Type::INT8 {
+            r.try_get::<_, Option<i64>>(i).ok().flatten().map(Val::Int)
+        } else if *t == Type::INT4 {
+            r.try_get::<_, Option<i32>>(i)
+                .ok()
+                .flatten()
+                .map(|x| Val::Int(x as i64))
+        } else if *t == Type::INT2 {
+            r.try_get::<_, Option<i16>>(i)
+                .ok()
+                .flatten()
+                .map(|x| Val::Int(x as i64))
+        } else if *t == Type::BOOL {
+            r.try_get::<_, Option<bool>>(i)
+                .ok()
+                .flatten()
+                .map(|x| Val::Int(x as i64))
+        } else {
+            r.try_get::<_, Option<String>>(i)
+                .ok()
+                .flatten()
+                .map(Val::Text)
+        };
+        out.push(v.unwrap_or(Val::NullText));
+    }
+    Row(out)
+}
+
+impl Pg {
+    /// Connects (within `timeout`), on the client's own thread. The error names the URL
+    /// with its password hidden.
+    pub fn connect(url: &str, timeout: Duration) -> Result<Pg, DbError> {
+        let mut config: Config = url.parse().map_err(|e: postgres::Error| {
+            DbError::Postgres(format!("not a PostgreSQL URL: {e}"))
+        })?;
+        if config.get_password().is_none() {
+            if let Some(p) = std::env::var_os("PGPASSWORD") {
+                config.password(p.to_string_lossy().as_bytes());
+            }
+        }
+        config.connect_timeout(timeout);
+        config.application_name("lexrun");
+        let (tx, rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), DbError>>();
+        std::thread::Builder::new()
+            .name("lexrun-ledger".into())
+            .spawn(move || {
+                let mut client = match config.connect(NoTls) {
+                    Ok(c) => {
+                        let _ = ready_tx.send(Ok(()));
+                        c
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(pg_err(e)));
+                        return;
+                    }
+                };
+                for job in rx {
+                    job(&mut client);
+                }
+            })
+            .map_err(|e| DbError::Postgres(format!("cannot start the ledger's thread: {e}")))?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(Pg {
+                jobs: Mutex::new(tx),
+            }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(DbError::Postgres("the ledger's thread stopped".into())),
+        }
+    }
+
+    /// Runs `f` with the client on its thread and waits for the answer.
+    fn with<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<R, postgres::Error> + Send + 'static,
+    ) -> Result<R, DbError> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move |c| {
+            let _ = tx.send(f(c).map_err(pg_err));
+        });
+        self.jobs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(job)
+            .map_err(|_| DbError::Postgres("the connection to the ledger was lost".into()))?;
+        rx.recv()
+            .map_err(|_| DbError::Postgres("the connection to the ledger was lost".into()))?
+    }
+
+    pub fn batch(&self, sql: &str) -> Result<(), DbError> {
+        let sql = sql.to_string();
+        self.with(move |c| c.batch_execute(&sql))
+    }
+
+    pub fn exec(&self, sql: &str, params: Vec<Val>) -> Result<u64, DbError> {
+        let sql = dollar(sql);
+        self.with(move |c| {
+            let b = boxed(&params);
+            c.execute(sql.as_str(), &refs(&b))
+        })
+    }
+
+    pub fn query(&self, sql: &str, params: Vec<Val>) -> Result<Vec<Row>, DbError> {
+        let sql = dollar(sql);
+        self.with(move |c| {
+            let b = boxed(&params);
+            Ok(c.query(sql.as_str(), &refs(&b))?.iter().map(row).collect())
+        })
+    }
+
+    pub fn transaction(&self, stmts: Vec<(String, Vec<Val>)>) -> Result<(), DbError> {
+        self.with(move |c| {
+            let mut tx = c.transaction()?;
+            for (sql, p) in &stmts {
+                let b = boxed(p);
+                tx.execute(dollar(sql).as_str(), &refs(&b))?;
+            }
+            tx.commit()
+        })
+    }
+
+    pub fn fold_ints<T: Send + 'static>(
+        &self,
+        sql: &str,
+        params: Vec<Val>,
+        acc: T,
+        f: fn(&mut T, i64),
+    ) -> Result<T, DbError> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let sql = dollar(sql);
+        self.with(move |c| {
+            let b = boxed(&params);
+            let mut acc = acc;
+            let mut rows = c.query_raw(sql.as_str(), refs(&b))?;
+            while let Some(r) = rows.next()? {
+                f(&mut acc, r.get::<_, i64>(0));
+            }
+            Ok(acc)
+        })
+    }
+
+    pub fn insert_artifact(&self, row: Vec<Val>, fps: &[u64]) -> Result<i64, DbError> {
+        let fps: Vec<i64> = fps.iter().map(|f| *f as i64).collect();
+        self.with(move |c| {
+            let mut tx = c.transaction()?;
+            // Artifacts are written one at a time across every desk, so that ids become
+            // visible in order and a fingerprint filter that has seen id N has seen all below.
+            tx.execute("SELECT pg_advisory_xact_lock(7265787275)", &[])?;
+            let b = boxed(&row);
+            let sql = format!("{} RETURNING id", dollar(super::ledger::ARTIFACT_INSERT));
+            let id: i64 = tx.query_one(sql.as_str(), &refs(&b))?.get(0);
+            tx.execute(
+                "INSERT INTO shingles (fp, artifact) SELECT DISTINCT unnest($1::bigint[]), $2::bigint ON CONFLICT DO NOTHING",
+                &[&fps, &id],
+            )?;
+            tx.commit()?;
+            Ok(id)
+        })
+    }
+
+    pub fn shingle_hits(&self, fps: &[u64]) -> Result<HashMap<i64, u32>, DbError> {
+        let fps: Vec<i64> = fps.iter().map(|f| *f as i64).collect();
+        self.with(move |c| {
+            let rows = c.query(
+                "SELECT artifact, COUNT(*) FROM shingles WHERE fp = ANY($1) GROUP BY artifact",
+                &[&fps],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1) as u32))
+                .collect())
+        })
+    }
+
+    pub fn fingerprint_totals(&self, ids: &[i64]) -> Result<HashMap<i64, i64>, DbError> {
+        let ids = ids.to_vec();
+        self.with(move |c| {
+            let rows = c.query(
+                "SELECT id, fingerprints FROM artifacts WHERE id = ANY($1)",
+                &[&ids],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1)))
+                .collect())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_show() {
+        assert_eq!(
+            redact("postgres://lexrun:s3cret@db.firm.example:5432/ledger"),
+            "postgres://lexrun:***@db.firm.example:5432/ledger"
+        );
+        assert_eq!(
+            redact("postgres://lexrun@127.0.0.1/ledger"),
+            "postgres://lexrun@127.0.0.1/ledger"
+        );
+        assert!(!redact("postgres://lexrun:s3cret@host:notaport/ledger").contains("s3cret"));
+    }
+
+    #[test]
+    fn parameters_are_numbered_the_postgres_way() {
+        assert_eq!(
+            dollar("SELECT a FROM t WHERE b = ?1 AND c = ?12"),
+            "SELECT a FROM t WHERE b = $1 AND c = $12"
+        );
+    }
+}

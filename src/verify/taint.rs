@@ -1,0 +1,356 @@
+//! Claim taint: support that does not count. A claim lexrun first saw in a model's output
+//! (an invented citation, date, amount or quotation) is not proven by a file that entered the
+//! matter only afterwards — that file may be the model's own words copied into a note. Such
+//! support is set aside: the claim stays unsupported, and the reason names the file and the
+//! run and stage that generated the claim. Files admitted on purpose are not late.
+//!
+//! The verifier knows nothing of the ledger: the caller passes, as data, the claims models
+//! wrote (with when and where) and when each evidence file entered the matter.
+
+use std::collections::HashMap;
+
+use super::index::Index;
+use super::{Claim, DocSource, Evidence, Key, Kind, Location, Outcome, Status, Verification};
+
+/// A claim a model wrote, as the ledger gives it back.
+#[derive(Clone, Debug)]
+pub struct ModelClaim {
+    pub kind: Kind,
+    pub key: Key,
+    /// As the model wrote it.
+    pub text: String,
+    pub run: String,
+    pub stage: String,
+    /// When lexrun first saw it (milliseconds since the epoch).
+    pub at: i64,
+}
+
+impl ModelClaim {
+    pub fn identity(&self) -> String {
+        Claim {
+            kind: self.kind,
+            text: self.text.clone(),
+            start: 0,
+            end: 0,
+            key: self.key.clone(),
+        }
+        .identity()
+    }
+}
+
+/// What the ledger knows that bears on support.
+#[derive(Clone, Debug, Default)]
+pub struct Taint {
+    pub claims: Vec<ModelClaim>,
+    /// Evidence file (as the evidence names it) → when it entered the matter (milliseconds).
+    /// A file not listed — admitted on purpose, or not the matter's — is never late.
+    pub entered: HashMap<String, i64>,
+}
+
+impl Taint {
+    fn by_identity(&self) -> HashMap<String, &ModelClaim> {
+        let mut m: HashMap<String, &ModelClaim> = HashMap::new();
+        for c in &self.claims {
+            let e = m.entry(c.identity()).or_insert(c);
+            if c.at < e.at {
+                *e = c;
+            }
+        }
+        m
+    }
+
+    /// The files that entered after `c` was written.
+    fn late_for(&self, c: &ModelClaim) -> Vec<&str> {
+        let mut v: Vec<&str> = self
+            .entered
+            .iter()
+            .filter(|(_, at)| **at > c.at)
+            .map(|(f, _)| f.as_str())
+            .collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+/// Why the support does not count.
+pub fn reason(file: &str, c: &ModelClaim) -> String {
+    format!(
+        "supported only by {file}, which appeared after lexrun generated this claim in run {}, stage {}",
+        c.run, c.stage
+    )
+}
+
+/// Sets aside, in `v`, support that only late files give.
+pub(super) fn apply(
+    v: &mut Verification,
+    index: &Index,
+    draft: &str,
+    evidence: &Evidence,
+    taint: &Taint,
+) {
+    if taint.claims.is_empty() || taint.entered.is_empty() {
+        return;
+    }
+    let known = taint.by_identity();
+    let files = index.files();
+    // Claims found in a late file and perhaps elsewhere too: checked again without the late
+    // files, grouped by which files those are.
+    let mut again: HashMap<Vec<String>, Vec<(usize, String)>> = HashMap::new();
+    for (i, o) in v.outcomes.iter_mut().enumerate() {
+        if !matches!(o.status, Status::Supported | Status::Miscited) {
+            continue;
+        }
+        let Some(mc) = known.get(&o.claim.identity()) else {
+            continue;
+        };
+        let late = taint.late_for(mc);
+        if late.is_empty() {
+            continue;
+        }
+        let is_late = |f: &str| late.contains(&f);
+        let found_in: Option<Vec<&str>> = index.files_with(&o.claim.key).map(|ids| {
+            ids.iter()
+                .filter_map(|&d| files.get(d).map(|f| f.path.as_str()))
+                .collect()
+        });
+        let shown = o.source.as_ref().map(|l| l.file.clone());
+        match found_in {
+            Some(found) if found.iter().all(|f| !is_late(f)) => {}
+            Some(found) if found.iter().all(|f| is_late(f)) => {
+                let file = shown
+                    .filter(|f| is_late(f))
+                    .or_else(|| found.first().map(|f| f.to_string()))
+                    .unwrap_or_default();
+                set_aside(o, &file, mc);
+            }
+            _ if shown.as_deref().is_some_and(|f| !is_late(f)) && o.cited.is_empty() => {}
+            _ => {
+                let file = shown
+                    .filter(|f| is_late(f))
+                    .unwrap_or_else(|| late[0].to_string());
+                again
+                    .entry(late.iter().map(|s| s.to_string()).collect())
+                    .or_default()
+                    .push((i, file));
+            }
+        }
+    }
+    for (late, items) in again {
+        let mut older = evidence.clone();
+        older.sources.retain(|s| !late.contains(&source_name(s)));
+        let w = super::verify(draft, &older);
+        for (i, file) in items {
+            let o = &mut v.outcomes[i];
+            let redone = w.outcomes.iter().find(|x| {
+                (x.claim.start, x.claim.end, x.claim.kind)
+                    == (o.claim.start, o.claim.end, o.claim.kind)
+            });
+            match redone {
+                Some(x) if matches!(x.status, Status::Supported | Status::Miscited) => {
+                    *o = x.clone();
+                }
+                _ => {
+                    if let Some(mc) = known.get(&o.claim.identity()) {
+                        set_aside(o, &file, mc);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn source_name(s: &DocSource) -> String {
+    match s {
+        DocSource::File(p) => p.display().to_string(),
+        DocSource::Memory(super::Doc::Pages { path, .. })
+        | DocSource::Memory(super::Doc::Unreadable { path, .. }) => path.clone(),
+    }
+}
+
+fn set_aside(o: &mut Outcome, file: &str, mc: &ModelClaim) {
+    o.status = Status::Unsupported;
+    o.reason = Some(reason(file, mc));
+    o.source = None::<Location>;
+}
+
+/// A file that is the only support of claims models wrote before it entered the matter.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Carrier {
+    pub file: String,
+    /// The claims it carries, as the models wrote them, each with its run and stage.
+    pub claims: Vec<Carried>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Carried {
+    pub kind: Kind,
+    pub text: String,
+    pub run: String,
+    pub stage: String,
+    /// The reason, as verification would give it.
+    pub reason: String,
+}
+
+/// The late files that alone support a claim a model wrote before they entered: what the
+/// intake guard refuses until a person admits the file or removes it. One pass over the
+/// evidence, looking only for the model claims that some file is late for.
+pub fn carriers(evidence: &Evidence, taint: &Taint) -> Vec<Carrier> {
+    let known = taint.by_identity();
+    let wanted: Vec<&ModelClaim> = known
+        .values()
+        .copied()
+        .filter(|c| !taint.late_for(c).is_empty())
+        .filter(|c| !matches!(c.key, Key::Unresolved(_) | Key::Unrecognized(_)))
+        .collect();
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let claims: Vec<Claim> = wanted
+        .iter()
+        .map(|c| Claim {
+            kind: c.kind,
+            text: c.text.clone(),
+            start: 0,
+            end: 0,
+            key: c.key.clone(),
+        })
+        .collect();
+    let mut w = super::Wanted::of(&claims);
+    w.allowed = evidence.allowed_reporters.clone();
+    let index = Index::build(&w, evidence);
+    let files = index.files();
+    let mut by_file: std::collections::BTreeMap<String, Vec<Carried>> = Default::default();
+    for (c, claim) in wanted.iter().zip(claims) {
+        let late = taint.late_for(c);
+        let found: Vec<&str> = match index.files_with(&c.key) {
+            Some(ids) => ids
+                .iter()
+                .filter_map(|&d| files.get(d).map(|f| f.path.as_str()))
+                .collect(),
+            None => {
+                let o = index.check(claim);
+                if o.status != Status::Supported {
+                    continue;
+                }
+                o.source
+                    .map(|l| {
+                        files
+                            .iter()
+                            .find(|f| f.path == l.file)
+                            .map(|f| f.path.as_str())
+                    })
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            }
+        };
+        if found.is_empty() || found.iter().any(|f| !late.contains(f)) {
+            continue;
+        }
+        for f in found {
+            by_file.entry(f.to_string()).or_default().push(Carried {
+                kind: c.kind,
+                text: c.text.clone(),
+                run: c.run.clone(),
+                stage: c.stage.clone(),
+                reason: reason(f, c),
+            });
+        }
+    }
+    by_file
+        .into_iter()
+        .map(|(file, claims)| Carrier { file, claims })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim_of(text: &str, at: i64) -> ModelClaim {
+        let c = super::super::claims(text, &[]).remove(0);
+        ModelClaim {
+            kind: c.kind,
+            key: c.key,
+            text: c.text,
+            run: "run-1".into(),
+            stage: "research".into(),
+            at,
+        }
+    }
+
+    fn evidence(files: &[(&str, &str)]) -> Evidence {
+        let mut ev = Evidence::new(vec![]);
+        for (name, text) in files {
+            ev.add_pages(name.to_string(), vec![text.to_string()]);
+        }
+        ev
+    }
+
+    #[test]
+    fn support_only_from_a_later_file_does_not_count() {
+        let draft = "See Harbor v. Acme, 912 F.3d 118 (9th Cir. 2019), decided on March 3, 2021.";
+        let ev = evidence(&[
+            ("intake/lease.txt", "The lease began on June 1, 2022."),
+            (
+                "record/04-note.txt",
+                "Harbor v. Acme, 912 F.3d 118 (9th Cir. 2019). Hearing March 3, 2021.",
+            ),
+        ]);
+        let mut taint = Taint {
+            claims: vec![claim_of(
+                "Harbor v. Acme, 912 F.3d 118 (9th Cir. 2019)",
+                100,
+            )],
+            entered: [
+                ("intake/lease.txt".to_string(), 50),
+                ("record/04-note.txt".to_string(), 200),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let v = verify_with_taint(draft, &ev, &taint);
+        let cite = v.iter().find(|o| o.claim.kind == Kind::Citation).unwrap();
+        assert_eq!(cite.status, Status::Unsupported);
+        assert_eq!(
+            cite.reason.as_deref().unwrap(),
+            "supported only by record/04-note.txt, which appeared after lexrun generated this claim in run run-1, stage research"
+        );
+        // The date was never a model's claim: the note supports it.
+        let date = v.iter().find(|o| o.claim.kind == Kind::Date).unwrap();
+        assert_eq!(date.status, Status::Supported);
+        let c = carriers(&ev, &taint);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].file, "record/04-note.txt");
+        // A note that was there before the claim was written supports it.
+        taint.entered.insert("record/04-note.txt".into(), 90);
+        let v = verify_with_taint(draft, &ev, &taint);
+        assert!(v.iter().all(|o| o.status == Status::Supported));
+        assert!(carriers(&ev, &taint).is_empty());
+    }
+
+    #[test]
+    fn older_evidence_still_supports_a_claim_a_late_file_repeats() {
+        let draft = "The rent was $2,150.00 per month.";
+        let ev = evidence(&[
+            ("intake/lease.txt", "Monthly rent: $2,150.00."),
+            ("record/note.txt", "rent $2,150.00"),
+        ]);
+        let taint = Taint {
+            claims: vec![claim_of("$2,150.00", 100)],
+            entered: [
+                ("intake/lease.txt".to_string(), 50),
+                ("record/note.txt".to_string(), 200),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let v = verify_with_taint(draft, &ev, &taint);
+        assert_eq!(v[0].status, Status::Supported);
+        assert!(carriers(&ev, &taint).is_empty());
+    }
+
+    fn verify_with_taint(draft: &str, ev: &Evidence, t: &Taint) -> Vec<Outcome> {
+        super::super::verify_with(draft, ev, t).outcomes
+    }
+}

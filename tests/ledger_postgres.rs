@@ -1,0 +1,236 @@
+//! The shared ledger on a real PostgreSQL server (started by `support::postgres` in a
+//! temporary folder): two desks with stores of their own see each other's outputs at intake,
+//! desks sharing an objects folder share cached answers, claims and first sightings are
+//! shared, and a server that is down stops a run before any model call, naming the URL
+//! without its password and writing nothing.
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use support::postgres::Postgres;
+use support::servers::{Answer, Fake, Seen, Speaks};
+use support::Lexrun;
+
+const DRAFT: &str = "1. I rented the flat at 12 Harbor Road from Acme Property LLC under a lease dated January 5, 2024 (TEST000001). \
+The radiators in both bedrooms stayed cold through the whole of February and March, and the damp spread behind the wardrobe \
+until the wallpaper peeled and the children's clothes smelled of mould. 2. On March 3, 2024 I gave written notice of the broken \
+heating to the landlord, and the agent who came a week later promised an engineer within days, who never came. 3. I paid \
+$1,250.00 in rent for April 2024 (TEST000002) and withheld the rent for May because the flat could not be heated.";
+
+fn server() -> Fake {
+    Fake::start(Speaks::Llama, Duration::ZERO, |s: &Seen| {
+        let p = s.prompt();
+        let text = if p.contains("screening a new matter") {
+            r#"{"grounds": true, "reason": "Notice was given.", "needs_figures": false}"#.into()
+        } else if p.contains("You are opposing counsel") {
+            r#"{"passes": true, "objections": []}"#.into()
+        } else {
+            DRAFT.into()
+        };
+        Answer { text, fault: None }
+    })
+}
+
+fn matter(dir: &Path) -> PathBuf {
+    let m = dir.join("matter");
+    fs::create_dir_all(m.join("intake")).unwrap();
+    for f in ["01-letter.txt", "02-receipt.txt"] {
+        fs::copy(
+            Path::new("tests/runtime/matter/intake").join(f),
+            m.join("intake").join(f),
+        )
+        .unwrap();
+    }
+    m
+}
+
+/// `lexrun ARGS` at one desk: its own store folder, the shared ledger.
+fn desk(store: &Path, ledger: &str, matter: &Path, args: &[String]) -> std::process::Output {
+    Lexrun::new()
+        .env("LEXRUN_STORE", store)
+        .env("LEXRUN_LEDGER", ledger)
+        .args(args)
+        .arg("--matter")
+        .arg(matter)
+        .output()
+}
+
+fn run_args(out: &Path, url: &str) -> Vec<String> {
+    vec![
+        "run".into(),
+        "tests/runtime/pipeline.lex".into(),
+        "--out".into(),
+        out.display().to_string(),
+        "--endpoint".into(),
+        format!("gpu_a={url}"),
+        "--endpoint".into(),
+        format!("gpu_b={url}"),
+    ]
+}
+
+#[test]
+fn two_desks_see_each_others_outputs() {
+    let pg = Postgres::start();
+    pg.create_db("desks");
+    let ledger = pg.url("desks");
+    let dir = tempfile::tempdir().unwrap();
+    let m = matter(dir.path());
+    let srv = server();
+    // Desk A runs the workflow.
+    let a = dir.path().join("desk-a");
+    let o = desk(
+        &a,
+        &ledger,
+        &m,
+        &run_args(&dir.path().join("out-a"), &srv.url),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", support::stderr(&o));
+    assert!(
+        !a.join("ledger.sqlite").exists(),
+        "the ledger is the shared one"
+    );
+    // Desk B, with a store of its own, gets a copy of A's draft in its matter: refused.
+    let b = dir.path().join("desk-b");
+    let draft = fs::read_to_string(dir.path().join("out-a/draft.md")).unwrap();
+    let bare = draft.split("\n\n---\n\n").next().unwrap();
+    fs::write(m.join("intake/03-notes.txt"), bare.replace(". ", ".\n")).unwrap();
+    let o = desk(
+        &b,
+        &ledger,
+        &m,
+        &["sources".into(), "tests/runtime/pipeline.lex".into()],
+    );
+    let out = support::stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("03-notes.txt  REFUSED") && out.contains("stage `draft`"),
+        "{out}"
+    );
+    // The same desk with a ledger of its own knows nothing of A's run.
+    let o = Lexrun::new()
+        .env("LEXRUN_STORE", dir.path().join("alone"))
+        .args(["sources", "tests/runtime/pipeline.lex", "--matter"])
+        .arg(&m)
+        .output();
+    assert_eq!(o.status.code(), Some(0), "{}", support::stdout(&o));
+    fs::remove_file(m.join("intake/03-notes.txt")).unwrap();
+    // Desk C shares A's objects folder as well: A's answers are its cache.
+    let calls = srv.calls.load(Ordering::SeqCst);
+    let o = desk(
+        &a,
+        &ledger,
+        &m,
+        &run_args(&dir.path().join("out-c"), &srv.url),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", support::stderr(&o));
+    assert_eq!(
+        srv.calls.load(Ordering::SeqCst),
+        calls,
+        "answered from the shared cache"
+    );
+}
+
+#[test]
+fn the_ledger_api_works_the_same_on_postgres() {
+    let pg = Postgres::start();
+    pg.create_db("api");
+    let url = pg.url("api");
+    let dir = tempfile::tempdir().unwrap();
+    let s = lexrun::store::Store::open_with(dir.path(), Some(&url)).unwrap();
+    let text = DRAFT;
+    let a = lexrun::store::Artifact {
+        hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
+        text_hash: lexrun::run::intake::text_hash(text),
+        run_id: "run-1".into(),
+        matter: "smith".into(),
+        stage: "draft".into(),
+        round: 1,
+        kind: "stage".into(),
+        path: "out/draft.md".into(),
+        model: "m".into(),
+        inputs: serde_json::Value::Null,
+        plan_hash: String::new(),
+        node_hash: String::new(),
+        created: 0,
+    };
+    s.begin_run("run-1", "w", "p").unwrap();
+    s.add_artifact(&a, text, &Default::default()).unwrap();
+    s.finish_run("run-1", "done").unwrap();
+    assert_eq!(s.last_run().as_deref(), Some("run-1"));
+    assert_eq!(s.artifacts_of_run("run-1").len(), 1);
+    // A second desk sees it, by hash and by fingerprints.
+    let dir2 = tempfile::tempdir().unwrap();
+    let s2 = lexrun::store::Store::open_with(dir2.path(), Some(&url)).unwrap();
+    assert!(s2.artifact_by_hash("x", &[&a.text_hash]).is_some());
+    let f = dir2.path().join("copy.txt");
+    let edited = text.replace("cold", "freezing").replace("damp", "wet");
+    fs::write(&f, &edited).unwrap();
+    let v = lexrun::run::intake::check(&s2, "smith", "copy.txt", &f, &edited, &[]);
+    assert!(v.blocked(), "{v:?}");
+    s2.record_key(
+        "run-2",
+        "w",
+        "smith",
+        "draft",
+        1,
+        "k",
+        &serde_json::json!({}),
+        false,
+        "w.lex",
+    )
+    .unwrap();
+    assert_eq!(s.recent_keys("w", "w.lex", "draft", 5).len(), 1);
+    // Claims and first sightings are shared too.
+    s.add_claims(&[lexrun::store::ClaimRecord {
+        matter: "smith".into(),
+        kind: "date".into(),
+        ident: "date:2024-03-03".into(),
+        key: "{}".into(),
+        text: "March 3, 2024".into(),
+        run_id: "run-1".into(),
+        stage: "draft".into(),
+        created: 5,
+        status: "unsupported".into(),
+    }])
+    .unwrap();
+    assert!(s2.model_claims(Some("smith")).unwrap()[0].flagged());
+    let t = s.see("smith", "th", "rh", "a.txt").unwrap();
+    assert_eq!(s2.first_seen(None, "th"), Some(t));
+    // Opening again keeps everything (the schema is not made twice).
+    let again = lexrun::store::Store::open_with(dir.path(), Some(&url)).unwrap();
+    assert_eq!(again.artifacts_of_run("run-1").len(), 1);
+}
+
+#[test]
+fn a_server_that_is_down_stops_the_run_before_any_model_call() {
+    let pg = Postgres::start();
+    let port = pg.port;
+    pg.stop();
+    let dir = tempfile::tempdir().unwrap();
+    let m = matter(dir.path());
+    let srv = server();
+    let ledger = format!("postgres://lexrun:hunter2@127.0.0.1:{port}/lexrun");
+    let out = dir.path().join("out");
+    let store = dir.path().join("store");
+    let o = desk(&store, &ledger, &m, &run_args(&out, &srv.url));
+    let e = support::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(&format!(
+            "cannot reach the PostgreSQL ledger `postgres://lexrun:***@127.0.0.1:{port}/lexrun`"
+        )),
+        "{e}"
+    );
+    assert!(!e.contains("hunter2"), "{e}");
+    assert_eq!(srv.calls.load(Ordering::SeqCst), 0);
+    assert!(!out.exists(), "nothing written");
+    assert!(!store.exists(), "no store made");
+    // Not a PostgreSQL URL at all.
+    let o = desk(&store, "mysql://x@y/z", &m, &run_args(&out, &srv.url));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(support::stderr(&o).contains("must be a postgres:// URL"));
+}
