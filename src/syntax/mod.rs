@@ -5,6 +5,7 @@ pub mod ast;
 mod cond;
 mod grammar;
 mod hardware;
+mod lexical;
 mod limits;
 mod literal;
 mod parse;
@@ -14,6 +15,7 @@ pub mod test_file;
 pub use grammar::with_pest;
 /// The pest parser itself, for the formatter, which needs the concrete tree.
 pub(crate) use grammar::{LexParser, Rule};
+pub use lexical::skeleton;
 pub use literal::{decode, dedent};
 pub use parse::{parse, Parsed};
 

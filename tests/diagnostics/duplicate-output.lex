@@ -1,4 +1,4 @@
-// expect: E081
+// expect: E081 at line 22
 workflow w
 pool gpu {
   gpus 0

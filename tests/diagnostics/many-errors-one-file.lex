@@ -1,4 +1,4 @@
-// expect: E004, E006, E010, E030
+// expect: E004, E006, E010, E030 at line 19
 workflow w
 pool gpu {
   gpus 0
