@@ -1,4 +1,4 @@
-// expect: E081 at line 51
+// expect: E081 at line 52
 // Two outputs to one file.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

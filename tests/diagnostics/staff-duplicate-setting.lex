@@ -1,4 +1,4 @@
-// expect: E009 at line 42
+// expect: E009 at line 43
 // A stage with two timeouts.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

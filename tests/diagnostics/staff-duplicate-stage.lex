@@ -1,4 +1,4 @@
-// expect: E011 at line 38
+// expect: E011 at line 51
 // Two stages with one name.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

@@ -1,4 +1,4 @@
-// expect: E051 at line 11
+// expect: E051 at line 16
 // A model too large for its pool.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

@@ -1,4 +1,4 @@
-// expect: E008 at line 3
+// expect: E008 at line 6
 // Two workflow headers.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

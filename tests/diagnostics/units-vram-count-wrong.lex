@@ -1,4 +1,4 @@
-// expect: E061 at line 9
+// expect: E061 at line 11
 // Memory for three GPUs, the pool has four.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 
