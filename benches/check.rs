@@ -50,7 +50,11 @@ fn time(path: &Path) -> (Duration, Duration) {
             .status()
             .expect("lexrun runs");
         wall.push(t.elapsed());
-        assert!(status.success(), "lexrun check failed on {}", path.display());
+        assert!(
+            status.success(),
+            "lexrun check failed on {}",
+            path.display()
+        );
     }
     (median(&mut wall), median(&mut lib))
 }

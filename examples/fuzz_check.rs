@@ -15,11 +15,51 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const TOKENS: &[&str] = &[
-    "{", "}", "\"", "\"\"\"", "/*", "*/", "//", "{{", "}}", "{{#each inputs}}", "{{/if}}",
-    "{{#if a}}", "\n", " ", ",", ":", "==", "(", ")", "\u{0430}", "\u{201C}", "\u{201D}",
-    "\u{00A0}", "\u{200B}", "\u{00E9}", "×", "stage", "model", "pool", "sources", "verify",
-    "reads", "after", "when", "returns", "use \"lib/cluster.lex\"\n", "matter \"m\"\n", "32G",
-    " x ", "list of ", "record {", "99999999999999999999", "-", ".", "std.prompts.gate",
+    "{",
+    "}",
+    "\"",
+    "\"\"\"",
+    "/*",
+    "*/",
+    "//",
+    "{{",
+    "}}",
+    "{{#each inputs}}",
+    "{{/if}}",
+    "{{#if a}}",
+    "\n",
+    " ",
+    ",",
+    ":",
+    "==",
+    "(",
+    ")",
+    "\u{0430}",
+    "\u{201C}",
+    "\u{201D}",
+    "\u{00A0}",
+    "\u{200B}",
+    "\u{00E9}",
+    "×",
+    "stage",
+    "model",
+    "pool",
+    "sources",
+    "verify",
+    "reads",
+    "after",
+    "when",
+    "returns",
+    "use \"lib/cluster.lex\"\n",
+    "matter \"m\"\n",
+    "32G",
+    " x ",
+    "list of ",
+    "record {",
+    "99999999999999999999",
+    "-",
+    ".",
+    "std.prompts.gate",
 ];
 
 struct Rng(u64);
@@ -102,7 +142,10 @@ fn mutate(rng: &mut Rng, seeds: &[(PathBuf, Vec<u8>)], input: &mut Vec<u8>) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let total: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let total: u64 = args
+        .get(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
     let threads: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let seeds = Arc::new(seeds(&root));
@@ -117,7 +160,8 @@ fn main() {
             let (seeds, done, panics, crashes) =
                 (seeds.clone(), done.clone(), panics.clone(), crashes.clone());
             std::thread::spawn(move || {
-                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (t + 1).wrapping_mul(0xD1B5_4A32_D192_ED03));
+                let mut rng =
+                    Rng(0x9E37_79B9_7F4A_7C15 ^ (t + 1).wrapping_mul(0xD1B5_4A32_D192_ED03));
                 let share = total / threads + u64::from(t < total % threads);
                 for i in 0..share {
                     let (path, seed) = &seeds[rng.below(seeds.len())];
@@ -129,7 +173,11 @@ fn main() {
                     let r = panic::catch_unwind(AssertUnwindSafe(|| {
                         let checked = lexrun::check::check_bytes(&utf8, bytes);
                         if render {
-                            let _ = lexrun::diagnostic::render(&checked.diagnostics, &checked.sources, false);
+                            let _ = lexrun::diagnostic::render(
+                                &checked.diagnostics,
+                                &checked.sources,
+                                false,
+                            );
                         }
                         if let Some(w) = &checked.workflow {
                             let _ = lexrun::plan::lower(w);
@@ -155,7 +203,11 @@ fn main() {
         start.elapsed().as_secs_f64(),
         n as f64 / start.elapsed().as_secs_f64(),
         seeds.len(),
-        if p > 0 { format!(" (inputs in {})", crashes.display()) } else { String::new() }
+        if p > 0 {
+            format!(" (inputs in {})", crashes.display())
+        } else {
+            String::new()
+        }
     );
     if p > 0 {
         std::process::exit(1);

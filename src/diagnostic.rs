@@ -326,7 +326,16 @@ impl View {
                     span: n.span,
                     text: String::new(),
                 };
-                View::part(None, miette::Severity::Advice, &n.text, None, &[label], Some(n.file), sources, texts)
+                View::part(
+                    None,
+                    miette::Severity::Advice,
+                    &n.text,
+                    None,
+                    &[label],
+                    Some(n.file),
+                    sources,
+                    texts,
+                )
             })
             .collect();
         let mut v = View::part(

@@ -49,7 +49,10 @@ fn header(path: &Utf8Path) -> Expect {
         .map_or(1, |n| n.trim().parse().expect("a number of mistakes"));
     Expect {
         codes: codes.split(',').map(|c| c.trim().to_string()).collect(),
-        line: line.trim().parse().unwrap_or_else(|_| panic!("{path}: `at line N`")),
+        line: line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{path}: `at line N`")),
         mistakes,
     }
 }
@@ -74,7 +77,13 @@ fn first_line(checked: &lexrun::check::Checked) -> Option<usize> {
     }
     let at = d.labels.first()?.span.start;
     let text = &checked.sources.get(0).text;
-    Some(text.as_bytes()[..at.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1)
+    Some(
+        text.as_bytes()[..at.min(text.len())]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1,
+    )
 }
 
 #[test]
@@ -138,7 +147,11 @@ fn every_case_matches_its_snapshot() {
     for case in cases() {
         let checked = check_case(&case);
         let rendered = render(&checked.diagnostics, &checked.sources, false);
-        let name = case.file_name().unwrap().trim_end_matches(".lex").to_string();
+        let name = case
+            .file_name()
+            .unwrap()
+            .trim_end_matches(".lex")
+            .to_string();
         insta::with_settings!({
             snapshot_path => "diagnostics",
             prepend_module_to_snapshot => false,

@@ -70,7 +70,10 @@ pub(crate) fn matter(cx: &mut Cx) {
         }
         let sample: Vec<&str> = files.iter().take(4).map(String::as_str).collect();
         let help = if sample.is_empty() {
-            format!("the folder `{}` holds no files yet; a run would have no evidence", m.node)
+            format!(
+                "the folder `{}` holds no files yet; a run would have no evidence",
+                m.node
+            )
         } else {
             format!(
                 "a run would have no evidence; patterns are relative to the matter folder, which holds e.g. {}",

@@ -254,7 +254,8 @@ impl<'a> Cx<'a> {
             None => {
                 let entry = self.modules.first()?;
                 // An empty or unparsable file, or a header with errors, has its diagnostic.
-                if !entry.ast.items.is_empty() && !entry.ast.broken.iter().any(|b| b == "workflow") {
+                if !entry.ast.items.is_empty() && !entry.ast.broken.iter().any(|b| b == "workflow")
+                {
                     self.error(
                         Diagnostic::new(Code::MissingWorkflow, "this file has no `workflow` header")
                             .in_file(entry.file)

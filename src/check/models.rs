@@ -50,7 +50,11 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
                 t.span,
                 None,
             )),
-            (None, None) if ast::is_broken(&m.broken, "gguf") || ast::is_broken(&m.broken, "tag") => None,
+            (None, None)
+                if ast::is_broken(&m.broken, "gguf") || ast::is_broken(&m.broken, "tag") =>
+            {
+                None
+            }
             (None, None) => {
                 cx.error(
                     Diagnostic::new(Code::MissingSetting, format!("model `{}` names no weights", m.name.node))

@@ -261,9 +261,12 @@ pub(crate) fn shared_gpus(cx: &mut Cx) {
                     host(a)
                 ),
             );
-            let help = "models stay resident, so a GPU belongs to one pool; give each pool its own GPUs";
+            let help =
+                "models stay resident, so a GPU belongs to one pool; give each pool its own GPUs";
             if *fa == fb {
-                d = d.in_file(*fa).label(ga.span, format!("`{}` claims it here", a.name.node));
+                d = d
+                    .in_file(*fa)
+                    .label(ga.span, format!("`{}` claims it here", a.name.node));
                 if let Some(gb) = &b.gpus {
                     d = d.label(gb.span, format!("`{}` claims it here", b.name.node));
                 }

@@ -61,7 +61,10 @@ pub(crate) fn explain(raw: &str) -> Option<Mistake> {
         let inner = &raw[at + 2..end - close_len];
         if let Some(k) = inner.find("{{") {
             return mistake(
-                format!("`{{{{` on line {} is never closed with `}}}}` before the next tag", line_of(raw, at)),
+                format!(
+                    "`{{{{` on line {} is never closed with `}}}}` before the next tag",
+                    line_of(raw, at)
+                ),
                 "end the tag with `}}`".to_string(),
                 at,
                 at + 2 + k,
@@ -74,7 +77,8 @@ pub(crate) fn explain(raw: &str) -> Option<Mistake> {
             if name.is_empty() {
                 return mistake(
                     "a `{{#…}}` block names no helper".to_string(),
-                    "write `{{#if …}}`, `{{#each …}}`, `{{#unless …}}` or `{{#with …}}`".to_string(),
+                    "write `{{#if …}}`, `{{#each …}}`, `{{#unless …}}` or `{{#with …}}`"
+                        .to_string(),
                     at,
                     end,
                 );
@@ -123,7 +127,10 @@ pub(crate) fn explain(raw: &str) -> Option<Mistake> {
         _ => "where the block ends",
     };
     mistake(
-        format!("`{{{{#{name}}}}}` on line {} is never closed", line_of(raw, at)),
+        format!(
+            "`{{{{#{name}}}}}` on line {} is never closed",
+            line_of(raw, at)
+        ),
         format!("add `{{{{/{name}}}}}` {what}"),
         at,
         end,
@@ -151,8 +158,14 @@ mod tests {
 
     #[test]
     fn unclosed_tags_and_stray_closes() {
-        assert!(explain("a {{matter.name b").unwrap().message.contains("never closed"));
-        assert!(explain("a {{/if}}").unwrap().message.contains("never opened"));
+        assert!(explain("a {{matter.name b")
+            .unwrap()
+            .message
+            .contains("never closed"));
+        assert!(explain("a {{/if}}")
+            .unwrap()
+            .message
+            .contains("never opened"));
         assert!(explain("{{!-- note --}}{{#if a}}x{{else}}y{{/if}} \\{{raw").is_none());
     }
 }

@@ -94,7 +94,12 @@ pub(crate) fn resolve(
                         Span::new(at.offset + o, at.offset + o + 1)
                     });
                     // Handlebars' reason may be a list of grammar rules; keep its first words.
-                    let reason = reason.split(['\n', '-']).next().unwrap_or("").trim().to_string();
+                    let reason = reason
+                        .split(['\n', '-'])
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .to_string();
                     let d = Diagnostic::new(
                         Code::TemplateSyntax,
                         format!("the prompt template of `{stage}` does not parse: {reason}"),

@@ -36,11 +36,7 @@ pub fn check_test_bytes(path: &Utf8Path, bytes: &[u8]) -> Checked {
         );
     }
     let (tests, errors) = parse_tests(&text);
-    diagnostics.extend(
-        errors
-            .into_iter()
-            .map(|e| error(e.message, e.span, e.help)),
-    );
+    diagnostics.extend(errors.into_iter().map(|e| error(e.message, e.span, e.help)));
     let dir = path.parent().unwrap_or(Utf8Path::new(""));
     for t in &tests {
         let body = &text[t.span.start.min(text.len())..t.span.end.min(text.len())];
@@ -58,7 +54,10 @@ pub fn check_test_bytes(path: &Utf8Path, bytes: &[u8]) -> Checked {
                 "add `workflow \"FILE.lex\"`".into(),
             )),
             Some(w) if !dir.join(w).is_file() => diagnostics.push(error(
-                format!("test \"{}\" names the workflow `{w}`, which does not exist", t.name),
+                format!(
+                    "test \"{}\" names the workflow `{w}`, which does not exist",
+                    t.name
+                ),
                 at(w),
                 "paths in a test file are relative to the test file".into(),
             )),
@@ -73,7 +72,10 @@ pub fn check_test_bytes(path: &Utf8Path, bytes: &[u8]) -> Checked {
         }
         if let Some(m) = t.matter.as_ref().filter(|m| !dir.join(m).is_dir()) {
             diagnostics.push(error(
-                format!("test \"{}\" names the matter folder `{m}`, which does not exist", t.name),
+                format!(
+                    "test \"{}\" names the matter folder `{m}`, which does not exist",
+                    t.name
+                ),
                 at(m),
                 "paths in a test file are relative to the test file".into(),
             ));

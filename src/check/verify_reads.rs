@@ -73,7 +73,10 @@ fn underlying(
     if !visiting.insert(name.to_string()) {
         return out;
     }
-    if matches!(cx.names.get(name).map(|e| e.decl.kind()), Some(Kind::Sources)) {
+    if matches!(
+        cx.names.get(name).map(|e| e.decl.kind()),
+        Some(Kind::Sources)
+    ) {
         out.insert(name.to_string());
         return out;
     }

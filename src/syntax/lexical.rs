@@ -103,7 +103,11 @@ fn cut(out: &mut Scan, repaired: &mut Option<Vec<u8>>, text: &str, at: usize, de
     let buf = repaired.get_or_insert_with(|| text.as_bytes().to_vec());
     let room = text.len() - at;
     for (k, b) in buf[at..].iter_mut().enumerate() {
-        *b = if depth <= room && k < depth { b'}' } else { b' ' };
+        *b = if depth <= room && k < depth {
+            b'}'
+        } else {
+            b' '
+        };
     }
     out.cut = Some(at);
 }
@@ -128,7 +132,10 @@ fn string(
     }
     let line_end = j.min(bytes.len());
     // Closed with a curly quote pasted from a word processor: say so, and read it as straight.
-    if let Some(k) = text[open + 1..line_end].find('\u{201D}').map(|k| open + 1 + k) {
+    if let Some(k) = text[open + 1..line_end]
+        .find('\u{201D}')
+        .map(|k| open + 1 + k)
+    {
         out.diagnostics.push(curly(file, k, '\u{201D}'));
         replace(repaired, text, k, "\"  ");
         return k + 3;
@@ -229,8 +236,11 @@ fn non_ascii(
                     None => format!("`{word}` is not an ASCII name: `{c}` is {}", char_name(c)),
                 };
                 let help = match (&looks, ascii.is_ascii() && ascii != word) {
-                    (Some(_), true) => format!("names must be ASCII: retype it as `{ascii}` (letters a–z, digits and `_`)"),
-                    _ => "names must be ASCII: use letters a–z, digits and `_`, e.g. `draft_2`".to_string(),
+                    (Some(_), true) => format!(
+                        "names must be ASCII: retype it as `{ascii}` (letters a–z, digits and `_`)"
+                    ),
+                    _ => "names must be ASCII: use letters a–z, digits and `_`, e.g. `draft_2`"
+                        .to_string(),
                 };
                 Diagnostic::new(Code::NonAscii, message).help(help)
             } else {
@@ -300,7 +310,8 @@ fn ascii_twin(c: char) -> Option<String> {
         return None;
     }
     let mut buf = [0u8; 4];
-    let twin: String = unicode_security::confusable_detection::skeleton(c.encode_utf8(&mut buf)).collect();
+    let twin: String =
+        unicode_security::confusable_detection::skeleton(c.encode_utf8(&mut buf)).collect();
     (twin.is_ascii() && !twin.is_empty()).then_some(twin)
 }
 
@@ -342,7 +353,10 @@ mod tests {
         let s = scan("reads int\u{0430}ke\n", 0);
         assert_eq!(s.diagnostics.len(), 1);
         let m = &s.diagnostics[0].message;
-        assert!(m.contains("CYRILLIC SMALL LETTER A") && m.contains("`a`"), "{m}");
+        assert!(
+            m.contains("CYRILLIC SMALL LETTER A") && m.contains("`a`"),
+            "{m}"
+        );
         assert_eq!(skeleton("int\u{0430}ke"), "intake");
     }
 

@@ -362,7 +362,9 @@ fn unit_error(text: &str, base: usize, file: FileId, key: &str) -> Option<Diagno
                 )
                 .in_file(file)
                 .label(span, "unknown unit");
-                d = match memory_unit(key, unit).or_else(|| did_you_mean(unit, units.iter().copied())) {
+                d = match memory_unit(key, unit)
+                    .or_else(|| did_you_mean(unit, units.iter().copied()))
+                {
                     Some(s) => d.help(format!(
                         "did you mean `{}{s}`? {}",
                         &t[..digits],
@@ -566,7 +568,11 @@ pub(crate) fn pest_error(
     expected.sort();
     expected.dedup();
     // A phrase such as "`block`, `revise` or `flag`" already names its words.
-    let phrases: Vec<String> = expected.iter().filter(|e| e.contains(' ')).cloned().collect();
+    let phrases: Vec<String> = expected
+        .iter()
+        .filter(|e| e.contains(' '))
+        .cloned()
+        .collect();
     expected.retain(|e| e.contains(' ') || !phrases.iter().any(|p| p.contains(e.as_str())));
     // `_` starts a name; saying "a name" is enough.
     if expected.iter().any(|e| e.starts_with("a name")) {
