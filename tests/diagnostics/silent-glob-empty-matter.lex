@@ -1,4 +1,4 @@
-// expect: E076 at line 27
+// expect: E077 at line 27
 // A new matter folder with no files in it yet.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

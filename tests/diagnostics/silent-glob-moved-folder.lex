@@ -1,4 +1,4 @@
-// expect: E076 at line 27
+// expect: E077 at line 27
 // Files were moved to `record/`; the patterns still say `intake/`.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

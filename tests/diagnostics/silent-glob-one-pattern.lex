@@ -1,4 +1,4 @@
-// expect: E076 at line 27
+// expect: E077 at line 27
 // One pattern, with a typo in the folder.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

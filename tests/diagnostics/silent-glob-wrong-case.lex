@@ -1,4 +1,4 @@
-// expect: E076 at line 27
+// expect: E077 at line 27
 // The matter keeps its files in `Intake/`; the patterns say `intake/`.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

@@ -1,4 +1,4 @@
-// expect: E076 at line 27
+// expect: E077 at line 27
 // The matter holds Word files; the patterns look for PDFs and text.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

@@ -1,4 +1,4 @@
-// expect: E077 at line 7
+// expect: E076, E078 at line 7
 // The matter points at a folder on the old file server.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

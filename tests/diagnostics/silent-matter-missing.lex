@@ -1,4 +1,4 @@
-// expect: E077 at line 7
+// expect: E078 at line 7
 // The matter folder was renamed after the workflow was written.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 

@@ -1,4 +1,4 @@
-// expect: E077 at line 7
+// expect: E078 at line 7
 // A typo in the matter folder name.
 workflow affidavit "Tenant affidavit from intake to a verified draft"
 
