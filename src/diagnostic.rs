@@ -10,6 +10,8 @@ use std::sync::Arc;
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
 use serde::Serialize;
 
+mod clip;
+
 /// Index of a file in a [`SourceMap`].
 pub type FileId = usize;
 
@@ -87,6 +89,15 @@ pub struct Label {
     pub text: String,
 }
 
+/// A place in another file that explains a diagnostic: the imported declaration a user's
+/// own line clashes with, or the stdlib template line behind an error at the user's `prompt`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub file: FileId,
+    pub span: Span,
+    pub text: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     pub code: Code,
@@ -95,6 +106,8 @@ pub struct Diagnostic {
     pub message: String,
     pub labels: Vec<Label>,
     pub help: Option<String>,
+    /// Places in other files, shown after the diagnostic.
+    pub notes: Vec<Note>,
 }
 
 impl Diagnostic {
@@ -105,6 +118,7 @@ impl Diagnostic {
             message: message.into(),
             labels: Vec::new(),
             help: None,
+            notes: Vec::new(),
         }
     }
 
@@ -115,6 +129,16 @@ impl Diagnostic {
 
     pub fn label(mut self, span: Span, text: impl Into<String>) -> Self {
         self.labels.push(Label {
+            span,
+            text: text.into(),
+        });
+        self
+    }
+
+    /// A place in another file (an import, the stdlib) that the user should see too.
+    pub fn note(mut self, file: FileId, span: Span, text: impl Into<String>) -> Self {
+        self.notes.push(Note {
+            file,
             span,
             text: text.into(),
         });
@@ -187,6 +211,7 @@ codes! {
     WrongKind = "E014", Error, "a name of the wrong kind (e.g. a model where a stage is needed)";
     MissingSetting = "E015", Error, "a required setting is missing";
     UnreadableFile = "E016", Error, "a file could not be read";
+    NonAscii = "E017", Error, "a character that is not ASCII where a name or symbol belongs (often a look-alike letter)";
     StageCycle = "E020", Error, "stages that wait on each other in a circle";
     ReadsLaterStage = "E021", Error, "a stage depends on a stage that does not run before it";
     BadRevise = "E022", Error, "a `revise` that cannot loop";
@@ -223,10 +248,13 @@ codes! {
     NoFiles = "E074", Error, "a `sources` block without `files`";
     BadAdmit = "E075", Error, "an `admit` without a reason, or of a file outside the matter";
     MatterOutside = "E076", Warning, "a matter folder outside the workflow's folder";
+    NoMatchingFiles = "E077", Warning, "a `sources` block whose patterns match no file in the workflow's matter folder";
+    NoMatter = "E078", Warning, "the workflow's `matter` folder does not exist";
     BadOutput = "E080", Error, "an output path lexrun cannot write";
     DuplicateOutput = "E081", Error, "two outputs written to one path";
     VerifyAgainstOutput = "E082", Error, "verification against a stage's output instead of evidence";
     BadRule = "E083", Error, "a verification rule lexrun cannot apply";
+    VerifyUnread = "E084", Error, "verification against sources the verified stage never reads";
     UnknownTool = "E090", Error, "a tool lexrun does not have";
     UnknownOption = "E091", Error, "a tool option that the tool does not take";
     TestFile = "E100", Error, "a line of a `.test.lex` file that `lexrun test` cannot read";
@@ -262,7 +290,7 @@ pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) -> S
     for d in diagnostics.iter().take(MAX_SHOWN) {
         let view = View::new(d, sources, &texts);
         if handler.render_report(&mut out, &view).is_err() {
-            out.push_str(&format!("{}: {}\n", d.code, d.message));
+            out.push_str(&format!("{}: {}\n", d.code, clip::words(&d.message)));
         }
     }
     if diagnostics.len() > MAX_SHOWN {
@@ -274,51 +302,121 @@ pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) -> S
     out
 }
 
-/// A borrowed diagnostic with its source, in the shape miette renders.
-struct View<'a> {
-    d: &'a Diagnostic,
+/// A borrowed diagnostic (or one of its notes) with its source, in the shape miette renders.
+/// Text is clipped on the way: a pasted 40 KB line is shown as a window around the mistake.
+struct View {
+    code: Option<Code>,
+    severity: miette::Severity,
+    message: String,
+    help: Option<String>,
+    labels: Vec<Label>,
     source: Option<NamedSource<Arc<str>>>,
+    notes: Vec<View>,
 }
 
-impl<'a> View<'a> {
-    fn new(d: &'a Diagnostic, sources: &'a SourceMap, texts: &[Arc<str>]) -> Self {
-        let source = d
-            .file
-            .filter(|&f| f < sources.len())
-            .map(|f| NamedSource::new(&sources.get(f).name, texts[f].clone()));
-        View { d, source }
+impl View {
+    fn new(d: &Diagnostic, sources: &SourceMap, texts: &[Arc<str>]) -> Self {
+        let severity = match d.severity() {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        };
+        let notes = d
+            .notes
+            .iter()
+            .filter(|n| n.file < sources.len())
+            .map(|n| {
+                let label = Label {
+                    span: n.span,
+                    text: String::new(),
+                };
+                View::part(
+                    None,
+                    miette::Severity::Advice,
+                    &n.text,
+                    None,
+                    &[label],
+                    Some(n.file),
+                    sources,
+                    texts,
+                )
+            })
+            .collect();
+        let mut v = View::part(
+            Some(d.code),
+            severity,
+            &d.message,
+            d.help.as_deref(),
+            &d.labels,
+            d.file,
+            sources,
+            texts,
+        );
+        v.notes = notes;
+        v
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn part(
+        code: Option<Code>,
+        severity: miette::Severity,
+        message: &str,
+        help: Option<&str>,
+        labels: &[Label],
+        file: Option<FileId>,
+        sources: &SourceMap,
+        texts: &[Arc<str>],
+    ) -> Self {
+        let mut labels: Vec<Label> = labels
+            .iter()
+            .map(|l| Label {
+                span: l.span,
+                text: clip::words(&l.text),
+            })
+            .collect();
+        let source = file.filter(|&f| f < sources.len()).map(|f| {
+            let text = match clip::long_lines(&texts[f], &mut labels) {
+                Some(clipped) => Arc::from(clipped.as_str()),
+                None => texts[f].clone(),
+            };
+            NamedSource::new(&sources.get(f).name, text)
+        });
+        View {
+            code,
+            severity,
+            message: clip::words(message),
+            help: help.map(clip::words),
+            labels,
+            source,
+            notes: Vec::new(),
+        }
     }
 }
 
-impl fmt::Debug for View<'_> {
+impl fmt::Debug for View {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.d, f)
+        f.write_str(&self.message)
     }
 }
 
-impl fmt::Display for View<'_> {
+impl fmt::Display for View {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.d.message)
+        f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for View<'_> {}
+impl std::error::Error for View {}
 
-impl miette::Diagnostic for View<'_> {
+impl miette::Diagnostic for View {
     fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        Some(Box::new(self.d.code))
+        self.code.map(|c| Box::new(c) as Box<dyn fmt::Display>)
     }
 
     fn severity(&self) -> Option<miette::Severity> {
-        Some(match self.d.severity() {
-            Severity::Error => miette::Severity::Error,
-            Severity::Warning => miette::Severity::Warning,
-        })
+        Some(self.severity)
     }
 
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        self.d
-            .help
+        self.help
             .as_ref()
             .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
@@ -328,14 +426,22 @@ impl miette::Diagnostic for View<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        self.source.as_ref()?;
-        let len = self.source.as_ref().map_or(0, |s| s.inner().len());
-        Some(Box::new(self.d.labels.iter().map(move |l| {
+        let len = self.source.as_ref()?.inner().len();
+        Some(Box::new(self.labels.iter().map(move |l| {
             let start = l.span.start.min(len);
             let end = l.span.end.clamp(start, len);
             let text = (!l.text.is_empty()).then(|| l.text.clone());
             LabeledSpan::new_with_span(text, SourceSpan::from(start..end))
         })))
+    }
+
+    fn related<'b>(&'b self) -> Option<Box<dyn Iterator<Item = &'b dyn miette::Diagnostic> + 'b>> {
+        if self.notes.is_empty() {
+            return None;
+        }
+        Some(Box::new(
+            self.notes.iter().map(|n| n as &dyn miette::Diagnostic),
+        ))
     }
 }
 

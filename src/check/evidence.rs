@@ -85,7 +85,7 @@ pub(crate) fn sources(cx: &mut Cx) -> Vec<Sources> {
         let Decl::Sources(s) = e.decl else { continue };
         let f = e.file;
         let mut ok = true;
-        if s.files.is_empty() && !s.broken.iter().any(|b| b == "files") {
+        if s.files.is_empty() && !ast::is_broken(&s.broken, "files") {
             cx.error(
                 Diagnostic::new(
                     Code::NoFiles,

@@ -7,6 +7,7 @@ mod conditions;
 mod evidence;
 mod hardware;
 mod load;
+mod matter;
 pub use load::discover;
 mod models;
 mod outputs;
@@ -16,8 +17,12 @@ pub mod stdlib;
 mod step_graph;
 mod step_info;
 mod steps;
+mod template_syntax;
+mod test_file;
+pub use test_file::{check_test_bytes, check_test_path};
 mod templates;
 mod tools;
+mod verify_reads;
 mod verify_rules;
 
 use std::collections::{BTreeMap, HashMap};
@@ -81,6 +86,10 @@ pub fn check_bytes(path: &Utf8Path, bytes: Vec<u8>) -> Checked {
     };
     let workflow = cx.run();
     let mut diagnostics = cx.diags;
+    // "Unused" means nothing while declarations have errors: the broken one may be the user.
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        diagnostics.retain(|d| d.code != Code::UnusedPool);
+    }
     diagnostics.sort_by_key(|d| d.position());
     diagnostics.dedup();
     let failed = diagnostics.iter().any(Diagnostic::is_error);
@@ -183,6 +192,8 @@ impl<'a> Cx<'a> {
         let sources = evidence::sources(self);
         let steps = steps::steps(self, &models);
         let verify = verify_rules::verify(self, &steps);
+        verify_reads::check(self, &steps, &verify);
+        matter::matter(self);
         let outputs = outputs::outputs(self, &steps, &verify);
         let (name, description, matter) = header?;
         Some(Workflow {
@@ -256,8 +267,9 @@ impl<'a> Cx<'a> {
             )),
             None => {
                 let entry = self.modules.first()?;
-                // An empty or unparsable file already has its diagnostic.
-                if !entry.ast.items.is_empty() {
+                // An empty or unparsable file, or a header with errors, has its diagnostic.
+                if !entry.ast.items.is_empty() && !entry.ast.broken.iter().any(|b| b == "workflow")
+                {
                     self.error(
                         Diagnostic::new(Code::MissingWorkflow, "this file has no `workflow` header")
                             .in_file(entry.file)
@@ -291,28 +303,36 @@ impl<'a> Cx<'a> {
                 let key = format!("{prefix}{}", name.node);
                 if let Some(prev) = self.names.get(&key) {
                     let prev_name = prev.decl.name().span;
-                    let mut d = Diagnostic::new(
-                        Code::DuplicateName,
-                        format!("`{}` is declared twice", name.node),
-                    )
-                    .in_file(m.file)
-                    .label(name.span, format!("this {}", decl.kind().noun()));
-                    if prev.file == m.file {
-                        d = d.label(
+                    let noun = decl.kind().noun();
+                    let d = if prev.file == m.file {
+                        Diagnostic::new(
+                            Code::DuplicateName,
+                            format!("`{}` is declared twice", name.node),
+                        )
+                        .in_file(m.file)
+                        .label(name.span, format!("this {noun}"))
+                        .label(
                             prev_name,
                             format!("the {} declared first", prev.decl.kind().noun()),
-                        );
-                    }
-                    let help = if prev.file == m.file {
-                        "every pool, model, source, stage, tool and template needs its own name; rename one".to_string()
-                    } else {
-                        format!(
-                            "`{}` is already declared in {}; rename one",
-                            name.node,
-                            self.sources.get(prev.file).name
                         )
+                        .help("every pool, model, source, stage, tool and template needs its own name; rename one")
+                    } else {
+                        // Shown at the declaration in the file nearer the one being checked
+                        // (the user's own), with the imported one as a note: the fix belongs
+                        // in the user's file, not in a file other workflows share.
+                        let shared = self.sources.get(m.file).name.clone();
+                        Diagnostic::new(
+                            Code::DuplicateName,
+                            format!("`{}` is already declared in {shared}", name.node),
+                        )
+                        .in_file(prev.file)
+                        .label(prev_name, format!("this {} has the same name", prev.decl.kind().noun()))
+                        .note(m.file, name.span, format!("{shared} declares the {noun} `{}` here", name.node))
+                        .help(format!(
+                            "remove this declaration to use the one from {shared}, or give it another name here; {shared} is shared, so leave it unchanged"
+                        ))
                     };
-                    self.diags.push(d.help(help));
+                    self.diags.push(d);
                     continue;
                 }
                 self.names.insert(
@@ -357,7 +377,42 @@ impl<'a> Cx<'a> {
                 self.diags.push(d);
                 None
             }
+            None if self.known_broken(&name.node) => None,
+            None if !name.node.is_ascii() || self.names.keys().any(|k| !k.is_ascii()) => {
+                // A look-alike letter (reported where it is written) in the reference or the
+                // declaration: resolve the name as it was meant.
+                let meant = crate::syntax::skeleton(&name.node);
+                let found = self
+                    .names
+                    .iter()
+                    .find(|(k, e)| {
+                        want.contains(&e.decl.kind()) && crate::syntax::skeleton(k) == meant
+                    })
+                    .map(|(_, e)| *e);
+                if found.is_none() && name.node.is_ascii() {
+                    self.unknown(name, file, want);
+                }
+                found
+            }
             None => {
+                self.unknown(name, file, want);
+                None
+            }
+        }
+    }
+
+    /// Whether `name` is a declaration that did not parse (its error is the root).
+    fn known_broken(&self, name: &str) -> bool {
+        self.modules
+            .iter()
+            .any(|m| m.ast.broken.iter().any(|b| b == name))
+    }
+
+    fn unknown(&mut self, name: &ast::Name, file: FileId, want: &[Kind]) {
+        let wanted: Vec<&str> = want.iter().map(|k| k.noun()).collect();
+        let what = wanted.join(" or ");
+        {
+            {
                 let mut d = Diagnostic::new(
                     Code::UnknownName,
                     format!("there is no {what} named `{}`", name.node),
@@ -407,7 +462,6 @@ impl<'a> Cx<'a> {
                     };
                 }
                 self.diags.push(d);
-                None
             }
         }
     }

@@ -50,7 +50,11 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
                 t.span,
                 None,
             )),
-            (None, None) if m.broken.iter().any(|b| b == "gguf" || b == "tag") => None,
+            (None, None)
+                if ast::is_broken(&m.broken, "gguf") || ast::is_broken(&m.broken, "tag") =>
+            {
+                None
+            }
             (None, None) => {
                 cx.error(
                     Diagnostic::new(Code::MissingSetting, format!("model `{}` names no weights", m.name.node))
@@ -107,7 +111,7 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
             .map(|b| (b, "GGUF header"))
             .or_else(|| m.weights.as_ref().map(|w| (w.node, "declared")));
         let needs_weights = pool.is_some_and(|p| !p.vram.is_empty());
-        let broken = |keys: &[&str]| m.broken.iter().any(|b| keys.contains(&b.as_str()));
+        let broken = |keys: &[&str]| keys.iter().any(|k| ast::is_broken(&m.broken, k));
         if weight_bytes.is_none() && needs_weights && header.is_none() && !broken(&["weights"]) {
             if let Some((w, span, _)) = &weights {
                 let (msg, help) = match w {

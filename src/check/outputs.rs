@@ -71,7 +71,16 @@ pub(crate) fn outputs(cx: &mut Cx, steps: &[Step], verify: &[Verify]) -> Vec<Out
         }
         let appendix = match &o.appendix {
             Some(a) if a.node == "verification" => {
+                // A `verify` block with errors is reported already; it is not missing.
+                let unread = format!("verify {}", o.from.node);
+                let written = cx.modules.iter().any(|m| {
+                    m.ast.broken.contains(&unread)
+                        || m.ast.items.iter().any(
+                            |i| matches!(i, ast::Item::Verify(v) if v.target.node == o.from.node),
+                        )
+                });
                 if !verify.iter().any(|v| v.stage == o.from.node)
+                    && !written
                     && steps.iter().any(|s| s.name == o.from.node)
                 {
                     cx.error(

@@ -31,7 +31,7 @@ pub(crate) fn pools(cx: &mut Cx) -> Vec<Pool> {
                     None
                 }
             },
-            None if p.broken.iter().any(|b| b == "serve") => None,
+            None if ast::is_broken(&p.broken, "serve") => None,
             None => {
                 cx.error(
                     Diagnostic::new(
@@ -92,7 +92,7 @@ pub(crate) fn pools(cx: &mut Cx) -> Vec<Pool> {
         }
         let vram = match (&p.vram, &p.gpus) {
             (None, None) => Vec::new(),
-            (None, Some(_)) if p.broken.iter().any(|b| b == "vram") => Vec::new(),
+            (None, Some(_)) if ast::is_broken(&p.broken, "vram") => Vec::new(),
             (None, Some(g)) => {
                 cx.error(
                     Diagnostic::new(Code::MissingSetting, format!("pool `{}` has GPUs but no `vram`", p.name.node))
@@ -305,24 +305,38 @@ pub(crate) fn shared_gpus(cx: &mut Cx) {
         }
         for (j, shared) in clashes {
             let (fb, b) = pools[j];
+            let gpus = shared.join(", ");
             let mut d = Diagnostic::new(
                 Code::SharedGpu,
                 format!(
-                    "pools `{}` and `{}` both claim GPU {} on host `{}`",
+                    "pools `{}` and `{}` both claim GPU {gpus} on host `{}`",
                     b.name.node,
                     a.name.node,
-                    shared.join(", "),
                     host(a)
                 ),
-            )
-            .in_file(*fa)
-            .label(ga.span, format!("`{}` claims it here", a.name.node));
-            if let (true, Some(gb)) = (*fa == fb, &b.gpus) {
-                d = d.label(gb.span, format!("`{}` claims it here", b.name.node));
+            );
+            let help =
+                "models stay resident, so a GPU belongs to one pool; give each pool its own GPUs";
+            if *fa == fb {
+                d = d
+                    .in_file(*fa)
+                    .label(ga.span, format!("`{}` claims it here", a.name.node));
+                if let Some(gb) = &b.gpus {
+                    d = d.label(gb.span, format!("`{}` claims it here", b.name.node));
+                }
+                cx.error(d.help(help));
+                continue;
             }
-            cx.error(d.help(
-                "models stay resident, so a GPU belongs to one pool; give each pool its own GPUs",
-            ));
+            // Across files the earlier pool is the one nearer the file being checked (the
+            // user's own): label it there, and show the imported pool as a note.
+            let Some(gb) = &b.gpus else { continue };
+            let shared_file = cx.sources.get(*fa).name.clone();
+            cx.error(
+                d.in_file(fb)
+                    .label(gb.span, format!("`{}` claims GPU {gpus} here", b.name.node))
+                    .note(*fa, ga.span, format!("`{}` in {shared_file} claims GPU {gpus} here", a.name.node))
+                    .help(format!("{help}: change the GPUs of `{}` here, since {shared_file} is shared with other workflows", b.name.node)),
+            );
         }
     }
 }

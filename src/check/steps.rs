@@ -33,7 +33,7 @@ pub(crate) fn steps(cx: &mut Cx, models: &[Model]) -> Vec<Step> {
                     .returns
                     .as_ref()
                     .and_then(|r| record_type(cx, e.file, &r.node, 0)),
-                returns_declared: s.returns.is_some(),
+                returns_declared: s.returns.is_some() || ast::is_broken(&s.broken, "returns"),
                 is_tool: false,
                 tool_kind: None,
             },
@@ -200,7 +200,7 @@ fn model_stage(
         Some(m) => cx
             .lookup(m, f, &[Kind::Model])
             .and_then(|_| models.iter().find(|x| x.name == m.node)),
-        None if s.broken.iter().any(|b| b == "model") => None,
+        None if ast::is_broken(&s.broken, "model") => None,
         None => {
             cx.error(
                 Diagnostic::new(
@@ -218,7 +218,8 @@ fn model_stage(
     };
     let returns = infos.get(&s.name.node).and_then(|i| i.returns.clone());
     // A `returns` with errors is reported already; conditions on it would only echo them.
-    let returns_broken = s.returns.is_some() && returns.is_none();
+    let returns_broken =
+        (s.returns.is_some() && returns.is_none()) || ast::is_broken(&s.broken, "returns");
     let stop_when = s
         .stop_when
         .as_ref()
@@ -296,9 +297,11 @@ fn model_stage(
         .reads
         .iter()
         .filter(|r| {
+            // A read that names nothing declared is reported already; it may well be the
+            // sources the prompt needs, so the prompt is not blamed as well.
             matches!(
                 cx.names.get(&r.node).map(|x| x.decl.kind()),
-                Some(Kind::Sources)
+                Some(Kind::Sources) | None
             ) || evidence.get(&r.node).copied().unwrap_or(false)
         })
         .map(|r| r.node.clone())
@@ -316,11 +319,11 @@ fn model_stage(
         evidence: reads_evidence,
         stages,
         reviewed: s.revise.as_ref().map(|r| r.target.node.clone()),
-        schema: returns.is_some(),
+        schema: returns.is_some() || returns_broken,
     };
     let prompt = match &s.prompt {
         Some(p) => templates::resolve(cx, e.module, f, p, &provided, &s.name.node),
-        None if s.broken.iter().any(|b| b == "prompt") => None,
+        None if ast::is_broken(&s.broken, "prompt") => None,
         None => {
             cx.error(
                 Diagnostic::new(Code::MissingSetting, format!("stage `{}` has no prompt", s.name.node))

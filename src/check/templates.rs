@@ -59,22 +59,56 @@ pub(crate) fn resolve(
     stage: &str,
 ) -> Option<Prompt> {
     let (origin, raw, at) = locate(cx, module, file, p)?;
+    // A template embedded in lexrun (the stdlib) is not a file the user has: its problems
+    // are shown at the user's `prompt` line, with the template's line as a note.
+    let embedded = at.file != file && cx.sources.get(at.file).name.starts_with("std/");
+    let prompt_span = match p {
+        ast::Prompt::Inline(s) | ast::Prompt::File(s) | ast::Prompt::Named(s) => s.span,
+    };
+    let place = |cx: &Cx, d: Diagnostic, span: Span, label: &str| {
+        if embedded {
+            let name = cx.sources.get(at.file).name.clone();
+            d.in_file(file)
+                .label(prompt_span, format!("this template {label}"))
+                .note(at.file, span, format!("in {name}, which lexrun ships"))
+        } else {
+            d.in_file(at.file).label(span, label.to_string())
+        }
+    };
     let uses = match analyse(cx, &raw) {
         Analysis::Uses(uses) => uses,
         Analysis::Broken { reason, pos } => {
-            let span = pos.map_or(at.whole, |(l, c)| {
-                let o = offset_of(&raw, l, c);
-                Span::new(at.offset + o, at.offset + o + 1)
-            });
-            cx.error(
-                Diagnostic::new(
-                    Code::TemplateSyntax,
-                    format!("the prompt template of `{stage}` does not parse: {reason}"),
-                )
-                .in_file(at.file)
-                .label(span, "here")
-                .help("check that every `{{#if}}`/`{{#each}}` has its `{{/if}}`/`{{/each}}` and every `{{` its `}}`"),
-            );
+            let d = match super::template_syntax::explain(&raw) {
+                Some(m) => {
+                    let span = Span::new(at.offset + m.start, at.offset + m.end);
+                    let d = Diagnostic::new(
+                        Code::TemplateSyntax,
+                        format!("in the prompt of `{stage}`: {}", m.message),
+                    )
+                    .help(m.help);
+                    place(cx, d, span, "does not parse")
+                }
+                None => {
+                    let span = pos.map_or(at.whole, |(l, c)| {
+                        let o = offset_of(&raw, l, c);
+                        Span::new(at.offset + o, at.offset + o + 1)
+                    });
+                    // Handlebars' reason may be a list of grammar rules; keep its first words.
+                    let reason = reason
+                        .split(['\n', '-'])
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .to_string();
+                    let d = Diagnostic::new(
+                        Code::TemplateSyntax,
+                        format!("the prompt template of `{stage}` does not parse: {reason}"),
+                    )
+                    .help("check that every `{{#if}}`/`{{#each}}` has its `{{/if}}`/`{{/each}}` and every `{{` its `}}`");
+                    place(cx, d, span, "does not parse here")
+                }
+            };
+            cx.error(d);
             return None;
         }
     };
@@ -87,12 +121,13 @@ pub(crate) fn resolve(
                 let end = raw[o..].find("}}").map_or(o + 1, |e| o + e + 2);
                 Span::new(at.offset + o, at.offset + end)
             });
-            cx.error(
-                Diagnostic::new(Code::TemplateVariable, problem.0)
-                    .in_file(at.file)
-                    .label(span, "used here")
-                    .help(problem.1),
-            );
+            let label = if embedded {
+                format!("uses `{}`", path.trim_start_matches("#helper:"))
+            } else {
+                "used here".to_string()
+            };
+            let d = Diagnostic::new(Code::TemplateVariable, problem.0).help(problem.1);
+            cx.error(place(cx, d, span, &label));
         }
     }
     let text = match p {

@@ -5,8 +5,12 @@ use super::*;
 pub(super) fn cmd_check(files: &[Utf8PathBuf], color: bool) -> u8 {
     let mut worst = exit::OK;
     for f in files {
-        let checked = check::check_path(f);
-        let code = report(&checked, color);
+        let checked = if f.as_str().ends_with(".test.lex") {
+            check::check_test_path(f)
+        } else {
+            check::check_path(f)
+        };
+        let code = report(&checked, color, Warnings::Shown);
         if code != exit::USAGE {
             let verdict = if code == exit::OK { "ok" } else { "failed" };
             eprintln!("{verdict}: {f} ({})", summary(&checked));
@@ -17,10 +21,20 @@ pub(super) fn cmd_check(files: &[Utf8PathBuf], color: bool) -> u8 {
 }
 
 /// Checks a file and lowers it; on errors, reports them (with `refusal` saying what did not
-/// happen) and gives the exit code.
+/// happen) and gives the exit code. Warnings are `check`'s and `plan`'s business: other
+/// commands mention only how many there are.
 pub(super) fn checked_plan(file: &Utf8Path, color: bool, refusal: &str) -> Result<plan::Plan, u8> {
+    plan_with(file, color, refusal, Warnings::Counted)
+}
+
+fn plan_with(
+    file: &Utf8Path,
+    color: bool,
+    refusal: &str,
+    warnings: Warnings,
+) -> Result<plan::Plan, u8> {
     let checked = check::check_path(file);
-    let code = report(&checked, color);
+    let code = report(&checked, color, warnings);
     match checked.workflow.as_ref().filter(|_| code == exit::OK) {
         Some(w) => Ok(plan::lower(w)),
         None => {
@@ -38,7 +52,7 @@ pub(super) fn cmd_plan(
     store: Option<&std::path::Path>,
     color: bool,
 ) -> u8 {
-    let plan = match checked_plan(file, color, "no plan") {
+    let plan = match plan_with(file, color, "no plan", Warnings::Shown) {
         Ok(p) => p,
         Err(code) => return code,
     };

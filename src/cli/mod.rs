@@ -186,9 +186,37 @@ fn print_out(out: &str) -> u8 {
     }
 }
 
+/// Whether a command shows a check's warnings or only counts them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Warnings {
+    Shown,
+    Counted,
+}
+
 /// Prints a check's diagnostics to stderr and returns the exit code it implies.
-fn report(checked: &Checked, color: bool) -> u8 {
-    let text = diagnostic::render(&checked.diagnostics, &checked.sources, color);
+fn report(checked: &Checked, color: bool, warnings: Warnings) -> u8 {
+    let shown: Vec<diagnostic::Diagnostic> = match warnings {
+        Warnings::Shown => checked.diagnostics.clone(),
+        Warnings::Counted => checked
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .cloned()
+            .collect(),
+    };
+    let mut text = diagnostic::render(&shown, &checked.sources, color);
+    let hidden = checked.diagnostics.len() - shown.len();
+    if hidden > 0 {
+        let file = checked
+            .sources
+            .is_empty()
+            .then(String::new)
+            .unwrap_or_else(|| checked.sources.get(0).name.clone());
+        text.push_str(&format!(
+            "{hidden} warning{} (see `lexrun check {file}`)\n",
+            if hidden == 1 { "" } else { "s" }
+        ));
+    }
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     if checked.unreadable {

@@ -23,6 +23,16 @@ pub type Name = Spanned<String>;
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct File {
     pub items: Vec<Item>,
+    /// Names of declarations that could not be read at all (`stgae draft { … }`): a reference
+    /// to one is not reported again, since the declaration's own error is the root.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub broken: Vec<String>,
+}
+
+/// Whether a setting was written but could not be read, so the checker must not call it
+/// missing. `*` marks a declaration whose rest was lost to an unclosed comment or text.
+pub fn is_broken(broken: &[String], key: &str) -> bool {
+    broken.iter().any(|b| b == key || b == "*")
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -6,6 +6,7 @@ mod cond;
 mod grammar;
 mod hardware;
 pub mod keywords;
+mod lexical;
 mod limits;
 mod literal;
 mod parse;
@@ -15,6 +16,7 @@ pub mod test_file;
 pub use grammar::with_pest;
 /// The pest parser itself, for the formatter, which needs the concrete tree.
 pub(crate) use grammar::{LexParser, Rule};
+pub use lexical::skeleton;
 pub use literal::{decode, dedent};
 pub use parse::{parse, Parsed};
 

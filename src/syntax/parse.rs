@@ -9,7 +9,7 @@ use super::ast::*;
 use super::ast::Rule as Rule_;
 use super::grammar::{with_pest, Block, LexParser, Rule};
 use super::limits::too_deep;
-use super::recover;
+use super::{lexical, recover};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 
 /// The result of parsing one file: as much of the tree as could be read, and what was wrong.
@@ -27,13 +27,16 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
             diagnostics: vec![d],
         };
     }
+    let scan = lexical::scan(text, file);
+    let read = scan.repaired.as_deref().unwrap_or(text);
     let mut b = Builder {
         file,
         base: 0,
         diags: Vec::new(),
+        broken: Vec::new(),
     };
     let mut items = Vec::new();
-    match with_pest(false, || LexParser::parse(Rule::file, text)) {
+    match with_pest(false, || LexParser::parse(Rule::file, read)) {
         Ok(mut pairs) => {
             if let Some(file_pair) = pairs.next() {
                 for pair in file_pair.into_inner() {
@@ -48,8 +51,16 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
         }
         // The catch-alls make this unreachable for ordinary text, but a diagnostic is still
         // better than a panic if the grammar ever rejects a file outright.
-        Err(e) => b.diags.push(recover::pest_error(&e, text, 0, file, None)),
+        Err(e) => b.diags.push(recover::pest_error(&e, read, 0, file, None)),
     }
+    // What the scan explained, the parser only echoes.
+    b.diags.retain(|d| !scan.explains(d.position().1));
+    if let Some(cut) = scan.cut {
+        cut_short(&mut items, cut);
+    }
+    let mut diagnostics = scan.diagnostics;
+    diagnostics.append(&mut b.diags);
+    b.diags = diagnostics;
     if items.is_empty() && b.diags.is_empty() {
         b.diags.push(
             Diagnostic::new(Code::EmptyFile, "this file declares nothing")
@@ -59,8 +70,29 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
         );
     }
     Parsed {
-        file: File { items },
+        file: File {
+            items,
+            broken: b.broken,
+        },
         diagnostics: b.diags,
+    }
+}
+
+/// Marks the declaration an unclosed comment or text starts in as incomplete, so the settings
+/// it lost are not reported missing.
+fn cut_short(items: &mut [Item], cut: usize) {
+    for item in items {
+        let (span, broken) = match item {
+            Item::Pool(d) => (d.span, &mut d.broken),
+            Item::Model(d) => (d.span, &mut d.broken),
+            Item::Sources(d) => (d.span, &mut d.broken),
+            Item::Stage(d) => (d.span, &mut d.broken),
+            Item::Tool(d) => (d.span, &mut d.broken),
+            _ => continue,
+        };
+        if span.start <= cut && cut <= span.end {
+            broken.push("*".to_string());
+        }
     }
 }
 
@@ -68,6 +100,8 @@ pub(crate) struct Builder {
     pub(crate) file: FileId,
     pub(crate) base: usize,
     pub(crate) diags: Vec<Diagnostic>,
+    /// Names of declarations that did not parse at all.
+    pub(crate) broken: Vec<String>,
 }
 
 impl Builder {
@@ -180,6 +214,7 @@ impl Builder {
             Rule::bad_item => {
                 let d = recover::bad_item(pair.as_str(), span.start, self.file);
                 self.diags.push(d);
+                self.broken.extend(recover::declared_name(pair.as_str()));
                 return None;
             }
             _ => return None,

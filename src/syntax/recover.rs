@@ -179,6 +179,37 @@ fn decl_form(word: &str) -> &'static str {
     }
 }
 
+/// The name a declaration that did not parse was meant to declare (`stgae draft {` declares
+/// `draft`), so references to it are not reported as unknown as well; `verify STAGE` for a
+/// `verify` block that did not parse.
+pub(crate) fn declared_name(text: &str) -> Option<String> {
+    let word = first_word(text);
+    let meant = decl_rule(word)
+        .map(|_| word.to_string())
+        .or_else(|| {
+            let ascii = super::skeleton(word);
+            keywords::TOP.contains(&ascii.as_str()).then_some(ascii)
+        })
+        .or_else(|| did_you_mean(word, keywords::TOP.iter().copied()).map(str::to_string))?;
+    if meant == "workflow" {
+        return Some(meant);
+    }
+    let rest = text[word.len()..].trim_start();
+    let name = first_word(rest);
+    if name.is_empty() {
+        return None;
+    }
+    match meant.as_str() {
+        "pool" | "model" | "sources" | "stage" | "tool" | "template" | "ruleset" => {
+            Some(name.to_string())
+        }
+        // Not a declaration of a name: recorded so the stage is not called unverified, or
+        // the file said to have no header.
+        "verify" => Some(format!("verify {name}")),
+        _ => None,
+    }
+}
+
 fn first_word(text: &str) -> &str {
     let end = text
         .find(|c: char| !(c.is_alphanumeric() || c == '_'))
@@ -305,7 +336,9 @@ fn unit_error(text: &str, base: usize, file: FileId, key: &str) -> Option<Diagno
                 )
                 .in_file(file)
                 .label(span, "unknown unit");
-                d = match did_you_mean(unit, units.iter().copied()) {
+                d = match memory_unit(key, unit)
+                    .or_else(|| did_you_mean(unit, units.iter().copied()))
+                {
                     Some(s) => d.help(format!(
                         "did you mean `{}{s}`? {}",
                         &t[..digits],
@@ -316,8 +349,10 @@ fn unit_error(text: &str, base: usize, file: FileId, key: &str) -> Option<Diagno
                 return Some(d);
             }
         }
-        // The word after a number may be a unit on its own (`32 GiBs`).
+        // The word after a number may be a unit on its own (`32 GiBs`); in `vram 4 x 32 GiB`
+        // the `x` is the language's own.
         if key != "ctx"
+            && !(key == "vram" && (t == "x" || t == "×" || t == "X"))
             && digits == 0
             && !t.is_empty()
             && offset > 0
@@ -334,7 +369,7 @@ fn unit_error(text: &str, base: usize, file: FileId, key: &str) -> Option<Diagno
                 )
                 .in_file(file)
                 .label(span, "unknown unit");
-                d = match did_you_mean(t, units.iter().copied()) {
+                d = match memory_unit(key, t).or_else(|| did_you_mean(t, units.iter().copied())) {
                     Some(s) => d.help(format!("did you mean `{s}`? {}", expected_form(key))),
                     None => d.help(expected_form(key)),
                 };
@@ -344,6 +379,24 @@ fn unit_error(text: &str, base: usize, file: FileId, key: &str) -> Option<Diagno
         offset += tok.len();
     }
     None
+}
+
+/// `32G`, `32 gb`, `32Gi`: the unit a person means for memory. GPU memory is counted in
+/// binary units (a "32 GB" V100 has 32 GiB), so a bare `G` means `GiB`.
+fn memory_unit(key: &str, unit: &str) -> Option<&'static str> {
+    if !matches!(key, "vram" | "weights") {
+        return None;
+    }
+    Some(match unit.to_ascii_lowercase().as_str() {
+        "g" | "gi" | "gib" | "gbs" | "gigs" => "GiB",
+        "m" | "mi" | "mib" => "MiB",
+        "t" | "ti" | "tib" => "TiB",
+        "k" | "ki" | "kib" => "KiB",
+        "gb" => "GB",
+        "mb" => "MB",
+        "tb" => "TB",
+        _ => return None,
+    })
 }
 
 /// A declaration that did not parse at all.
@@ -488,6 +541,13 @@ pub(crate) fn pest_error(
     }
     expected.sort();
     expected.dedup();
+    // A phrase such as "`block`, `revise` or `flag`" already names its words.
+    let phrases: Vec<String> = expected
+        .iter()
+        .filter(|e| e.contains(' '))
+        .cloned()
+        .collect();
+    expected.retain(|e| e.contains(' ') || !phrases.iter().any(|p| p.contains(e.as_str())));
     // `_` starts a name; saying "a name" is enough.
     if expected.iter().any(|e| e.starts_with("a name")) {
         expected.retain(|e| e != "`_`");

@@ -1,4 +1,4 @@
-// expect: E075, E075
+// expect: E075, E075 at line 5
 workflow w
 sources client {
   files "intake/*.txt"

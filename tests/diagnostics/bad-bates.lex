@@ -1,4 +1,4 @@
-// expect: E073
+// expect: E073 at line 5
 workflow w
 sources client {
   files "intake/*.pdf"

@@ -1,4 +1,4 @@
-// expect: E083
+// expect: E083 at line 23
 workflow w
 pool gpu {
   gpus 0

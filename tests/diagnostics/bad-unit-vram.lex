@@ -1,4 +1,4 @@
-// expect: E004
+// expect: E004 at line 5
 workflow w
 pool p {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E055
+// expect: E055 at line 11
 workflow w
 pool vllm {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E031
+// expect: E031 at line 21
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E063
+// expect: E063 at line 10
 workflow w
 pool p {
   gpus 0

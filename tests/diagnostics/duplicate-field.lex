@@ -1,4 +1,4 @@
-// expect: E034
+// expect: E034 at line 20
 workflow w
 pool gpu {
   gpus 0

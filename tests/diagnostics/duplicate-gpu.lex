@@ -1,4 +1,4 @@
-// expect: E062
+// expect: E062 at line 4
 workflow w
 pool p {
   gpus 4, 5, 4

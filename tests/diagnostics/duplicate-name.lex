@@ -1,4 +1,4 @@
-// expect: E011
+// expect: E011 at line 17
 workflow w
 pool gpu {
   gpus 0

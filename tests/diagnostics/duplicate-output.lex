@@ -1,4 +1,4 @@
-// expect: E081
+// expect: E081 at line 23
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E009
+// expect: E009 at line 5
 workflow w
 pool p {
   slots 1

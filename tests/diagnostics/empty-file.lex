@@ -1,2 +1,2 @@
-// expect: E003
+// expect: E003 at line 1
 // nothing here yet

@@ -1,4 +1,4 @@
-// expect: E070
+// expect: E070 at line 23
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E071
+// expect: E071 at line 4
 workflow w
 sources client {
   files "../other-matter/*.pdf"

@@ -1,4 +1,4 @@
-// expect: E013
+// expect: E013 at line 1
 workflow w
 use "cycle/a.lex"
 pool gpu {

@@ -1,4 +1,4 @@
-// expect: E012
+// expect: E012 at line 3
 workflow w
 use std.promts
 pool gpu {

@@ -1,4 +1,4 @@
-// expect: E007
+// expect: E007 at line 8
 workflow w
 pool p {
   serve llama_cpp at "http://127.0.0.1:1"

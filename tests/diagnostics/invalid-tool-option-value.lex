@@ -1,4 +1,4 @@
-// expect: E007
+// expect: E007 at line 20
 workflow w
 pool gpu {
   gpus 0

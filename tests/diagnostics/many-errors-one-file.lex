@@ -1,4 +1,5 @@
-// expect: E004, E006, E010, E030
+// expect: E004, E006, E010, E030 at line 20
+// mistakes: 4
 workflow w
 pool gpu {
   gpus 0

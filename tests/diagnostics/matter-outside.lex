@@ -1,4 +1,4 @@
-// expect: E076
+// expect: E076, E078 at line 3
 workflow w
 matter "../../clients/other"
 sources client {

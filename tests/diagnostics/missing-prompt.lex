@@ -1,4 +1,4 @@
-// expect: E015
+// expect: E015 at line 17
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E015
+// expect: E015 at line 3
 workflow w
 pool p {
   gpus 0

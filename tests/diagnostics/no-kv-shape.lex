@@ -1,4 +1,4 @@
-// expect: E058
+// expect: E058 at line 8
 workflow w
 pool p {
   gpus 0

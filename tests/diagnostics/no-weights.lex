@@ -1,4 +1,4 @@
-// expect: E057
+// expect: E057 at line 9
 workflow w
 pool p {
   gpus 0

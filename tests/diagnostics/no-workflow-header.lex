@@ -1,4 +1,4 @@
-// expect: E008
+// expect: E008 at line 1
 pool gpu {
   gpus 0
   vram 32 GiB

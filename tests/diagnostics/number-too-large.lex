@@ -1,4 +1,4 @@
-// expect: E005
+// expect: E005 at line 4
 workflow w
 pool p {
   slots 99999999999999999999

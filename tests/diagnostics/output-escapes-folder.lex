@@ -1,4 +1,4 @@
-// expect: E080
+// expect: E080 at line 22
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E054
+// expect: E054 at line 5
 workflow w
 pool p {
   gpus 2, 3

@@ -1,4 +1,4 @@
-// expect: E021
+// expect: E021 at line 25
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E022
+// expect: E022 at line 25
 workflow w
 pool gpu {
   gpus 0

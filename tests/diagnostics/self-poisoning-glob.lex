@@ -1,4 +1,4 @@
-// expect: E070
+// expect: E070 at line 4
 workflow w
 sources client {
   files "**/*.md"

@@ -1,4 +1,4 @@
-// expect: E006
+// expect: E006 at line 5
 workflow w
 pool p {
   serve llama_cpp at "http://127.0.0.1:1"

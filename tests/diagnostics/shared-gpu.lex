@@ -1,4 +1,4 @@
-// expect: E050
+// expect: E050 at line 10
 workflow w
 pool a {
   gpus 0, 1

@@ -1,4 +1,4 @@
-// expect: E020
+// expect: E020 at line 21
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E033
+// expect: E033 at line 26
 workflow w
 pool gpu {
   gpus 0

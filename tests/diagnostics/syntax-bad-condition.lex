@@ -1,4 +1,4 @@
-// expect: E001
+// expect: E001 at line 21
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E001
+// expect: E001 at line 4
 workflow w
 
 pool {

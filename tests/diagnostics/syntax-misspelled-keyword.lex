@@ -1,4 +1,4 @@
-// expect: E001
+// expect: E001 at line 3
 workflow w
 stgae draft {
   model m

@@ -1,3 +1,3 @@
-// expect: E001
+// expect: E001 at line 3
 workflow w
 }

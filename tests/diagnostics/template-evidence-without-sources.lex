@@ -1,4 +1,4 @@
-// expect: E041
+// expect: E041 at line 20
 workflow w
 use std.prompts
 pool gpu {

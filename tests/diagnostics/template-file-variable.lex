@@ -1,4 +1,4 @@
-// expect: E041
+// expect: E041 at line 1
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E042
+// expect: E042 at line 19
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E043
+// expect: E043 at line 14
 workflow w
 pool p {
   serve llama_cpp at "http://127.0.0.1:8081"

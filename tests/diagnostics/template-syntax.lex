@@ -1,4 +1,4 @@
-// expect: E040
+// expect: E040 at line 22
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E008
+// expect: E008 at line 3
 workflow a
 workflow b
 pool gpu {

@@ -1,4 +1,4 @@
-// expect: E032
+// expect: E032 at line 21
 workflow w
 pool gpu {
   gpus 0

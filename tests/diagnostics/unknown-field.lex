@@ -1,4 +1,4 @@
-// expect: E030
+// expect: E030 at line 21
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E010
+// expect: E010 at line 18
 workflow w
 pool gpu {
   gpus 0

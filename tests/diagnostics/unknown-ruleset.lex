@@ -1,4 +1,4 @@
-// expect: E010
+// expect: E010 at line 24
 workflow w
 use std.verify
 pool gpu {

@@ -1,4 +1,4 @@
-// expect: E006
+// expect: E006 at line 4
 workflow w
 pool p {
   hots "gpu-1"

@@ -1,4 +1,4 @@
-// expect: E010
+// expect: E010 at line 19
 workflow w
 pool gpu {
   gpus 0

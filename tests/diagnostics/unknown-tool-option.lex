@@ -1,4 +1,4 @@
-// expect: E091
+// expect: E091 at line 19
 workflow w
 pool gpu {
   gpus 0

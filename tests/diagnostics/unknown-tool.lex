@@ -1,4 +1,4 @@
-// expect: E090
+// expect: E090 at line 17
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E035
+// expect: E035 at line 20
 workflow w
 pool gpu {
   gpus 0

@@ -1,2 +1,2 @@
-// expect: E002
+// expect: E002 at line 2
 workflow w "café in Latin-1"

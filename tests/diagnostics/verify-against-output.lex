@@ -1,4 +1,4 @@
-// expect: E082
+// expect: E082 at line 27
 workflow w
 pool gpu {
   gpus 0

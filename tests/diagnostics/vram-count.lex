@@ -1,4 +1,4 @@
-// expect: E061
+// expect: E061 at line 6
 workflow w
 pool p {
   gpus 4, 5, 8, 9

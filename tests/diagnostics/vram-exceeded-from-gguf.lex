@@ -1,4 +1,4 @@
-// expect: E051
+// expect: E051 at line 8
 workflow w
 pool p {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E065
+// expect: E065 at line 8
 workflow w
 pool p {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E021
+// expect: E021 at line 22
 workflow w
 pool gpu {
   gpus 0

@@ -1,4 +1,4 @@
-// expect: E014
+// expect: E014 at line 18
 workflow w
 pool gpu {
   gpus 0

@@ -55,29 +55,10 @@ pub fn analyze(uri: &Url, text: &str) -> Analysis {
     }
 }
 
-/// A `.test.lex` file is read by `lexrun test`'s reader, not the checker.
+/// A `.test.lex` file is read as tests, the way `lexrun check` reads it.
 fn test_file(path: &camino::Utf8Path, text: &str) -> Analysis {
-    let mut sources = crate::diagnostic::SourceMap::default();
-    let id = sources.add(path.as_str(), text);
-    let diagnostics = match crate::testing::parse(path.as_std_path(), text) {
-        Ok(_) => Vec::new(),
-        Err(errors) => errors
-            .into_iter()
-            .map(|(m, sp, help)| {
-                Diagnostic::new(crate::diagnostic::Code::TestFile, m)
-                    .in_file(id)
-                    .label(sp, "here")
-                    .help(help)
-            })
-            .collect(),
-    };
     Analysis {
-        checked: Checked {
-            sources,
-            diagnostics,
-            workflow: None,
-            unreadable: false,
-        },
+        checked: check::check_test_bytes(path, text.as_bytes()),
         index: OnceCell::from(Index::default()),
     }
 }
