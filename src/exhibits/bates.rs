@@ -85,6 +85,8 @@ pub enum BatesError {
     Overflow(u32),
     #[error("cannot write `{0}`: {1}")]
     Write(String, String),
+    #[error("{0}")]
+    Sources(#[from] crate::sources::Unreadables),
 }
 
 /// Widths of Helvetica's printable ASCII characters (per 1000 units of font size), from its
@@ -119,10 +121,12 @@ pub fn stamp_files(
     out_dir: &Path,
     opts: &Options,
 ) -> Result<Vec<Stamp>, BatesError> {
+    // Sources of other kinds are stamped as PDFs of them (`lease.docx` → `lease.pdf`).
+    let prepared = crate::sources::pdf::prepare(inputs).map_err(crate::sources::Unreadables)?;
     let mut names = BTreeSet::new();
     let mut plans = Vec::new();
-    for input in inputs {
-        let name = input
+    for (input, pdf) in inputs.iter().zip(&prepared.pdfs) {
+        let name = pdf
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
@@ -137,15 +141,15 @@ pub fn stamp_files(
         if same {
             return Err(BatesError::WouldOverwrite(output.display().to_string()));
         }
-        plans.push((input.clone(), output));
+        plans.push((input.clone(), pdf.clone(), output));
     }
     // Stamp everything in memory first: a bad input leaves no partial output behind.
     let mut next = opts.start;
     let mut stamped = Vec::new();
     let mut map = Vec::new();
-    for (input, output) in &plans {
+    for (input, pdf, output) in &plans {
         let shown = input.display().to_string();
-        let mut doc = load(input)?;
+        let mut doc = load(pdf)?;
         let pages: Vec<ObjectId> = doc.get_pages().into_values().collect();
         if pages.is_empty() {
             return Err(BatesError::NoPages(shown));

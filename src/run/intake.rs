@@ -26,11 +26,31 @@ pub struct Verdict {
     pub refused: Option<String>,
     /// The workflow's reason for admitting it anyway.
     pub admitted: Option<String>,
+    /// Why the file could not be read at all (nothing else was checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
 }
 
 impl Verdict {
     pub fn blocked(&self) -> bool {
-        self.refused.is_some() && self.admitted.is_none()
+        self.unreadable.is_some() || self.refused.is_some() && self.admitted.is_none()
+    }
+
+    /// The verdict on a file that could not be read.
+    pub fn unreadable(matter: &str, file: &str, path: &std::path::Path, why: String) -> Verdict {
+        let raw_hash = std::fs::read(path)
+            .map(|b| blake3::hash(&b).to_hex().to_string())
+            .unwrap_or_default();
+        Verdict {
+            matter: matter.to_string(),
+            file: file.to_string(),
+            path: path.display().to_string(),
+            raw_hash,
+            text_hash: String::new(),
+            refused: None,
+            admitted: None,
+            unreadable: Some(why),
+        }
     }
 }
 
@@ -76,7 +96,29 @@ pub fn check(
     admit: &[(String, String)],
 ) -> Verdict {
     let bytes = std::fs::read(path).unwrap_or_default();
-    let raw_hash = blake3::hash(&bytes).to_hex().to_string();
+    check_bytes(
+        store,
+        matter,
+        file,
+        &path.display().to_string(),
+        &bytes,
+        text,
+        admit,
+    )
+}
+
+/// Checks one document given by its bytes: a file, or an attachment inside one (`path` is
+/// then `letter.eml › invoice.pdf`).
+pub fn check_bytes(
+    store: &Store,
+    matter: &str,
+    file: &str,
+    path: &str,
+    bytes: &[u8],
+    text: &str,
+    admit: &[(String, String)],
+) -> Verdict {
+    let raw_hash = blake3::hash(bytes).to_hex().to_string();
     let th = text_hash(text);
     let refused = if let Some(a) = store.artifact_by_hash(&raw_hash, &th) {
         Some(format!(
@@ -86,7 +128,7 @@ pub fn check(
             a.run_id,
             a.path
         ))
-    } else if has_marker(&bytes) {
+    } else if has_marker(bytes) {
         Some("it carries lexrun's provenance marker: lexrun wrote it".into())
     } else {
         let fps = shingles::fingerprints(text);
@@ -105,17 +147,18 @@ pub fn check(
     let admitted = refused.as_ref().and_then(|_| {
         admit
             .iter()
-            .find(|(f, _)| f == file || path.ends_with(f))
+            .find(|(f, _)| f == file || std::path::Path::new(path).ends_with(f))
             .map(|(_, r)| r.clone())
     });
     Verdict {
         matter: matter.to_string(),
         file: file.to_string(),
-        path: path.display().to_string(),
+        path: path.to_string(),
         raw_hash,
         text_hash: th,
         refused,
         admitted,
+        unreadable: None,
     }
 }
 

@@ -440,7 +440,7 @@ const MODEL: &[&str] = &[
     "quant",
     "dtype",
 ];
-const SOURCES: &[&str] = &["files", "bates", "description", "admit"];
+const SOURCES: &[&str] = &["files", "bates", "description", "admit", "ocr"];
 const STAGE: &[&str] = &[
     "model",
     "prompt",
@@ -715,6 +715,8 @@ const SETTINGS: &[&str] = &[
     "description",
     "admit",
     "because",
+    "ocr",
+    "optional",
     "timeout",
     "start",
     "width",
