@@ -212,7 +212,7 @@ fn every_kind_of_file_reads_as_pages_with_their_place() {
     }
     let c = pages_of(&all, "payments.csv");
     assert!(
-        c[1].contains("2024-01-23 | $1,050.00 | Ann Lee"),
+        c[1].contains("2024-01-24 | $1,051.00 | Ann Lee"),
         "{}",
         c[1]
     );

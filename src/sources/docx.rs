@@ -82,10 +82,10 @@ fn items(xml: &str) -> Result<Vec<Item>, SourceError> {
                         }
                         out.push(Item::Break);
                     }
-                    b"w:pageBreakBefore" => {
-                        if attr(e, b"w:val").as_deref() != Some("false") && tables.is_empty() {
-                            out.push(Item::Break);
-                        }
+                    b"w:pageBreakBefore"
+                        if attr(e, b"w:val").as_deref() != Some("false") && tables.is_empty() =>
+                    {
+                        out.push(Item::Break)
                     }
                     b"w:footnoteReference" => {
                         if let Some(id) = attr(e, b"w:id") {
@@ -265,7 +265,7 @@ pub fn pages(bytes: &[u8]) -> Result<Vec<PageText>, SourceError> {
             }
         }
     }
-    let explicit = body.iter().any(|i| *i == Item::Break);
+    let explicit = body.contains(&Item::Break);
     // Each page's lines and the footnotes it refers to.
     let mut raw: Vec<(String, Vec<String>)> = vec![Default::default()];
     for i in body {
