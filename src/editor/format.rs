@@ -25,6 +25,12 @@ use pest::Parser as _;
 use crate::diagnostic::{Code, Diagnostic, Span};
 use crate::syntax::{self, LexParser, Rule};
 
+mod gap;
+mod render;
+
+use gap::{join, Gap, GapTok};
+use render::render;
+
 const INDENT: &str = "  ";
 
 /// Formats a `.lex` file. A file that does not parse is left alone: its errors are returned.
@@ -50,34 +56,6 @@ pub fn format_lex(text: &str) -> Result<String, Vec<Diagnostic>> {
         .in_file(0)
         .label(Span::new(0, 0), "")
         .help("run `lexrun check` on it to see why")]),
-    }
-}
-
-/// What lies between two pairs of the tree.
-#[derive(Debug)]
-enum GapTok<'a> {
-    Punct(&'a str),
-    Comment(&'a str),
-}
-
-#[derive(Debug, Default)]
-struct Gap<'a> {
-    /// Each piece with the number of line breaks before it.
-    toks: Vec<(usize, GapTok<'a>)>,
-    /// Line breaks after the last piece.
-    trailing_newlines: usize,
-}
-
-impl<'a> Gap<'a> {
-    fn comments(&self) -> impl Iterator<Item = (usize, &'a str)> + '_ {
-        self.toks.iter().filter_map(|(nl, t)| match t {
-            GapTok::Comment(c) => Some((*nl, *c)),
-            GapTok::Punct(_) => None,
-        })
-    }
-
-    fn has_comment(&self) -> bool {
-        self.comments().next().is_some()
     }
 }
 
@@ -207,137 +185,6 @@ struct Printer<'a> {
 }
 
 impl<'a> Printer<'a> {
-    /// Reads the text between two pairs: white space, comments and punctuation.
-    fn gap(&self, from: usize, to: usize) -> Gap<'a> {
-        let s = &self.text[from..to];
-        let b = s.as_bytes();
-        let mut gap = Gap::default();
-        let mut nl = 0;
-        let mut i = 0;
-        while i < b.len() {
-            let rest = &s[i..];
-            let c = rest.chars().next().unwrap_or(' ');
-            if c == '\n' {
-                nl += 1;
-                i += 1;
-            } else if c.is_whitespace() || c == '\u{FEFF}' {
-                i += c.len_utf8();
-            } else if rest.starts_with("//") {
-                let len = rest.find('\n').unwrap_or(rest.len());
-                gap.toks.push((nl, GapTok::Comment(rest[..len].trim_end())));
-                nl = 0;
-                i += len;
-            } else if rest.starts_with("/*") {
-                let len = rest.find("*/").map_or(rest.len(), |e| e + 2);
-                gap.toks.push((nl, GapTok::Comment(&rest[..len])));
-                nl = 0;
-                i += len;
-            } else if "{}(),:+×".contains(c) {
-                gap.toks.push((nl, GapTok::Punct(&rest[..c.len_utf8()])));
-                nl = 0;
-                i += c.len_utf8();
-            } else {
-                let len = rest
-                    .find(|c: char| c.is_whitespace() || "{}(),:+×".contains(c))
-                    .unwrap_or(rest.len());
-                let len = len.max(c.len_utf8());
-                gap.toks.push((nl, GapTok::Punct(&rest[..len])));
-                nl = 0;
-                i += len;
-            }
-        }
-        gap.trailing_newlines = nl;
-        gap
-    }
-
-    /// The words of a stretch of the tree, normalised; `None` if a comment sits inside it.
-    fn words(
-        &self,
-        start: usize,
-        end: usize,
-        children: Vec<Pair<'a, Rule>>,
-    ) -> Option<Vec<String>> {
-        let mut out = Vec::new();
-        let mut pos = start;
-        for c in children {
-            let (s, e) = (c.as_span().start(), self.end(&c));
-            self.gap_words(pos, s, &mut out)?;
-            self.pair_words(c, &mut out)?;
-            pos = e;
-        }
-        self.gap_words(pos, end, &mut out)?;
-        Some(out)
-    }
-
-    fn gap_words(&self, from: usize, to: usize, out: &mut Vec<String>) -> Option<()> {
-        for (_, t) in self.gap(from, to).toks {
-            match t {
-                GapTok::Punct(p) => out.push(p.to_string()),
-                GapTok::Comment(_) => return None,
-            }
-        }
-        Some(())
-    }
-
-    fn pair_words(&self, p: Pair<'a, Rule>, out: &mut Vec<String>) -> Option<()> {
-        match p.as_rule() {
-            Rule::size => {
-                let mut it = p.into_inner();
-                let num = it.next()?.as_str();
-                let unit = it.next()?.as_str();
-                out.push(format!("{num} {unit}"));
-            }
-            Rule::requirement => {
-                out.push(p.as_str().split_whitespace().collect::<Vec<_>>().join(" "));
-            }
-            Rule::string | Rule::text_block | Rule::count => out.push(p.as_str().to_string()),
-            _ => {
-                let (s, e) = (p.as_span().start(), self.end(&p));
-                let inner: Vec<Pair<Rule>> = p.clone().into_inner().collect();
-                if inner.is_empty() {
-                    out.push(p.as_str().to_string());
-                } else {
-                    out.extend(self.words(s, e, inner)?);
-                }
-            }
-        }
-        Some(())
-    }
-
-    /// Where a pair's own text ends. Pest's span of a rule that ends in an optional or
-    /// repeated part also covers the white space and comments skipped before that part was
-    /// found missing; they belong to what follows.
-    fn end(&self, p: &Pair<'a, Rule>) -> usize {
-        let span = p.as_span();
-        // A token without parts (a word, a number) is exactly its span.
-        let Some(last) = p.clone().into_inner().last().map(|c| self.end(&c)) else {
-            return span.end();
-        };
-        let mut end = last;
-        let s = &self.text[last..span.end()];
-        let mut i = 0;
-        while i < s.len() {
-            let rest = &s[i..];
-            let c = rest.chars().next().unwrap_or(' ');
-            if c.is_whitespace() || c == '\u{FEFF}' {
-                i += c.len_utf8();
-            } else if rest.starts_with("//") {
-                i += rest.find('\n').unwrap_or(rest.len());
-            } else if rest.starts_with("/*") {
-                i += rest.find("*/").map_or(rest.len(), |e| e + 2);
-            } else {
-                i += c.len_utf8();
-                end = last + i;
-            }
-        }
-        end
-    }
-
-    /// The text of a pair exactly as written, for what holds a comment.
-    fn verbatim(&self, p: &Pair<'a, Rule>) -> String {
-        self.text[p.as_span().start()..self.end(p)].to_string()
-    }
-
     fn file(&self, file: Pair<'a, Rule>) -> String {
         let mut units: Vec<Unit> = Vec::new();
         // The previous declaration: its rule and whether it was one line.
@@ -601,97 +448,6 @@ impl<'a> Printer<'a> {
             Rule::record_type => self.record(inner, indent),
             _ => inner.as_str().to_string(),
         }
-    }
-}
-
-/// Words joined by single spaces, with `,`, `:` and `)` against the word before and nothing
-/// after `(`.
-fn join(words: &[String]) -> String {
-    let mut out = String::new();
-    for w in words {
-        let tight = matches!(w.as_str(), "," | ":" | ")") || out.ends_with('(');
-        if !out.is_empty() && !tight {
-            out.push(' ');
-        }
-        out.push_str(w);
-    }
-    out
-}
-
-/// Prints units at an indentation, aligning runs of one-setting lines.
-fn render(units: &[Unit], indent: &str, out: &mut String) {
-    let mut widths = vec![0usize; units.len()];
-    let mut i = 0;
-    while i < units.len() {
-        let Some(kind) = alignable(&units[i]) else {
-            i += 1;
-            continue;
-        };
-        // A run: alignable lines of one kind, with only end-of-line comments between them.
-        let mut j = i;
-        let mut members = Vec::new();
-        while j < units.len() {
-            match &units[j] {
-                Unit::Trailing(_) => {}
-                u if alignable(u) == Some(kind) => members.push(j),
-                _ => break,
-            }
-            j += 1;
-        }
-        let width = members
-            .iter()
-            .filter_map(|&m| match &units[m] {
-                Unit::Line(e) => Some(e[0].key.chars().count()),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
-        if members.len() > 1 {
-            for m in members {
-                widths[m] = width;
-            }
-        }
-        i = j.max(i + 1);
-    }
-    for (unit, width) in units.iter().zip(widths) {
-        match unit {
-            Unit::Blank => out.push('\n'),
-            Unit::Comment(c) => {
-                out.push_str(indent);
-                out.push_str(c);
-                out.push('\n');
-            }
-            Unit::Trailing(c) => {
-                if out.ends_with('\n') {
-                    out.pop();
-                }
-                out.push_str("  ");
-                out.push_str(c);
-                out.push('\n');
-            }
-            Unit::Line(entries) => {
-                out.push_str(indent);
-                let parts: Vec<String> = entries
-                    .iter()
-                    .map(|e| e.render(if entries.len() == 1 { width } else { 0 }))
-                    .collect();
-                out.push_str(&parts.join("  "));
-                out.push('\n');
-            }
-            Unit::Text(t) => {
-                out.push_str(indent);
-                out.push_str(t);
-                out.push('\n');
-            }
-        }
-    }
-}
-
-/// The alignment kind of a line that can join a run.
-fn alignable(u: &Unit) -> Option<Option<Rule>> {
-    match u {
-        Unit::Line(e) if e.len() == 1 && e[0].align => Some(e[0].kind),
-        _ => None,
     }
 }
 

@@ -5,6 +5,7 @@ pub mod ast;
 mod cond;
 mod grammar;
 mod hardware;
+pub mod keywords;
 mod limits;
 mod literal;
 mod parse;

@@ -11,58 +11,21 @@ use pest::error::{ErrorVariant, InputLocation};
 use pest::Parser as _;
 
 use super::grammar::{with_pest, Block, LexParser, Rule};
+use super::keywords;
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::suggest::did_you_mean;
 
-const TOP_KEYWORDS: &[&str] = &[
-    "workflow", "matter", "use", "pool", "model", "sources", "stage", "tool", "verify", "output",
-    "template", "ruleset",
-];
-
-const SAMPLING: &[&str] = &[
-    "temperature",
-    "top_p",
-    "top_k",
-    "min_p",
-    "repeat_penalty",
-    "seed",
-    "max_tokens",
-];
-
 fn block_keys(block: Block) -> Vec<&'static str> {
     let mut keys: Vec<&'static str> = match block {
-        Block::Pool => vec![
-            "host", "gpus", "link", "vram", "compute", "serve", "slots", "binary",
-        ],
-        Block::Model => vec![
-            "gguf",
-            "tag",
-            "weights",
-            "ctx",
-            "kv",
-            "kv_k",
-            "kv_v",
-            "flash_attn",
-            "min_decode",
-            "layers",
-            "kv_heads",
-            "head_dim",
-            "quant",
-            "dtype",
-        ],
-        Block::Sources => vec!["files", "bates", "description", "admit", "ocr"],
-        Block::Stage => vec![
-            "model", "prompt", "reads", "after", "when", "returns", "stop", "revise", "timeout",
-        ],
-        Block::Tool => vec!["reads", "after"],
-        Block::Verify => {
-            let mut v = super::CLAIM_KINDS.to_vec();
-            v.extend(["rules", "on"]);
-            v
-        }
+        Block::Pool => keywords::POOL.to_vec(),
+        Block::Model => keywords::MODEL.to_vec(),
+        Block::Sources => keywords::SOURCES.to_vec(),
+        Block::Stage => keywords::STAGE.to_vec(),
+        Block::Tool => keywords::TOOL.to_vec(),
+        Block::Verify => [super::CLAIM_KINDS, keywords::VERIFY].concat(),
     };
     if matches!(block, Block::Model | Block::Stage) {
-        keys.extend_from_slice(SAMPLING);
+        keys.extend_from_slice(keywords::SAMPLING);
     }
     keys
 }
@@ -127,7 +90,7 @@ fn expected_form(key: &str) -> &'static str {
 
 fn entry_rule(key: &str, block: Block) -> Option<Rule> {
     Some(match (block, key) {
-        (_, k) if SAMPLING.contains(&k) => Rule::sampling_e,
+        (_, k) if keywords::SAMPLING.contains(&k) => Rule::sampling_e,
         (Block::Pool, "host") => Rule::host_e,
         (Block::Pool, "gpus") => Rule::gpus_e,
         (Block::Pool, "link") => Rule::link_e,
@@ -391,14 +354,14 @@ pub(crate) fn bad_item(text: &str, base: usize, file: FileId) -> Diagnostic {
     )
     .in_file(file)
     .label(span, "not a declaration");
-    d = match did_you_mean(word, TOP_KEYWORDS.iter().copied()) {
+    d = match did_you_mean(word, keywords::TOP.iter().copied()) {
         Some(s) if !word.is_empty() => d.help(format!("did you mean `{s}`?")),
         _ if tok == "}" => {
             d.help("this `}` closes no block; remove it, or look for a missing `{` above")
         }
         _ => d.help(format!(
             "a .lex file is a list of declarations: {}",
-            TOP_KEYWORDS.join(", ")
+            keywords::TOP.join(", ")
         )),
     };
     d

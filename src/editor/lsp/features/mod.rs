@@ -1,0 +1,41 @@
+//! What the server answers: hover, definitions, references, renames, completions and
+//! semantic tokens, all from one [`Analysis`](super::analysis::Analysis).
+
+mod complete;
+mod hover;
+mod navigate;
+mod tokens;
+
+use lsp_types::Url;
+
+use super::analysis::file_url;
+
+pub use complete::completion;
+pub use hover::hover;
+pub use navigate::{definition, references, rename, rename_target};
+pub use tokens::{semantic_tokens, TOKEN_TYPES};
+
+/// The word (letters, digits, `_` and `.`) around a byte offset.
+pub(super) fn word_at(text: &str, offset: usize) -> (usize, &str) {
+    let ok = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    let offset = offset.min(text.len());
+    let start = text[..offset]
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| ok(c))
+        .last()
+        .map_or(offset, |(i, _)| i);
+    let end = text[offset..]
+        .char_indices()
+        .find(|&(_, c)| !ok(c))
+        .map_or(text.len(), |(i, _)| offset + i);
+    (start, &text[start..end])
+}
+
+/// The stdlib file a document URL points into, if it is one of the read-only copies.
+pub fn is_stdlib(url: &Url) -> bool {
+    file_url("std/prompts.lex").is_some_and(|s| {
+        let dir = s.as_str().trim_end_matches("prompts.lex");
+        url.as_str().starts_with(dir)
+    })
+}

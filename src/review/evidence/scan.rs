@@ -1,0 +1,245 @@
+//! The scan over the sources: one file after another from a shared queue, keeping the pages
+//! claims cite and scoring every page against the claims nothing supports, with the excerpt
+//! around each match.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{load, term, words, Best, CandidateAt, Found, Sought, Vocab, CANDIDATES, CONTEXT};
+use crate::sources::stamp_of;
+use crate::verify::{Doc, Evidence};
+
+/// Keeps the best few, higher score first, then earlier in the sources.
+pub(super) fn keep(best: &mut Vec<Best>, b: Best) {
+    best.push(b);
+    best.sort_by(|x, y| y.score.cmp(&x.score).then(x.order.cmp(&y.order)));
+    best.truncate(CANDIDATES);
+}
+
+/// Whether a page with this score would enter the best few.
+pub(super) fn would_keep(best: &[Best], score: i64, order: (usize, u32)) -> bool {
+    best.len() < CANDIDATES
+        || best
+            .last()
+            .is_some_and(|w| score > w.score || (score == w.score && order < w.order))
+}
+
+/// What the scan looks for.
+pub(super) struct Wants<'a> {
+    /// The pages claims cite, and their files.
+    pub(super) pages: &'a HashMap<(String, u32), ()>,
+    pub(super) files: &'a HashSet<String>,
+    /// The prefixes of the Bates claims nothing supports.
+    pub(super) bates_prefixes: &'a HashSet<String>,
+    pub(super) sought: &'a [Sought],
+    pub(super) vocab: &'a Vocab,
+    pub(super) images: bool,
+}
+
+/// Reads one file after another from the shared queue.
+pub(super) fn scan(ev: &Evidence, next: &AtomicUsize, wants: &Wants) -> Found {
+    let Wants {
+        pages: wanted,
+        files: wanted_files,
+        bates_prefixes,
+        sought,
+        vocab,
+        images,
+    } = *wants;
+    let mut f = Found {
+        best: vec![Vec::new(); sought.len()],
+        ..Found::default()
+    };
+    // Per claim, which of its words the page has; the claims touched; per word, the last page
+    // that had it (so a word met again on a page is not looked up again).
+    let mut masks: Vec<u64> = vec![0; sought.len()];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut seen: Vec<u64> = vec![u64::MAX; vocab.uses.len()];
+    let mut page_no: u64 = 0;
+    let mut buf = String::new();
+    loop {
+        let di = next.fetch_add(1, Ordering::Relaxed);
+        let Some(source) = ev.sources.get(di) else {
+            return f;
+        };
+        let (path, pages, from) = match load(source, images, wanted_files) {
+            (Doc::Pages { path, pages }, from) => (path, pages, from),
+            (Doc::Unreadable { path, problem }, _) => {
+                f.unreadable.push((path, problem));
+                continue;
+            }
+        };
+        for (i, raw) in pages.iter().enumerate() {
+            let number = i as u32 + 1;
+            let bates = stamp_of(raw);
+            let key = (path.clone(), number);
+            if wanted.contains_key(&key) {
+                if let Some(how) = from.get(i) {
+                    f.from.insert(key.clone(), how.clone());
+                }
+                f.pages.insert(key, (raw.clone(), bates.clone()));
+            }
+            if sought.is_empty() {
+                continue;
+            }
+            // Stamped pages, for the Bates claims: which are nearest is decided at the end.
+            if let Some(b) = &bates {
+                let split = b.find(|c: char| c.is_ascii_digit()).unwrap_or(b.len());
+                let (prefix, digits) = b.split_at(split);
+                let prefix = prefix
+                    .trim_end_matches([' ', '_', '-'])
+                    .to_ascii_uppercase();
+                if let (Ok(n), true) = (digits.parse::<u64>(), bates_prefixes.contains(&prefix)) {
+                    // The page's foot, with the stamp's line highlighted.
+                    let t = raw.trim_end();
+                    let line = t.rfind('\n').map_or(0, |i| i + 1);
+                    let line = line + (t[line..].len() - t[line..].trim_start().len());
+                    let cand = excerpt(&path, number, &bates, raw, &[(line, t.len())]);
+                    f.stamps.push((prefix, n, (di, number), cand));
+                }
+            }
+            // Other claims: the share of their words on the page.
+            page_no += 1;
+            for &si in &touched {
+                masks[si as usize] = 0;
+            }
+            touched.clear();
+            for (s, e) in words(raw) {
+                buf.clear();
+                let w = &raw[s..e];
+                if w.is_ascii() {
+                    buf.push_str(w);
+                    buf.make_ascii_lowercase();
+                } else {
+                    buf.push_str(&w.to_lowercase());
+                }
+                let key: &str = if buf.bytes().all(|b| b.is_ascii_digit()) {
+                    let t = buf.trim_start_matches('0');
+                    if t.is_empty() {
+                        "0"
+                    } else {
+                        t
+                    }
+                } else {
+                    &buf
+                };
+                if let Some(&id) = vocab.ids.get(key) {
+                    if seen[id] == page_no {
+                        continue;
+                    }
+                    seen[id] = page_no;
+                    for &(si, ti) in &vocab.uses[id] {
+                        let m = &mut masks[si as usize];
+                        if *m == 0 {
+                            touched.push(si);
+                        }
+                        *m |= 1 << ti;
+                    }
+                }
+            }
+            for &si in &touched {
+                let mask = masks[si as usize];
+                let s = &sought[si as usize];
+                let score: u32 = (0..s.weights.len())
+                    .filter(|t| mask & (1 << t) != 0)
+                    .map(|t| s.weights[t])
+                    .sum();
+                let matched = mask.count_ones();
+                if score * 2 < s.total || (matched < 2 && s.weights.len() > 1) {
+                    continue;
+                }
+                let score = score as i64;
+                if would_keep(&f.best[si as usize], score, (di, number)) {
+                    let at = term_places(raw, &s.terms, mask);
+                    let cand = excerpt(&path, number, &bates, raw, &at);
+                    keep(
+                        &mut f.best[si as usize],
+                        Best {
+                            score,
+                            order: (di, number),
+                            cand,
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The byte ranges of the words of `terms` on a page, for the terms set in `mask`, in the
+/// densest stretch of the page.
+fn term_places(raw: &str, terms: &[String], mask: u64) -> Vec<(usize, usize)> {
+    let mut places: Vec<(usize, usize, usize)> = Vec::new();
+    for (s, e) in words(raw) {
+        let t = term(&raw[s..e]);
+        if let Some(ti) = terms.iter().position(|x| *x == t) {
+            if mask & (1 << ti) != 0 {
+                places.push((s, e, ti));
+            }
+        }
+    }
+    // The shortest stretch holding every matched term.
+    let need = mask.count_ones() as usize;
+    let mut best: Option<(usize, usize)> = None;
+    let mut count: HashMap<usize, usize> = HashMap::new();
+    let mut lo = 0;
+    for hi in 0..places.len() {
+        *count.entry(places[hi].2).or_default() += 1;
+        while count.len() == need {
+            let span = places[hi].1 - places[lo].0;
+            if best.is_none_or(|(a, b)| span < places[b].1 - places[a].0) {
+                best = Some((lo, hi));
+            }
+            let t = places[lo].2;
+            if let Some(c) = count.get_mut(&t) {
+                *c -= 1;
+                if *c == 0 {
+                    count.remove(&t);
+                }
+            }
+            lo += 1;
+        }
+    }
+    best.map_or_else(Vec::new, |(a, b)| {
+        places[a..=b].iter().map(|&(s, e, _)| (s, e)).collect()
+    })
+}
+
+/// An excerpt of a page around byte ranges, with the ranges moved into it.
+fn excerpt(
+    file: &str,
+    page: u32,
+    bates: &Option<String>,
+    raw: &str,
+    at: &[(usize, usize)],
+) -> CandidateAt {
+    let first = at.first().map_or(0, |a| a.0);
+    let last = at.last().map_or(0, |a| a.1);
+    let mut s = first.saturating_sub(CONTEXT);
+    while !raw.is_char_boundary(s) {
+        s -= 1;
+    }
+    let mut e = (last + CONTEXT).min(raw.len());
+    while !raw.is_char_boundary(e) {
+        e += 1;
+    }
+    let mut text = String::new();
+    if s > 0 {
+        text.push('…');
+    }
+    let shift = text.len();
+    text.push_str(&raw[s..e]);
+    if e < raw.len() {
+        text.push('…');
+    }
+    CandidateAt {
+        file: file.to_string(),
+        page,
+        bates: bates.clone(),
+        excerpt: text,
+        highlights: at
+            .iter()
+            .map(|&(a, b)| (a - s + shift, b - s + shift))
+            .collect(),
+    }
+}

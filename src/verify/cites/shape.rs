@@ -1,0 +1,199 @@
+//! Whether words the catalogue does not know still look like a reporter's abbreviation, so
+//! that a cite to an unknown reporter is reported as unrecognised rather than passed over.
+
+use super::CATALOGUE;
+
+/// Words that never name a reporter: months, street words, the draft's own numbering, units.
+const NOT_REPORTER_WORDS: &[&str] = &[
+    "jan",
+    "january",
+    "feb",
+    "february",
+    "mar",
+    "march",
+    "apr",
+    "april",
+    "may",
+    "jun",
+    "june",
+    "jul",
+    "july",
+    "aug",
+    "august",
+    "sep",
+    "sept",
+    "september",
+    "oct",
+    "october",
+    "nov",
+    "november",
+    "dec",
+    "december",
+    "st",
+    "street",
+    "ave",
+    "avenue",
+    "blvd",
+    "boulevard",
+    "rd",
+    "road",
+    "dr",
+    "drive",
+    "ln",
+    "lane",
+    "suite",
+    "ste",
+    "fl",
+    "floor",
+    "apt",
+    "unit",
+    "room",
+    "rm",
+    "hwy",
+    "highway",
+    "pkwy",
+    "parkway",
+    "way",
+    "pl",
+    "place",
+    "sq",
+    "square",
+    "bldg",
+    "building",
+    "no",
+    "nos",
+    "number",
+    "sec",
+    "secs",
+    "section",
+    "sections",
+    "art",
+    "article",
+    "ch",
+    "chap",
+    "chapter",
+    "pt",
+    "part",
+    "para",
+    "paras",
+    "par",
+    "paragraph",
+    "ex",
+    "exh",
+    "exhibit",
+    "vol",
+    "volume",
+    "p",
+    "pp",
+    "page",
+    "pages",
+    "fig",
+    "figure",
+    "tbl",
+    "table",
+    "id",
+    "ibid",
+    "doc",
+    "docs",
+    "dkt",
+    "ecf",
+    "att",
+    "tab",
+    "am",
+    "pm",
+    "a.m",
+    "p.m",
+    "hrs",
+    "hr",
+    "min",
+    "mins",
+    "sq",
+    "ft",
+    "lbs",
+    "oz",
+    "mi",
+    "km",
+    "kg",
+    "cm",
+    "mm",
+    "in",
+    "yrs",
+    "mo",
+    "mos",
+    "wk",
+    "wks",
+    "days",
+    "tel",
+    "fax",
+    "ph",
+    "ext",
+    "po",
+    "box",
+    "rule",
+    "rules",
+    "line",
+    "lines",
+    "item",
+    "items",
+    "step",
+    "steps",
+    "count",
+    "counts",
+    "claim",
+    "claims",
+];
+
+/// Whether words the catalogue does not know still look like a reporter: one to six
+/// capitalised abbreviations (at least one with a period or an apostrophe, or in capitals),
+/// series markers like `2d` or `4th`, `&` — and none of the words that never name one.
+pub fn citation_shaped(abbreviation: &str) -> bool {
+    let words: Vec<&str> = abbreviation.split_whitespace().collect();
+    if words.is_empty() || words.len() > 6 || abbreviation.len() > 40 {
+        return false;
+    }
+    if CATALOGUE.law(abbreviation).is_some() {
+        return false;
+    }
+    let mut abbreviated = false;
+    for w in &words {
+        let w = w.trim_end_matches(',');
+        if w == "&" {
+            continue;
+        }
+        let bare: String = w
+            .chars()
+            .filter(|c| c.is_alphanumeric() || *c == '.')
+            .collect::<String>()
+            .trim_end_matches('.')
+            .to_lowercase();
+        if NOT_REPORTER_WORDS.contains(&bare.as_str()) {
+            return false;
+        }
+        let digits = w.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 {
+            // A series marker (`2d`, `3d.`, `4th`, `2nd`), never a street's `12th`.
+            let rest = w[digits..].trim_end_matches('.').to_lowercase();
+            let n: u32 = w[..digits].parse().unwrap_or(0);
+            if !(2..=9).contains(&n) || !matches!(rest.as_str(), "d" | "nd" | "rd" | "th") {
+                return false;
+            }
+            continue;
+        }
+        let core = w.trim_start_matches(['(', '[']);
+        if !core.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            || !w.chars().all(|c| {
+                c.is_ascii_alphabetic()
+                    || matches!(c, '.' | '\'' | '’' | '&' | '(' | ')' | '[' | ']')
+            })
+        {
+            return false;
+        }
+        let letters: Vec<char> = w.chars().filter(char::is_ascii_alphabetic).collect();
+        if w.contains(['.', '\'', '’'])
+            || (2..=6).contains(&letters.len()) && letters.iter().all(char::is_ascii_uppercase)
+        {
+            abbreviated = true;
+        }
+    }
+    abbreviated
+}
