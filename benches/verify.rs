@@ -2,6 +2,10 @@
 //! against `rg -F -f PATTERNS` searching the same files for the same claims as fixed strings.
 //! Targets: verify time ≤ 2 × rg's, peak memory ≤ 2 × the evidence text size.
 //!
+//! Then the draft's own size: the same draft repeated to 1, 10 and 50 MB, verified against
+//! the same 10,000 pages with the Markdown report, and the time per MB of draft at each size
+//! (target: linear, so about equal per MB). `LEXRUN_BENCH_SIZES=1,10` picks other sizes.
+//!
 //! Run: `cargo bench --bench verify` (needs `rg`: `apt-get install ripgrep`). With
 //! `LEXRUN_BENCH_DIR=DIR` the generated files are kept in DIR for profiling.
 
@@ -139,6 +143,7 @@ fn main() {
     );
     println!("lexrun verify (median of {RUNS}): {:.1} ms, peak memory {:.1} MB = {:.2} × the evidence text", lex.as_secs_f64() * 1e3, peak as f64 * 1024.0 / 1e6, peak as f64 * 1024.0 / evidence_bytes as f64);
 
+    draft_scaling(exe, &sources, &draft, &dir);
     if !rg_ok {
         println!("rg is not installed: `apt-get install ripgrep` for the comparison");
         return;
@@ -152,4 +157,51 @@ fn main() {
         "ratio: lexrun verify = {:.2} × rg (target ≤ 2.00)",
         lex.as_secs_f64() / rg.as_secs_f64()
     );
+}
+
+/// `verify` (Markdown report) of drafts of growing size against the same evidence: the time
+/// per MB of draft at each size, and each size's per-MB time as a ratio of the smallest's.
+fn draft_scaling(
+    exe: &str,
+    sources: &std::path::Path,
+    draft: &std::path::Path,
+    dir: &std::path::Path,
+) {
+    let sizes: Vec<usize> = std::env::var("LEXRUN_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 10, 50]);
+    let unit = std::fs::read_to_string(draft).unwrap();
+    let mut first: Option<f64> = None;
+    println!("draft size scaling (verify with the Markdown report, one run each):");
+    for mb in sizes {
+        let mut big = String::with_capacity(mb << 20);
+        while big.len() < mb << 20 {
+            big.push_str(&unit);
+            big.push_str("\n\n");
+        }
+        let path = dir.join(format!("draft-{mb}mb.md"));
+        std::fs::write(&path, &big).unwrap();
+        let (t, rss, code) = measure(
+            Command::new(exe)
+                .arg("verify")
+                .arg("--sources")
+                .arg(sources)
+                .arg(&path),
+        );
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "lexrun verify failed: {code:?}"
+        );
+        let per_mb = t.as_secs_f64() / (big.len() as f64 / (1 << 20) as f64);
+        let base = *first.get_or_insert(per_mb);
+        println!(
+            "  {mb:>3} MB draft: {:.2} s, {:.3} s per MB = {:.2} × the per-MB time of the smallest, peak memory {:.0} MB",
+            t.as_secs_f64(),
+            per_mb,
+            per_mb / base,
+            rss as f64 * 1024.0 / 1e6
+        );
+        let _ = std::fs::remove_file(&path);
+    }
 }

@@ -199,6 +199,7 @@ codes! {
     TemplateSyntax = "E040", Error, "a prompt template does not parse";
     TemplateVariable = "E041", Error, "a prompt template uses a variable the stage does not provide";
     TemplateNotFound = "E042", Error, "a prompt template file does not exist";
+    TemplateOutside = "E043", Error, "a prompt template outside the workflow's folder";
     SharedGpu = "E050", Error, "two pools on one host claim the same GPU";
     VramExceeded = "E051", Error, "the models on a pool do not fit in its VRAM";
     QuantizedVNeedsFlash = "E052", Error, "a quantized V cache without flash attention";
@@ -220,6 +221,7 @@ codes! {
     BadBates = "E073", Error, "an invalid Bates numbering declaration";
     NoFiles = "E074", Error, "a `sources` block without `files`";
     BadAdmit = "E075", Error, "an `admit` without a reason, or of a file outside the matter";
+    MatterOutside = "E076", Warning, "a matter folder outside the workflow's folder";
     BadOutput = "E080", Error, "an output path lexrun cannot write";
     DuplicateOutput = "E081", Error, "two outputs written to one path";
     VerifyAgainstOutput = "E082", Error, "verification against a stage's output instead of evidence";

@@ -18,6 +18,7 @@ pub mod backend;
 pub mod calendar;
 pub mod check;
 pub mod cli;
+pub mod confine;
 pub mod diagnostic;
 pub mod document;
 pub mod editor;

@@ -218,7 +218,8 @@ impl Cassette {
         if let Some(d) = self.path.parent() {
             std::fs::create_dir_all(d)?;
         }
-        crate::atomic::write(&self.path, out.as_bytes())
+        // It holds the prompts, evidence and all: its owner's to read.
+        crate::atomic::write_private(&self.path, out.as_bytes())
     }
 
     /// The occurrence number of this request in the run so far (0 for the first).

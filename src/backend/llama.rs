@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 
 use super::openai::{chat_body, llama_timings, stream_chat};
-use super::stream::{Sse, SseDecoder};
+use super::stream::{Budget, Sse, SseDecoder};
 use super::{
     clip, sampling_value, Backend, BoxFuture, Call, CallError, Health, Http, Identity, Reply,
 };
@@ -59,11 +59,12 @@ impl Llama {
         let mut events = Vec::new();
         let mut text = String::new();
         let mut tokens = 0;
+        let mut budget = Budget::of(call);
         loop {
             let chunk = self.http.chunk(&mut resp).await?;
             match &chunk {
-                Some(c) => dec.push(c, &mut events),
-                None => dec.finish(&mut events),
+                Some(c) => dec.push(c, &mut events)?,
+                None => dec.finish(&mut events)?,
             }
             for ev in events.drain(..) {
                 let Sse::Data(data) = ev else { continue };
@@ -85,6 +86,10 @@ impl Llama {
                     });
                 }
                 if let Some(piece) = v["content"].as_str() {
+                    // A server going on past the stage's limit: lexrun stops reading.
+                    if budget.take() {
+                        return Ok(budget.cut(text));
+                    }
                     text.push_str(piece);
                     tokens += 1;
                     on_token(tokens);
@@ -115,7 +120,14 @@ impl Backend for Llama {
                 body.insert("id_slot".into(), json!(slot));
             }
             let url = self.root("/v1/chat/completions");
-            stream_chat(&self.http, &url, &Value::Object(body), on_token).await
+            stream_chat(
+                &self.http,
+                &url,
+                &Value::Object(body),
+                on_token,
+                Budget::of(call),
+            )
+            .await
         })
     }
 

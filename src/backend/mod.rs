@@ -98,6 +98,9 @@ pub enum CallError {
     Malformed(String),
     #[error("the server reported an error: {0}")]
     Failed(String),
+    /// An answer past lexrun's own bounds: asking again would get the same.
+    #[error("{0}")]
+    TooLarge(String),
     /// Replaying a cassette that does not hold this request.
     #[error("{0}")]
     NotRecorded(String),
@@ -109,7 +112,7 @@ impl CallError {
     pub fn retryable(&self) -> bool {
         match self {
             CallError::Status { code, .. } => *code == 429 || *code >= 500,
-            CallError::Timeout(_) | CallError::NotRecorded(_) => false,
+            CallError::Timeout(_) | CallError::NotRecorded(_) | CallError::TooLarge(_) => false,
             _ => true,
         }
     }
@@ -156,17 +159,35 @@ impl Default for Limits {
     }
 }
 
+/// An address as it may be shown: any `user:password@` in it replaced by `***@`. Used for
+/// every message, record and log that names an endpoint.
+pub fn redact_url(s: &str) -> String {
+    let Some(scheme_end) = s.find("://") else {
+        return s.to_string();
+    };
+    let rest = &s[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}***@{}", &s[..scheme_end + 3], &rest[at + 1..]),
+        None => s.to_string(),
+    }
+}
+
 /// Why a backend could not be set up for an endpoint.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    #[error("`{base}` is not a URL: {source}")]
+    #[error("`{}` is not a URL: {source}", redact_url(base))]
     NotAUrl {
         base: String,
         #[source]
         source: url::ParseError,
     },
-    #[error("`{0}`: lexrun talks to model servers on the firm's own network over plain http")]
+    #[error("`{}`: lexrun talks to model servers on the firm's own network over plain http", redact_url(.0))]
     NotHttp(String),
+    #[error("`{}` carries credentials in its address; lexrun never sends or keeps them: write it without `user:password@` and give the pool `api_key env \"VAR\"`", redact_url(.0))]
+    Credentials(String),
+    #[error("the environment variable `{0}` that holds the pool's API key is not set (or empty); set it where lexrun runs")]
+    NoKey(String),
     #[error("{0}")]
     Client(#[source] reqwest::Error),
 }
@@ -177,7 +198,27 @@ pub fn connect(
     base: &str,
     limits: &Limits,
 ) -> Result<Box<dyn Backend>, ConnectError> {
-    let http = Http::new(base, limits)?;
+    connect_with_key(kind, base, limits, None)
+}
+
+/// Builds the backend for a server family at `base`, sending `api_key_env`'s value (read from
+/// the environment now) as a bearer token on every request to this server and no other.
+pub fn connect_with_key(
+    kind: ServerKind,
+    base: &str,
+    limits: &Limits,
+    api_key_env: Option<&str>,
+) -> Result<Box<dyn Backend>, ConnectError> {
+    let key = match api_key_env {
+        Some(var) => Some(
+            std::env::var(var)
+                .ok()
+                .filter(|k| !k.trim().is_empty())
+                .ok_or_else(|| ConnectError::NoKey(var.to_string()))?,
+        ),
+        None => None,
+    };
+    let http = Http::new_with_key(base, limits, key)?;
     Ok(match kind {
         ServerKind::LlamaCpp => Box::new(llama::Llama::new(http)),
         ServerKind::Ollama => Box::new(ollama::Ollama::new(http)),
@@ -291,27 +332,66 @@ pub struct Http {
     client: reqwest::Client,
     base: String,
     idle: Duration,
+    /// The pool's API key, to keep out of every message.
+    key: Option<String>,
 }
 
 impl Http {
     pub fn new(base: &str, limits: &Limits) -> Result<Http, ConnectError> {
+        Http::new_with_key(base, limits, None)
+    }
+
+    /// A client for one server; `key`, when given, goes to it (and only it) as a bearer token,
+    /// marked sensitive so that no debug output shows it. An address with `user:password@` is
+    /// refused: such credentials would otherwise be sent as Basic auth and kept in records.
+    pub fn new_with_key(
+        base: &str,
+        limits: &Limits,
+        key: Option<String>,
+    ) -> Result<Http, ConnectError> {
+        // Errors carry the address redacted, so that no message, log or debug output of one
+        // holds a password.
+        let shown = redact_url(base);
         let url = url::Url::parse(base).map_err(|source| ConnectError::NotAUrl {
-            base: base.to_string(),
+            base: shown.clone(),
             source,
         })?;
         if url.scheme() != "http" {
-            return Err(ConnectError::NotHttp(base.to_string()));
+            return Err(ConnectError::NotHttp(shown));
         }
-        let client = reqwest::Client::builder()
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(ConnectError::Credentials(shown));
+        }
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(limits.connect)
             .pool_idle_timeout(Duration::from_secs(30))
-            .build()
-            .map_err(ConnectError::Client)?;
+            // A redirect would carry the key to another server.
+            .redirect(reqwest::redirect::Policy::none());
+        if let Some(k) = &key {
+            let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", k.trim()))
+                .map_err(|_| {
+                    ConnectError::NoKey("(the key holds characters a header cannot)".into())
+                })?;
+            value.set_sensitive(true);
+            let mut headers = reqwest::header::HeaderMap::new();
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+            builder = builder.default_headers(headers);
+        }
+        let client = builder.build().map_err(ConnectError::Client)?;
         Ok(Http {
             client,
             base: base.trim_end_matches('/').to_string(),
             idle: limits.idle,
+            key,
         })
+    }
+
+    /// `text` with the pool's key, should a server echo it, replaced by `***`.
+    fn redact(&self, text: String) -> String {
+        match &self.key {
+            Some(k) if !k.trim().is_empty() => text.replace(k.trim(), "***"),
+            _ => text,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -376,7 +456,7 @@ impl Http {
             .ok()
             .and_then(|r| r.ok())
             .unwrap_or_default();
-        let message = error_message(&body);
+        let message = self.redact(error_message(&body));
         if status.as_u16() == 503 && message.to_ascii_lowercase().contains("loading") {
             return Err(CallError::Loading(message));
         }
@@ -482,6 +562,19 @@ mod tests {
         assert!(CallError::Refused(String::new()).retryable());
         assert!(CallError::Cut(String::new()).retryable());
         assert!(!CallError::Timeout(Duration::from_secs(1)).retryable());
+    }
+
+    #[test]
+    fn url_credentials_are_redacted_and_refused() {
+        assert_eq!(
+            redact_url("http://user:pa55@10.0.0.2:8081/v1?x=@"),
+            "http://***@10.0.0.2:8081/v1?x=@"
+        );
+        assert_eq!(redact_url("http://10.0.0.2:8081"), "http://10.0.0.2:8081");
+        let Err(e) = Http::new("http://user:pa55@127.0.0.1:1", &Limits::default()) else {
+            panic!("URL credentials accepted")
+        };
+        assert!(!e.to_string().contains("pa55"), "{e}");
     }
 
     #[test]

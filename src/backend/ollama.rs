@@ -79,11 +79,12 @@ impl Backend for Ollama {
             let mut lines = Vec::new();
             let mut text = String::new();
             let mut tokens = 0;
+            let mut budget = super::stream::Budget::of(call);
             loop {
                 let chunk = self.http.chunk(&mut resp).await?;
                 match &chunk {
-                    Some(c) => dec.push(c, &mut lines),
-                    None => dec.finish(&mut lines),
+                    Some(c) => dec.push(c, &mut lines)?,
+                    None => dec.finish(&mut lines)?,
                 }
                 for line in lines.drain(..) {
                     let v: Value = serde_json::from_str(&line).map_err(|e| {
@@ -94,6 +95,10 @@ impl Backend for Ollama {
                     }
                     if let Some(piece) = v["message"]["content"].as_str() {
                         if !piece.is_empty() {
+                            // A server going on past the stage's limit: lexrun stops reading.
+                            if budget.take() {
+                                return Ok(budget.cut(text));
+                            }
                             text.push_str(piece);
                             tokens += 1;
                             on_token(tokens);

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::stream::{Sse, SseDecoder};
+use super::stream::{Budget, Sse, SseDecoder};
 use super::{
     clip, sampling_value, Backend, BoxFuture, Call, CallError, Health, Http, Identity, Reply,
     Timings,
@@ -51,6 +51,7 @@ pub async fn stream_chat(
     url: &str,
     body: &Value,
     on_token: &(dyn Fn(u64) + Send + Sync),
+    mut budget: Budget,
 ) -> Result<Reply, CallError> {
     let started = Instant::now();
     let mut resp = http.post(url, body).await?;
@@ -66,8 +67,8 @@ pub async fn stream_chat(
     loop {
         let chunk = http.chunk(&mut resp).await?;
         match &chunk {
-            Some(c) => dec.push(c, &mut events),
-            None => dec.finish(&mut events),
+            Some(c) => dec.push(c, &mut events)?,
+            None => dec.finish(&mut events)?,
         }
         for ev in events.drain(..) {
             let data = match ev {
@@ -85,6 +86,10 @@ pub async fn stream_chat(
             if let Some(choice) = v["choices"].get(0) {
                 if let Some(piece) = choice["delta"]["content"].as_str() {
                     if !piece.is_empty() {
+                        // A server going on past the stage's limit: lexrun stops reading.
+                        if budget.take() {
+                            return Ok(budget.cut(text));
+                        }
                         text.push_str(piece);
                         tokens += 1;
                         first_token.get_or_insert_with(Instant::now);
@@ -183,7 +188,14 @@ impl Backend for OpenAi {
                 body.insert("max_tokens".into(), n);
             }
             let url = self.http.url("/v1/chat/completions");
-            stream_chat(&self.http, &url, &Value::Object(body), on_token).await
+            stream_chat(
+                &self.http,
+                &url,
+                &Value::Object(body),
+                on_token,
+                Budget::of(call),
+            )
+            .await
         })
     }
 

@@ -1,6 +1,83 @@
 //! Framing of streamed answers: server-sent events (llama.cpp, OpenAI-compatible) and
 //! newline-delimited JSON (Ollama). Both decoders take bytes as they arrive, in chunks cut
 //! anywhere, and hand back whole messages.
+//!
+//! A stream is bounded whatever the server does: bytes that are not UTF-8 are an error (never
+//! silently replaced), a stream past [`MAX_STREAM_BYTES`] is refused, and [`Budget`] ends an
+//! answer at the stage's token limit (or the model's context) when the server does not.
+
+use super::{CallError, Timings};
+
+/// The most bytes one answer's stream may carry, framing included: far above any answer a
+/// stage's token limit allows, far below what would exhaust memory.
+pub const MAX_STREAM_BYTES: usize = 64 << 20;
+
+/// What makes a stream unreadable.
+fn not_utf8(at: usize) -> CallError {
+    CallError::Malformed(format!(
+        "the answer holds bytes that are not UTF-8 (at byte {at} of the stream); lexrun does not guess at them"
+    ))
+}
+
+fn too_large() -> CallError {
+    CallError::TooLarge(format!(
+        "the answer stream passed {} MiB; the server ignores the stage's limits",
+        MAX_STREAM_BYTES >> 20
+    ))
+}
+
+/// Counts an answer's tokens against the stage's limit: `max_tokens`, else the model's
+/// context, which no answer can outgrow.
+pub struct Budget {
+    pub limit: u64,
+    pub tokens: u64,
+    started: std::time::Instant,
+}
+
+impl Budget {
+    pub fn of(call: &super::Call) -> Budget {
+        let limit = call
+            .sampling
+            .get("max_tokens")
+            .map(|n| *n as u64)
+            .filter(|n| *n > 0)
+            .unwrap_or(call.num_ctx.max(1));
+        Budget {
+            limit,
+            tokens: 0,
+            started: std::time::Instant::now(),
+        }
+    }
+
+    /// Counts one more piece; true when it would pass the limit, and the answer ends
+    /// without it.
+    pub fn take(&mut self) -> bool {
+        if self.tokens >= self.limit {
+            return true;
+        }
+        self.tokens += 1;
+        false
+    }
+
+    /// An answer ended by lexrun at the limit: `length`, with the clock's timings.
+    pub fn cut(&self, text: String) -> super::Reply {
+        let ms = self.started.elapsed().as_secs_f64() * 1000.0;
+        super::Reply {
+            text,
+            timings: Timings {
+                predicted_n: self.tokens,
+                predicted_ms: ms,
+                predicted_per_second: if ms > 0.0 {
+                    self.tokens as f64 * 1000.0 / ms
+                } else {
+                    0.0
+                },
+                ..Timings::default()
+            },
+            finish: Some("length".into()),
+        }
+    }
+}
 
 /// One server-sent event's data, or the end of the stream.
 #[derive(Debug, PartialEq, Eq)]
@@ -16,28 +93,46 @@ pub enum Sse {
 pub struct SseDecoder {
     buf: Vec<u8>,
     data: Vec<String>,
+    /// Bytes taken so far.
+    seen: usize,
+}
+
+/// A line as text, or where its first byte that is not UTF-8 is in the stream.
+fn utf8(line: &[u8], line_start: usize) -> Result<&str, CallError> {
+    std::str::from_utf8(line).map_err(|e| not_utf8(line_start + e.valid_up_to()))
 }
 
 impl SseDecoder {
-    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<Sse>) {
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<Sse>) -> Result<(), CallError> {
+        let start = self.seen - self.buf.len().min(self.seen);
+        self.seen += chunk.len();
+        if self.seen > MAX_STREAM_BYTES {
+            return Err(too_large());
+        }
         self.buf.extend_from_slice(chunk);
+        let mut at = start;
         while let Some(nl) = self.buf.iter().position(|&b| b == b'\n') {
             let mut line: Vec<u8> = self.buf.drain(..=nl).collect();
+            let len = line.len();
             line.pop();
             if line.last() == Some(&b'\r') {
                 line.pop();
             }
-            self.line(&String::from_utf8_lossy(&line), out);
+            self.line(utf8(&line, at)?, out);
+            at += len;
         }
+        Ok(())
     }
 
     /// The stream ended: an event not closed by a blank line still counts.
-    pub fn finish(&mut self, out: &mut Vec<Sse>) {
+    pub fn finish(&mut self, out: &mut Vec<Sse>) -> Result<(), CallError> {
         if !self.buf.is_empty() {
             let rest = std::mem::take(&mut self.buf);
-            self.line(String::from_utf8_lossy(&rest).trim_end_matches('\r'), out);
+            let at = self.seen - rest.len();
+            self.line(utf8(&rest, at)?.trim_end_matches('\r'), out);
         }
         self.dispatch(out);
+        Ok(())
     }
 
     fn line(&mut self, line: &str, out: &mut Vec<Sse>) {
@@ -67,25 +162,35 @@ impl SseDecoder {
 #[derive(Default)]
 pub struct NdjsonDecoder {
     buf: Vec<u8>,
+    seen: usize,
 }
 
 impl NdjsonDecoder {
-    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<String>) {
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<String>) -> Result<(), CallError> {
+        let mut at = self.seen - self.buf.len().min(self.seen);
+        self.seen += chunk.len();
+        if self.seen > MAX_STREAM_BYTES {
+            return Err(too_large());
+        }
         self.buf.extend_from_slice(chunk);
         while let Some(nl) = self.buf.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.buf.drain(..=nl).collect();
-            let line = String::from_utf8_lossy(&line);
-            if !line.trim().is_empty() {
-                out.push(line.trim().to_string());
+            let text = utf8(&line, at)?;
+            if !text.trim().is_empty() {
+                out.push(text.trim().to_string());
             }
+            at += line.len();
         }
+        Ok(())
     }
 
-    pub fn finish(&mut self, out: &mut Vec<String>) {
-        let rest = String::from_utf8_lossy(&std::mem::take(&mut self.buf)).into_owned();
-        if !rest.trim().is_empty() {
-            out.push(rest.trim().to_string());
+    pub fn finish(&mut self, out: &mut Vec<String>) -> Result<(), CallError> {
+        let rest = std::mem::take(&mut self.buf);
+        let text = utf8(&rest, self.seen - rest.len())?;
+        if !text.trim().is_empty() {
+            out.push(text.trim().to_string());
         }
+        Ok(())
     }
 }
 
@@ -97,10 +202,42 @@ mod tests {
         let mut d = SseDecoder::default();
         let mut out = Vec::new();
         for c in chunks {
-            d.push(c, &mut out);
+            d.push(c, &mut out).unwrap();
         }
-        d.finish(&mut out);
+        d.finish(&mut out).unwrap();
         out
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_an_error_not_replaced() {
+        let mut d = SseDecoder::default();
+        let mut out = Vec::new();
+        let e = d
+            .push(
+                b"data: {\"c\":\"ok\"}\n\ndata: {\"c\":\"\xff\"}\n\n",
+                &mut out,
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("not UTF-8 (at byte 28"), "{e}");
+        let mut n = NdjsonDecoder::default();
+        assert!(n.push(b"{\"a\":\"\xc3\"}\n", &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn a_stream_past_the_cap_is_refused() {
+        let mut d = NdjsonDecoder::default();
+        let mut out = Vec::new();
+        let piece = vec![b' '; 1 << 20];
+        let mut failed = None;
+        for i in 0..=(MAX_STREAM_BYTES >> 20) {
+            if let Err(e) = d.push(&piece, &mut out) {
+                failed = Some((i, e));
+                break;
+            }
+        }
+        let (i, e) = failed.expect("refused");
+        assert_eq!(i, MAX_STREAM_BYTES >> 20);
+        assert!(!e.retryable(), "{e}");
     }
 
     #[test]
@@ -140,9 +277,9 @@ mod tests {
     fn ndjson_lines_across_chunks() {
         let mut d = NdjsonDecoder::default();
         let mut out = Vec::new();
-        d.push(b"{\"a\":1}\n{\"b\"", &mut out);
-        d.push(b":2}\n\n{\"c\":3}", &mut out);
-        d.finish(&mut out);
+        d.push(b"{\"a\":1}\n{\"b\"", &mut out).unwrap();
+        d.push(b":2}\n\n{\"c\":3}", &mut out).unwrap();
+        d.finish(&mut out).unwrap();
         assert_eq!(out, vec!["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"]);
     }
 }

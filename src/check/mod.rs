@@ -227,7 +227,20 @@ impl<'a> Cx<'a> {
                             found = Some((w, m.file));
                         }
                     }
-                    ast::Item::Matter(p) if i == 0 => matter = Some(p.node.clone()),
+                    ast::Item::Matter(p) if i == 0 => {
+                        if !crate::confine::lexically_inside(std::path::Path::new(&p.node)) {
+                            self.error(
+                                Diagnostic::new(
+                                    Code::MatterOutside,
+                                    format!("the matter `{}` is outside the workflow's folder", p.node),
+                                )
+                                .in_file(m.file)
+                                .label(p.span, "leads out of the workflow's folder")
+                                .help("keep each matter in a folder beside or below its workflow, or name it on purpose for one run with `--matter DIR`"),
+                            );
+                        }
+                        matter = Some(p.node.clone());
+                    }
                     _ => {}
                 }
             }

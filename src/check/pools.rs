@@ -51,6 +51,24 @@ pub(crate) fn pools(cx: &mut Cx) -> Vec<Pool> {
         if let Some(s) = &p.serve {
             check_endpoint(cx, f, &s.endpoint);
         }
+        if let Some(k) = &p.api_key_env {
+            let valid = !k.node.is_empty()
+                && !k.node.starts_with(|c: char| c.is_ascii_digit())
+                && k.node
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                cx.error(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("`{}` is not the name of an environment variable", k.node),
+                    )
+                    .in_file(f)
+                    .label(k.span, "")
+                    .help("name the variable that holds the key, not the key: `api_key env \"FIRM_KEY\"`"),
+                );
+            }
+        }
         let gpus: Vec<u32> = p
             .gpus
             .as_ref()
@@ -191,6 +209,7 @@ pub(crate) fn pools(cx: &mut Cx) -> Vec<Pool> {
                 .unwrap_or_default(),
             slots,
             binary: p.binary.as_ref().map(|b| b.node.clone()),
+            api_key_env: p.api_key_env.as_ref().map(|k| k.node.clone()),
         });
     }
     shared_gpus(cx);
@@ -274,8 +293,21 @@ pub(crate) fn shared_gpus(cx: &mut Cx) {
 }
 
 pub(crate) fn check_endpoint(cx: &mut Cx, f: FileId, e: &ast::Spanned<String>) {
+    let shown = crate::backend::redact_url(&e.node);
     let problem = match url::Url::parse(&e.node) {
         Err(err) => Some(format!("it does not parse: {err}")),
+        Ok(u) if !u.username().is_empty() || u.password().is_some() => {
+            cx.error(
+                Diagnostic::new(
+                    Code::BadEndpoint,
+                    format!("`{shown}` carries credentials in its address; lexrun never sends or keeps them"),
+                )
+                .in_file(f)
+                .label(e.span, "")
+                .help("write the address without `user:password@`, and give the pool its key from the environment: `api_key env \"FIRM_KEY\"`"),
+            );
+            return;
+        }
         Ok(u) if !matches!(u.scheme(), "http" | "https") => {
             Some(format!("`{}` is not http or https", u.scheme()))
         }
@@ -286,7 +318,7 @@ pub(crate) fn check_endpoint(cx: &mut Cx, f: FileId, e: &ast::Spanned<String>) {
         cx.error(
             Diagnostic::new(
                 Code::BadEndpoint,
-                format!("`{}` is not a server address: {p}", e.node),
+                format!("`{shown}` is not a server address: {p}"),
             )
             .in_file(f)
             .label(e.span, "")

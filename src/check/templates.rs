@@ -243,6 +243,31 @@ fn locate(
             let (display, text) = match cx.dir_of(module).clone() {
                 Origin::Disk { dir } => {
                     let full = dir.join(&path.node);
+                    // A template is the workflow's own: it never reads from outside its folder,
+                    // by `..`, an absolute path or a symbolic link.
+                    let name = &path.node;
+                    let escape = if !crate::confine::lexically_inside(name.as_ref()) {
+                        Some(format!(
+                            "the template `{name}` leads out of the workflow's folder"
+                        ))
+                    } else {
+                        match crate::confine::resolve_within(dir.as_std_path(), full.as_std_path())
+                        {
+                            Err(crate::confine::ConfineError::Escape(e)) => Some(format!(
+                                "the template `{name}` is outside the workflow's folder: {e}"
+                            )),
+                            _ => None,
+                        }
+                    };
+                    if let Some(why) = escape {
+                        cx.error(
+                            Diagnostic::new(Code::TemplateOutside, why)
+                            .in_file(file)
+                            .label(path.span, "")
+                            .help("keep prompt templates in the workflow's folder (e.g. `prompts/`), so what a stage sends is part of the workflow"),
+                        );
+                        return None;
+                    }
                     match std::fs::read(&full) {
                         Ok(bytes) => match String::from_utf8(bytes) {
                             Ok(t) => (full.to_string(), t),

@@ -115,6 +115,7 @@ fn is_entry(rule: Rule) -> bool {
             | serve_e
             | slots_e
             | binary_e
+            | api_key_e
             | gguf_e
             | tag_e
             | weights_e

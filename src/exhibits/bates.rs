@@ -5,6 +5,13 @@
 //! Each page's existing content is wrapped in `q … Q`, so whatever graphics state it leaves
 //! behind cannot move or scale the stamp, and the stamp is placed in the visible box (the crop
 //! box when there is one) in the page's displayed orientation, whatever its `/Rotate`.
+//!
+//! A page tree that lists one page object twice gets a copy of the page for the second place,
+//! so each page carries one number of its own. Stamps are drawn in Helvetica's WinAnsi
+//! encoding; a number the font cannot show is refused. The stamped set and its map are
+//! written into a new folder and switched with the old one in one step
+//! ([`crate::atomic::replace_dir`]): an interrupted or failed re-stamp leaves the old set,
+//! map and all, as it was.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -87,6 +94,10 @@ pub enum BatesError {
     Write(String, String),
     #[error("{0}")]
     Sources(#[from] crate::sources::Unreadables),
+    #[error("the Bates number `{0}` holds `{1}`, which the stamp's font (Helvetica, WinAnsi) cannot show; use Latin letters, digits and punctuation")]
+    Unencodable(String, char),
+    #[error("`{0}` is both an input and the output; write the output somewhere else")]
+    InputIsOutput(String),
 }
 
 /// Widths of Helvetica's printable ASCII characters (per 1000 units of font size), from its
@@ -121,6 +132,10 @@ pub fn stamp_files(
     out_dir: &Path,
     opts: &Options,
 ) -> Result<Vec<Stamp>, BatesError> {
+    let first = opts.number(opts.start);
+    if let Err(c) = super::winansi::encode(&first) {
+        return Err(BatesError::Unencodable(first, c));
+    }
     // Sources of other kinds are stamped as PDFs of them (`lease.docx` → `lease.pdf`).
     let prepared = crate::sources::pdf::prepare(inputs).map_err(crate::sources::Unreadables)?;
     let mut names = BTreeSet::new();
@@ -150,6 +165,7 @@ pub fn stamp_files(
     for (input, pdf, output) in &plans {
         let shown = input.display().to_string();
         let mut doc = load(pdf)?;
+        unshare_pages(&mut doc);
         let pages: Vec<ObjectId> = doc.get_pages().into_values().collect();
         if pages.is_empty() {
             return Err(BatesError::NoPages(shown));
@@ -174,28 +190,126 @@ pub fn stamp_files(
         }
         stamped.push((doc, output.clone()));
     }
-    std::fs::create_dir_all(out_dir)
-        .map_err(|e| BatesError::Write(out_dir.display().to_string(), e.to_string()))?;
-    let mut written: Vec<PathBuf> = Vec::new();
-    let result = (|| {
-        for (doc, output) in &mut stamped {
-            write_atomically(output, |f| doc.save_to(f).map_err(|e| e.to_string()))?;
-            written.push(output.clone());
-        }
-        let json = serde_json::to_vec_pretty(&map).unwrap_or_default();
-        let map_path = out_dir.join("bates-map.json");
-        write_atomically(&map_path, |f| {
-            std::io::Write::write_all(f, &json).map_err(|e| e.to_string())
-        })?;
-        Ok(())
-    })();
-    if let Err(e) = result {
-        for p in written {
-            let _ = std::fs::remove_file(p);
-        }
-        return Err(e);
+    // The whole set, map included, goes into a new folder beside the old, then the two
+    // are switched.
+    let werr = |e: std::io::Error| BatesError::Write(out_dir.display().to_string(), e.to_string());
+    let parent = match out_dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent).map_err(werr)?;
+    let dir_name = out_dir.file_name().unwrap_or_default().to_string_lossy();
+    let staged = tempfile::Builder::new()
+        .prefix(&format!(".{dir_name}.stamping-"))
+        .tempdir_in(parent)
+        .map_err(werr)?;
+    for (doc, output) in &mut stamped {
+        let into = staged.path().join(output.file_name().unwrap_or_default());
+        write_atomically(&into, |f| doc.save_to(f).map_err(|e| e.to_string()))?;
     }
+    let json = serde_json::to_vec_pretty(&map).unwrap_or_default();
+    write_atomically(&staged.path().join("bates-map.json"), |f| {
+        std::io::Write::write_all(f, &json).map_err(|e| e.to_string())
+    })?;
+    // Files in the folder that are not part of the old set stay in it.
+    if out_dir.is_dir() {
+        let old_set = old_outputs(out_dir);
+        for e in std::fs::read_dir(out_dir).map_err(werr)?.flatten() {
+            let name = e.file_name();
+            let ours = name == "bates-map.json" || old_set.contains(&name);
+            if ours || staged.path().join(&name).exists() {
+                continue;
+            }
+            carry_over(&e.path(), &staged.path().join(&name)).map_err(werr)?;
+        }
+    }
+    crate::atomic::replace_dir(&staged.keep(), out_dir).map_err(werr)?;
     Ok(map)
+}
+
+/// The file names the folder's current `bates-map.json` lists as stamped outputs.
+fn old_outputs(dir: &Path) -> BTreeSet<std::ffi::OsString> {
+    let Ok(bytes) = std::fs::read(dir.join("bates-map.json")) else {
+        return BTreeSet::new();
+    };
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&bytes).unwrap_or_default();
+    rows.iter()
+        .filter_map(|r| r["output"].as_str())
+        .filter_map(|o| Path::new(o).file_name().map(|n| n.to_os_string()))
+        .collect()
+}
+
+/// Brings a file or folder that is not part of the stamped set into the new folder: a hard
+/// link where the file system allows one, else a copy.
+fn carry_over(from: &Path, to: &Path) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(from)?;
+    if meta.is_dir() {
+        std::fs::create_dir(to)?;
+        for e in std::fs::read_dir(from)?.flatten() {
+            carry_over(&e.path(), &to.join(e.file_name()))?;
+        }
+        return Ok(());
+    }
+    if meta.file_type().is_symlink() {
+        return std::os::unix::fs::symlink(std::fs::read_link(from)?, to);
+    }
+    std::fs::hard_link(from, to).or_else(|_| std::fs::copy(from, to).map(|_| ()))
+}
+
+/// Gives each place in the page tree its own page object: a page object listed twice (a
+/// damaged or hand-made file) would otherwise take every stamp meant for each of its places.
+/// The copy shares the original's content streams, which stamping never changes.
+pub(crate) fn unshare_pages(doc: &mut Document) {
+    let Some(root) = doc
+        .catalog()
+        .ok()
+        .and_then(|c| c.get(b"Pages").ok())
+        .and_then(|p| p.as_reference().ok())
+    else {
+        return;
+    };
+    let mut pages = BTreeSet::new();
+    let mut nodes = BTreeSet::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if !nodes.insert(node) {
+            continue;
+        }
+        let Some(kids) = doc
+            .get_dictionary(node)
+            .ok()
+            .and_then(|d| d.get(b"Kids").ok())
+            .and_then(|k| k.as_array().ok())
+            .cloned()
+        else {
+            continue;
+        };
+        let mut fixed = kids.clone();
+        let mut changed = false;
+        for (i, k) in kids.iter().enumerate() {
+            let Ok(id) = k.as_reference() else { continue };
+            let Ok(dict) = doc.get_dictionary(id) else {
+                continue;
+            };
+            let is_page = dict
+                .get(b"Type")
+                .and_then(Object::as_name)
+                .is_ok_and(|n| n == b"Page");
+            if !is_page {
+                stack.push(id);
+            } else if !pages.insert(id) {
+                let mut copy = dict.clone();
+                copy.set("Parent", Object::Reference(node));
+                fixed[i] = Object::Reference(doc.add_object(copy));
+                changed = true;
+            }
+        }
+        if changed {
+            if let Ok(d) = doc.get_dictionary_mut(node) {
+                d.set("Kids", Object::Array(fixed));
+            }
+        }
+    }
 }
 
 /// Writes a file atomically, reporting failure as a write error on that file.
@@ -315,15 +429,15 @@ fn stamp_page(
         270 => (0.0, -1.0, 1.0, 0.0, llx + dy, ury - dx),
         _ => (1.0, 0.0, 0.0, 1.0, llx + dx, lly + dy),
     };
-    let escaped = text
-        .replace('\\', "\\\\")
-        .replace('(', "\\(")
-        .replace(')', "\\)");
-    let stamp = format!(
-        "Q\nq\nBT\n/LexrunBates {size:.2} Tf\n0 g\n{a} {b} {c} {d} {ux:.2} {uy:.2} Tm\n({escaped}) Tj\nET\nQ\n"
-    );
+    let literal = super::winansi::literal(text)
+        .map_err(|c| format!("the stamp `{text}` holds `{c}`, which Helvetica cannot show"))?;
+    let mut stamp =
+        format!("Q\nq\nBT\n/LexrunBates {size:.2} Tf\n0 g\n{a} {b} {c} {d} {ux:.2} {uy:.2} Tm\n(")
+            .into_bytes();
+    stamp.extend_from_slice(&literal);
+    stamp.extend_from_slice(b") Tj\nET\nQ\n");
     let open = doc.add_object(Stream::new(dictionary! {}, b"q\n".to_vec()));
-    let close = doc.add_object(Stream::new(dictionary! {}, stamp.into_bytes()));
+    let close = doc.add_object(Stream::new(dictionary! {}, stamp));
     let existing: Vec<Object> = doc
         .get_page_contents(page)
         .into_iter()

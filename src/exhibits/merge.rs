@@ -53,21 +53,40 @@ fn describe(path: &Path) -> String {
 }
 
 fn text_page(doc: &mut Document, font: ObjectId, lines: &[(f64, f64, f64, String)]) -> ObjectId {
-    let mut content = String::new();
+    let mut content = Vec::new();
     for (size, x, y, text) in lines {
-        let t = text
-            .replace('\\', "\\\\")
-            .replace('(', "\\(")
-            .replace(')', "\\)");
-        let _ = writeln!(content, "BT /F1 {size} Tf {x:.1} {y:.1} Td ({t}) Tj ET");
+        // Helvetica's WinAnsi bytes: a name with `é` prints as `é`, not mojibake.
+        content.extend_from_slice(format!("BT /F1 {size} Tf {x:.1} {y:.1} Td (").as_bytes());
+        content.extend_from_slice(&super::winansi::literal_lossy(text));
+        content.extend_from_slice(b") Tj ET\n");
     }
-    let content = doc.add_object(Stream::new(dictionary! {}, content.into_bytes()));
+    let content = doc.add_object(Stream::new(dictionary! {}, content));
     doc.add_object(dictionary! {
         "Type" => "Page",
         "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
         "Contents" => content,
         "Resources" => dictionary! { "Font" => dictionary! { "F1" => font } },
     })
+}
+
+/// An input is never an output: the binder, or its index beside it, written over an exhibit
+/// would destroy it. Compared by file identity, so another spelling of the path (`./a.pdf`, a
+/// link) is caught too.
+fn refuse_overwriting_inputs(exhibits: &[PathBuf], output: &Path) -> Result<(), BatesError> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let stem = output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let index = output.with_file_name(format!("{stem}-index.md"));
+    for out in [output, index.as_path()] {
+        let Some(o) = id(out) else { continue };
+        if exhibits.iter().any(|e| id(e) == Some(o)) {
+            return Err(BatesError::InputIsOutput(out.display().to_string()));
+        }
+    }
+    Ok(())
 }
 
 /// Merges `exhibits` into `output`; writes `<output stem>-index.md` beside it. Nothing is
@@ -77,6 +96,7 @@ pub fn merge(
     output: &Path,
     opts: &Options,
 ) -> Result<Vec<Entry>, BatesError> {
+    refuse_overwriting_inputs(exhibits, output)?;
     let mut binder = Document::with_version("1.7");
     let pages_id = binder.new_object_id();
     let font = binder.add_object(dictionary! {

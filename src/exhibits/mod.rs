@@ -3,3 +3,4 @@
 
 pub mod bates;
 pub mod merge;
+pub mod winansi;

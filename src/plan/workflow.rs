@@ -63,6 +63,10 @@ pub struct Pool {
     pub slots: u32,
     /// The server program, when the file names one.
     pub binary: Option<String>,
+    /// The environment variable holding the pool's API key; the key itself is never in the
+    /// plan, a record or a log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]

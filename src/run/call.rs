@@ -112,7 +112,7 @@ impl<'a> StageCall<'a> {
         } else {
             self.m.run_dir.join(&self.step.name)
         };
-        std::fs::create_dir_all(&dir).map_err(|e| CallFailure::Create {
+        crate::atomic::private_dir(&dir).map_err(|e| CallFailure::Create {
             path: dir.clone(),
             source: Arc::new(e),
         })?;
@@ -140,7 +140,7 @@ impl<'a> StageCall<'a> {
             }
         }
         let prompt_file = dir.join("prompt.md");
-        std::fs::write(&prompt_file, &text).map_err(write_failure(&prompt_file))?;
+        crate::atomic::write_private(&prompt_file, &text).map_err(write_failure(&prompt_file))?;
         Ok((text, prompt_file))
     }
 
@@ -424,7 +424,7 @@ impl<'a> StageCall<'a> {
                 }
                 Err(e) => {
                     let rejected = dir.join("rejected-answer.txt");
-                    let _ = std::fs::write(&rejected, &reply.text);
+                    let _ = crate::atomic::write_private(&rejected, &reply.text);
                     return Err(CallFailure::Rejected {
                         source: Arc::new(e),
                         file: rejected,
@@ -478,25 +478,11 @@ impl<'a> StageCall<'a> {
             answer: answer.clone(),
             ..Produced::default()
         };
-        let out_md = dir.join("output.md");
-        std::fs::write(&out_md, &reply.text).map_err(write_failure(&out_md))?;
-        p.files.push(out_md.clone());
-        p.primary.insert("md".into(), out_md.clone());
-        p.primary.insert("txt".into(), out_md.clone());
-        if let Some(a) = &answer {
-            let aj = dir.join("answer.json");
-            let _ = std::fs::write(&aj, serde_json::to_vec_pretty(a).unwrap_or_default());
-            p.primary.insert("json".into(), aj.clone());
-            p.files.push(aj);
-        } else {
-            p.primary.insert("json".into(), out_md.clone());
-        }
-        rec.outputs = std::iter::once(prompt_file.display().to_string())
-            .chain(p.files.iter().map(|f| f.display().to_string()))
-            .collect();
+        // Entered in the ledger before it is written: the intake guard knows it from the
+        // moment it exists.
         if let Some(store) = &sh.store {
             let h = blake3::hash(reply.text.as_bytes()).to_hex().to_string();
-            let _ = store.add_artifact(
+            let registered = store.add_artifact(
                 &crate::store::Artifact {
                     hash: h,
                     text_hash: intake::text_hash(&reply.text),
@@ -505,7 +491,7 @@ impl<'a> StageCall<'a> {
                     stage: step.name.clone(),
                     round,
                     kind: "stage".into(),
-                    path: out_md.display().to_string(),
+                    path: dir.join("output.md").display().to_string(),
                     model: ident.model.clone(),
                     inputs: serde_json::to_value(&cache_key.inputs).unwrap_or_default(),
                     plan_hash: sh.plan.hash.clone(),
@@ -515,7 +501,31 @@ impl<'a> StageCall<'a> {
                 &reply.text,
                 &m.evidence_fps,
             );
+            if let Err(e) = registered {
+                let w = format!(
+                    "this stage's text could not be entered in the ledger, so the intake guard will not recognise a copy of it: {e}"
+                );
+                sh.events.warn(self.key, &w);
+                rec.warnings.push(w);
+            }
         }
+        let out_md = dir.join("output.md");
+        crate::atomic::write_private(&out_md, &reply.text).map_err(write_failure(&out_md))?;
+        p.files.push(out_md.clone());
+        p.primary.insert("md".into(), out_md.clone());
+        p.primary.insert("txt".into(), out_md.clone());
+        if let Some(a) = &answer {
+            let aj = dir.join("answer.json");
+            let _ =
+                crate::atomic::write_private(&aj, serde_json::to_vec_pretty(a).unwrap_or_default());
+            p.primary.insert("json".into(), aj.clone());
+            p.files.push(aj);
+        } else {
+            p.primary.insert("json".into(), out_md.clone());
+        }
+        rec.outputs = std::iter::once(prompt_file.display().to_string())
+            .chain(p.files.iter().map(|f| f.display().to_string()))
+            .collect();
         rec.status = Some(Status::Done);
         rec.summary = format!(
             "{}{} prompt tokens ({} from cache), {} generated at {:.1} tok/s",

@@ -76,7 +76,7 @@ pub(super) fn server_error(pool: &PoolRt, e: &CallError) -> CallFailure {
     CallFailure::Server {
         server: pool.pool.server.as_str(),
         pool: pool.pool.name.clone(),
-        endpoint: pool.endpoint.clone(),
+        endpoint: crate::backend::redact_url(&pool.endpoint),
         source: e.clone(),
     }
 }

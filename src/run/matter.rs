@@ -3,8 +3,10 @@
 
 use super::*;
 
-/// Files under `matter` matching `patterns`, sorted, outside lexrun's own folders.
-pub(super) fn matching(matter: &Path, patterns: &[String]) -> Vec<PathBuf> {
+/// Files under `matter` matching `patterns`, sorted, outside lexrun's own folders. Symbolic
+/// links are followed only while they stay inside the matter (see [`crate::confine::walk`]):
+/// one leading out of it stops the run, naming the link and its target.
+pub(super) fn matching(matter: &Path, patterns: &[String]) -> Result<Vec<PathBuf>, RunError> {
     let mut set = GlobSetBuilder::new();
     for p in patterns {
         if let Ok(g) = GlobBuilder::new(p).literal_separator(true).build() {
@@ -12,30 +14,11 @@ pub(super) fn matching(matter: &Path, patterns: &[String]) -> Vec<PathBuf> {
         }
     }
     let Ok(set) = set.build() else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    let mut out = Vec::new();
-    let mut stack = vec![matter.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            if p.is_dir() {
-                if name != ".lexrun" && name != "out" && !name.starts_with('.') {
-                    stack.push(p);
-                }
-            } else if let Ok(rel) = p.strip_prefix(matter) {
-                if set.is_match(rel) {
-                    out.push(p);
-                }
-            }
-        }
-    }
-    out.sort();
-    out
+    let skip = |name: &str| name == ".lexrun" || name == "out" || name.starts_with('.');
+    let wanted = |p: &Path| p.strip_prefix(matter).is_ok_and(|rel| set.is_match(rel));
+    crate::confine::walk(matter, &skip, &wanted).map_err(RunError::Confined)
 }
 
 /// The matter folders: those given, else the workflow's `matter`, else its own folder.
@@ -74,7 +57,7 @@ pub fn check_sources(
         let name = matter_name(dir);
         for s in &plan.sources {
             let admit = s.admitted();
-            for f in matching(dir, &s.files) {
+            for f in matching(dir, &s.files)? {
                 let shown = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
                 // A file that cannot be read gets that verdict; every other file is still read.
                 let docs = match prompt::read(&f, s.ocr_optional) {

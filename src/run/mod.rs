@@ -90,6 +90,8 @@ pub enum RunError {
     CassetteWrite(String, #[source] std::io::Error),
     #[error("{0}")]
     Store(#[from] crate::store::StoreError),
+    #[error("{0}")]
+    Confined(#[source] crate::confine::ConfineError),
     /// Sources that are lexrun's own outputs: the run does not start (exit 1).
     #[error("{}", intake::describe(.0))]
     Refused(Vec<intake::Verdict>),
@@ -184,8 +186,9 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     let mut pools = BTreeMap::new();
     for p in &plan.pools {
         let endpoint = opts.endpoints.get(&p.name).unwrap_or(&p.endpoint).clone();
-        let mut backend = backend::connect(p.server, &endpoint, &opts.limits)
-            .map_err(|e| RunError::Endpoint(p.name.clone(), e))?;
+        let mut backend =
+            backend::connect_with_key(p.server, &endpoint, &opts.limits, p.api_key_env.as_deref())
+                .map_err(|e| RunError::Endpoint(p.name.clone(), e))?;
         if let Some(tape) = &tape {
             backend = Box::new(cassette::Taped {
                 inner: backend,
@@ -250,10 +253,12 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         } else {
             (run_root.clone(), opts.out.clone())
         };
-        std::fs::create_dir_all(&run_dir).map_err(|e| werr(&run_dir, e))?;
+        crate::atomic::private_dir(&run_root)
+            .and_then(|()| crate::atomic::private_dir(&run_dir))
+            .map_err(|e| werr(&run_dir, e))?;
         let mut evidence = BTreeMap::new();
         for s in &plan.sources {
-            let files = matching(dir, &s.files);
+            let files = matching(dir, &s.files)?;
             if files.is_empty() {
                 return Err(RunError::NoFiles(s.name.clone(), dir.display().to_string()));
             }
@@ -398,10 +403,10 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         write_outputs(&shared, m, rec);
         let md = report_markdown(&record_header(plan, &run_id), rec);
         let path = m.run_dir.join("report.md");
-        std::fs::write(&path, md).map_err(|e| werr(&path, e))?;
+        crate::atomic::write_private(&path, md).map_err(|e| werr(&path, e))?;
     }
     let index = run_root.join("review.html");
-    std::fs::write(
+    crate::atomic::write_private(
         &index,
         report::review_index(plan, &run_id, &run_root, &record.matters),
     )
@@ -416,7 +421,7 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         store.finish_run(&run_id, status)?;
     }
     let rj = run_root.join("run.json");
-    std::fs::write(&rj, serde_json::to_vec_pretty(&record).unwrap_or_default())
+    crate::atomic::write_private(&rj, serde_json::to_vec_pretty(&record).unwrap_or_default())
         .map_err(|e| werr(&rj, e))?;
     events.run_finished(
         json!({"run_id": run_id, "exit": record.exit_code(), "record": rj.display().to_string()}),

@@ -1,5 +1,13 @@
 //! The declared outputs: copied or laid out (Markdown, JSON, DOCX, PDF) from the stage that
 //! makes them, each marked as lexrun's so it can never come back as evidence.
+//!
+//! An output is made whole in memory first — its text, its provenance marker, its manifest —
+//! and entered in the ledger before it is written, so the intake guard knows it from the
+//! moment it exists. The file and its manifest are then written as one
+//! ([`crate::atomic::write_all`]): a failure leaves neither at its final path, and the run
+//! says "not written" only of what is not there. While a run writes a folder's outputs it
+//! holds the folder's lock: two runs never interleave their outputs in one folder, and a run
+//! of another matter is refused that folder rather than mixing the two.
 
 use super::*;
 use crate::document::DocumentError;
@@ -75,15 +83,24 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
             .any(|s| s.name == format!("verify {stage}") && s.status == Some(Status::Blocked))
     };
     let mut written = Vec::new();
+    let lock = if sh.plan.outputs.is_empty() {
+        Ok(None)
+    } else {
+        std::fs::create_dir_all(&m.out_dir)
+            .and_then(|()| FolderLock::take(&m.out_dir, &m.dir))
+            .map(Some)
+    };
     for o in &sh.plan.outputs {
         let dest = m.out_dir.join(&o.path);
-        let (status, missing) = if blocked(&o.from) {
+        let (status, missing) = if let Err(e) = &lock {
+            (format!("not written: {e}"), true)
+        } else if blocked(&o.from) {
             ("not written: verification blocked it".to_string(), false)
         } else {
             match status_of(&o.from) {
                 Some(Status::Done | Status::Stopped) => {
-                    match write_output(sh, m, rec, o, &dest)
-                        .and_then(|()| register_output(sh, m, rec, &o.from, &o.format, &dest))
+                    match render_output(sh, m, rec, o, &dest)
+                        .and_then(|bytes| commit_output(sh, m, rec, o, &dest, bytes))
                     {
                         Ok(()) => ("written".to_string(), false),
                         Err(e) => (format!("not written: {e}"), true),
@@ -117,6 +134,7 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
             }
         ));
     }
+    drop(lock);
     rec.outputs = written;
 }
 
@@ -131,13 +149,14 @@ pub(super) fn status_word(s: Status) -> &'static str {
     }
 }
 
-pub(super) fn write_output(
+/// The bytes of a declared output, laid out or copied from its stage (without its marker).
+pub(super) fn render_output(
     sh: &Shared,
     m: &Matter,
     rec: &MatterRecord,
     output: &Output,
     dest: &Path,
-) -> Result<(), OutputError> {
+) -> Result<Vec<u8>, OutputError> {
     let (from, format, appendix) = (
         output.from.as_str(),
         output.format.as_str(),
@@ -173,68 +192,58 @@ pub(super) fn write_output(
     };
     if step.kind == "model" && matches!(format, "docx" | "pdf") {
         let md = pick("md").ok_or_else(|| OutputError::NoText(from.to_string()))?;
-        return write_document(sh, m, step, &md, output, dest);
+        return render_document(sh, m, step, &md, output, dest);
     }
     let src = pick(format)
         .or_else(|| if format == "json" { pick("md") } else { None })
         .ok_or_else(|| OutputError::NoFile(from.to_string(), format.to_string()))?;
-    let mut bytes = std::fs::read(&src).map_err(read_err(&src))?;
+    let mut bytes = crate::atomic::read_own(Path::new(&src)).map_err(read_err(&src))?;
     if appendix == Some("verification") && matches!(format, "md" | "txt") {
         let report = m.run_dir.join(format!("verify-{from}")).join("report.md");
-        if let Ok(r) = std::fs::read(&report) {
+        if let Ok(r) = crate::atomic::read_own(&report) {
             bytes.extend_from_slice(b"\n\n---\n\n");
             bytes.extend_from_slice(&r);
         }
     }
-    if let Some(d) = dest.parent() {
-        std::fs::create_dir_all(d).map_err(create_err(d))?;
-    }
-    crate::atomic::write(dest, &bytes).map_err(write_err(dest))?;
-    Ok(())
+    Ok(bytes)
 }
 
-/// Marks a written output as lexrun's: a provenance comment at the end of Markdown and text,
-/// a `.provenance.json` manifest beside every output, and an artifact in the ledger with the
-/// fingerprints of its text, so the intake guard recognises it wherever it is copied.
-pub(super) fn register_output(
+/// Marks an output as lexrun's — a provenance comment at the end of Markdown and text, a
+/// `.provenance.json` manifest beside it, and an artifact in the ledger with the fingerprints
+/// of its text, so the intake guard recognises it wherever it is copied — and writes it with
+/// its manifest as one.
+pub(super) fn commit_output(
     sh: &Shared,
     m: &Matter,
     rec: &MatterRecord,
-    from: &str,
-    format: &str,
+    output: &Output,
     dest: &Path,
+    mut bytes: Vec<u8>,
 ) -> Result<(), OutputError> {
-    let Some(step) = rec
+    let (from, format) = (output.from.as_str(), output.format.as_str());
+    let step = rec
         .steps
         .iter()
         .rev()
         .find(|s| s.name == from && matches!(s.status, Some(Status::Done | Status::Stopped)))
-    else {
-        return Ok(());
-    };
-    let werr = |source| OutputError::Write {
-        path: dest.to_path_buf(),
-        source,
-    };
+        .ok_or_else(|| OutputError::NothingFrom(from.to_string()))?;
+    let werr = write_err(dest);
     let stage_text = step
         .outputs
         .iter()
         .find(|f| f.ends_with("output.md"))
-        .and_then(|f| std::fs::read_to_string(f).ok());
+        .and_then(|f| crate::atomic::read_own(Path::new(f)).ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
     let props = provenance(sh, m, step, stage_text.as_deref().unwrap_or("").as_bytes());
     if matches!(format, "md" | "txt") {
         let marker: Vec<String> = props
             .iter()
             .map(|(k, v)| format!("{}={v}", k.trim_start_matches("lexrun.")))
             .collect();
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(dest)
-            .map_err(werr)?;
-        use std::io::Write as _;
-        writeln!(f, "\n<!-- lexrun:provenance {} -->", marker.join(" ")).map_err(werr)?;
+        bytes.extend_from_slice(
+            format!("\n<!-- lexrun:provenance {} -->\n", marker.join(" ")).as_bytes(),
+        );
     }
-    let bytes = std::fs::read(dest).map_err(read_err(dest))?;
     let text = match format {
         "docx" | "pdf" => stage_text.unwrap_or_default(),
         _ => String::from_utf8_lossy(&bytes).into_owned(),
@@ -249,11 +258,6 @@ pub(super) fn register_output(
     manifest.insert("blake3".into(), json!(hash));
     manifest.insert("model".into(), json!(step.identity));
     let side = PathBuf::from(format!("{}.provenance.json", dest.display()));
-    std::fs::write(
-        &side,
-        serde_json::to_vec_pretty(&manifest).unwrap_or_default(),
-    )
-    .map_err(werr)?;
     if let Some(store) = &sh.store {
         store.add_artifact(
             &crate::store::Artifact {
@@ -275,19 +279,74 @@ pub(super) fn register_output(
             &m.evidence_fps,
         )?;
     }
+    if let Some(d) = dest.parent() {
+        std::fs::create_dir_all(d).map_err(create_err(d))?;
+    }
+    let manifest = serde_json::to_vec_pretty(&manifest).unwrap_or_default();
+    crate::atomic::write_all(&[(&side, &manifest), (dest, &bytes)]).map_err(werr)?;
     Ok(())
+}
+
+/// An output folder held by one run while it writes there: an exclusive `flock` on
+/// `.lexrun-outputs.lock`, which names the matter whose outputs are being written.
+struct FolderLock {
+    _file: std::fs::File,
+}
+
+impl FolderLock {
+    /// Waits for a run of the same matter to finish writing; refuses a folder that a run of
+    /// another matter is writing.
+    fn take(dir: &Path, matter: &Path) -> std::io::Result<FolderLock> {
+        use std::io::{Read, Seek, Write};
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = dir.join(".lexrun-outputs.lock");
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)?;
+        let me = matter
+            .canonicalize()
+            .unwrap_or_else(|_| matter.to_path_buf())
+            .display()
+            .to_string();
+        let fd = std::os::unix::io::AsRawFd::as_raw_fd(&f);
+        // SAFETY: flock on a descriptor this function owns; it has no memory effects.
+        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let mut holder = String::new();
+            let _ = f.read_to_string(&mut holder);
+            let holder = holder.trim().to_string();
+            if !holder.is_empty() && holder != me {
+                return Err(std::io::Error::other(format!(
+                    "another lexrun run is writing the outputs of the matter `{holder}` to `{}`; give each matter its own output folder (--out DIR)",
+                    dir.display()
+                )));
+            }
+            // SAFETY: as above; this call waits for the other run of this matter.
+            if unsafe { libc::flock(fd, libc::LOCK_EX) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        f.set_len(0)?;
+        f.rewind()?;
+        f.write_all(me.as_bytes())?;
+        f.flush()?;
+        Ok(FolderLock { _file: f })
+    }
 }
 
 /// A Word or PDF document from a stage's text: caption from the matter's `matter.json`,
 /// signature block and jurat for affidavits, the verification appendix when asked for.
-pub(super) fn write_document(
+pub(super) fn render_document(
     sh: &Shared,
     m: &Matter,
     step: &StepRecord,
     md: &str,
     output: &Output,
     dest: &Path,
-) -> Result<(), OutputError> {
+) -> Result<Vec<u8>, OutputError> {
     use crate::document::{self, docx};
     let (format, appendix) = (output.format.as_str(), output.appendix.as_deref());
     let text = std::fs::read(md).map_err(read_err(md))?;
@@ -372,17 +431,17 @@ pub(super) fn write_document(
         style: docx::Style::default(),
         properties: props.clone(),
     };
-    if let Some(parent) = dest.parent() {
-        std::fs::create_dir_all(parent).map_err(create_err(parent))?;
-    }
-    if format == "docx" {
-        return Ok(docx::write(&d, dest)?);
-    }
+    // Laid out in a private scratch folder, then written with the output's manifest.
     let work = tempfile::tempdir().map_err(DocumentError::TempDir)?;
-    let tmp_docx = work.path().join(format!(
-        "{}.docx",
-        dest.file_stem().unwrap_or_default().to_string_lossy()
-    ));
+    let stem = dest.file_stem().unwrap_or_default().to_string_lossy();
+    let tmp_docx = work.path().join(format!("{stem}.docx"));
     docx::write(&d, &tmp_docx)?;
-    Ok(document::docx_to_pdf(&tmp_docx, dest, &props)?)
+    let made = if format == "docx" {
+        tmp_docx
+    } else {
+        let pdf = work.path().join(format!("{stem}.pdf"));
+        document::docx_to_pdf(&tmp_docx, &pdf, &props)?;
+        pdf
+    };
+    std::fs::read(&made).map_err(read_err(&made))
 }

@@ -49,6 +49,8 @@ pub enum ToolError {
     },
     #[error("{0}")]
     Sources(#[source] std::io::Error),
+    #[error("the draft: {0}")]
+    Confined(#[source] crate::confine::ConfineError),
     #[error(transparent)]
     Bates(#[from] bates::BatesError),
     #[error(transparent)]
@@ -74,7 +76,7 @@ pub(super) fn run(
     bates_of: &BTreeMap<String, Bates>,
     produced: &BTreeMap<String, std::sync::Arc<Produced>>,
 ) -> Result<(Produced, String), ToolError> {
-    std::fs::create_dir_all(dir).map_err(|e| werr(dir, e))?;
+    crate::atomic::private_dir(dir).map_err(|e| werr(dir, e))?;
     let mut result = Produced::default();
     let summary = match tool.tool.as_str() {
         "bates" => {
@@ -187,19 +189,30 @@ pub(super) fn run(
                 }
             }
             let json = dir.join("text.json");
-            std::fs::write(&json, serde_json::to_vec_pretty(&rows).unwrap_or_default())
-                .map_err(|e| werr(&json, e))?;
+            crate::atomic::write_private(
+                &json,
+                serde_json::to_vec_pretty(&rows).unwrap_or_default(),
+            )
+            .map_err(|e| werr(&json, e))?;
             result.files = inputs.to_vec();
             result.primary.insert("json".into(), json);
             format!("{} pages read, {ocr} by OCR", rows.len())
         }
         "verify-draft" => {
             let draft_path = matter.join(opt_text(tool, "draft").unwrap_or_default());
-            let draft =
-                std::fs::read_to_string(&draft_path).map_err(|source| ToolError::Draft {
-                    path: draft_path.to_path_buf(),
-                    source,
+            // The draft is the matter's: a path or link leading out of it is refused.
+            let real =
+                crate::confine::resolve_within(matter, &draft_path).map_err(|e| match e {
+                    crate::confine::ConfineError::Io(_, source) => ToolError::Draft {
+                        path: draft_path.to_path_buf(),
+                        source,
+                    },
+                    escape => ToolError::Confined(escape),
                 })?;
+            let draft = std::fs::read_to_string(&real).map_err(|source| ToolError::Draft {
+                path: draft_path.to_path_buf(),
+                source,
+            })?;
             let prefixes = opt_text(tool, "bates_prefix").into_iter().collect();
             let mut ev = verify::Evidence::new(prefixes);
             for r in &step.reads {
@@ -218,9 +231,10 @@ pub(super) fn run(
             let name = draft_path.display().to_string();
             let md = dir.join("report.md");
             let json = dir.join("report.json");
-            std::fs::write(&md, verify::report::markdown(&name, &draft, &v))
+            crate::atomic::write_private(&md, verify::report::markdown(&name, &draft, &v))
                 .map_err(|e| werr(&md, e))?;
-            std::fs::write(&json, verify::report::json(&v)).map_err(|e| werr(&json, e))?;
+            crate::atomic::write_private(&json, verify::report::json(&v))
+                .map_err(|e| werr(&json, e))?;
             let html = dir.join("report.html");
             let run = dir
                 .ancestors()
@@ -241,7 +255,7 @@ pub(super) fn run(
                 ],
                 images: true,
             });
-            std::fs::write(&html, page).map_err(|e| werr(&html, e))?;
+            crate::atomic::write_private(&html, page).map_err(|e| werr(&html, e))?;
             result.primary.insert("md".into(), md.clone());
             result.primary.insert("json".into(), json.clone());
             result.files = vec![md, json, html];

@@ -97,15 +97,16 @@ pub(super) async fn run_verify_unit(
         let checked = outcome.outcomes.len();
         let unsupported = blocking.len() + revising.len() + flagged;
         let dir = m.run_dir.join(format!("verify-{}", v.stage));
-        let _ = std::fs::create_dir_all(&dir);
+        let _ = crate::atomic::private_dir(&dir);
         let report = if round > 1 {
             dir.join(format!("report-round-{round}.md"))
         } else {
             dir.join("report.md")
         };
-        let _ = std::fs::write(&report, verify::report::markdown(&name, &text, &outcome));
-        let _ = std::fs::write(report.with_extension("html"), page);
-        let _ = std::fs::write(
+        let _ =
+            crate::atomic::write_private(&report, verify::report::markdown(&name, &text, &outcome));
+        let _ = crate::atomic::write_private(report.with_extension("html"), page);
+        let _ = crate::atomic::write_private(
             report.with_extension("json"),
             verify::report::json(&outcome),
         );

@@ -49,14 +49,16 @@ pub async fn bench(
             ok: false,
             error: None,
         };
-        let backend: Box<dyn Backend> = match backend::connect(pool.server, &url, limits) {
-            Ok(b) => b,
-            Err(e) => {
-                r.error = Some(e.to_string());
-                out.push(r);
-                continue;
-            }
-        };
+        let backend: Box<dyn Backend> =
+            match backend::connect_with_key(pool.server, &url, limits, pool.api_key_env.as_deref())
+            {
+                Ok(b) => b,
+                Err(e) => {
+                    r.error = Some(e.to_string());
+                    out.push(r);
+                    continue;
+                }
+            };
         let (mut pp, mut dec) = (Vec::new(), Vec::new());
         for i in 0..runs.max(1) {
             let call = Call {

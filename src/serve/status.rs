@@ -53,7 +53,9 @@ pub async fn status(
             slots_busy: None,
             last_decode: benched[&m.name]["decode_per_second"].as_f64(),
         };
-        let Ok(b) = backend::connect(pool.server, &url, &quick) else {
+        let Ok(b) =
+            backend::connect_with_key(pool.server, &url, &quick, pool.api_key_env.as_deref())
+        else {
             st.detail = "not a usable URL".into();
             out.push(st);
             continue;

@@ -1,6 +1,8 @@
 //! Text per page: a PDF's text layer, and OCR where a page has none (and for images), with
 //! each page's Bates stamp. Extracted text is cached by the file's blake3, so no page is ever
-//! OCR'd twice.
+//! OCR'd twice. A cache entry carries the blake3 of its own pages and is checked on every
+//! read: an entry edited or damaged on disk is a miss, and the source is read again. The
+//! cache is readable by its owner only.
 //!
 //! OCR renders the page with `pdftoppm` (Debian `poppler-utils`) and reads it with
 //! `tesseract` (Debian `tesseract-ocr`), found on PATH or through `LEXRUN_PDFTOPPM` and
@@ -12,7 +14,27 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the cached form or what is extracted changes, so old entries miss.
-const CACHE_FORMAT: u32 = 2;
+const CACHE_FORMAT: u32 = 3;
+
+/// A cache entry: the source it was read from, its pages, and the blake3 of those pages.
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    source: String,
+    pages: Vec<PageText>,
+    check: String,
+}
+
+fn pages_hash(pages: &[PageText]) -> String {
+    blake3::hash(&serde_json::to_vec(pages).unwrap_or_default())
+        .to_hex()
+        .to_string()
+}
+
+/// The pages of a cache entry, when it is whole and belongs to the source `hash`.
+fn cached_pages(bytes: &[u8], hash: &str) -> Option<Vec<PageText>> {
+    let e: Entry = serde_json::from_slice(bytes).ok()?;
+    (e.source == hash && pages_hash(&e.pages) == e.check).then_some(e.pages)
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct PageText {
@@ -106,12 +128,13 @@ pub fn pages(path: &Path, opts: &Options) -> Result<Vec<PageText>, TextError> {
         ))
     });
     if let Some(cf) = &cache_file {
-        // A damaged cache entry is a miss, never a wrong answer.
-        if let Some(cached) = std::fs::read(cf)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Vec<PageText>>(&b).ok())
-        {
-            return Ok(cached);
+        // A damaged or edited cache entry is a miss, never a wrong answer.
+        match crate::atomic::read_own(cf).map(|b| cached_pages(&b, &hash)) {
+            Ok(Some(cached)) => return Ok(cached),
+            Ok(None) => {
+                tracing::warn!(entry = %cf.display(), "text cache entry does not match its hash; reading the source again")
+            }
+            Err(_) => {}
         }
     }
     let pages = if is_image(path) {
@@ -131,10 +154,15 @@ pub fn pages(path: &Path, opts: &Options) -> Result<Vec<PageText>, TextError> {
     let complete = pages.iter().all(|p| p.from != "none");
     if let (Some(cf), true) = (&cache_file, complete) {
         if let Some(dir) = cf.parent() {
-            let _ = std::fs::create_dir_all(dir);
+            let _ = crate::atomic::private_dir(dir);
         }
+        let entry = Entry {
+            source: hash.clone(),
+            check: pages_hash(&pages),
+            pages: pages.clone(),
+        };
         // A cache that cannot be written is only a cache miss next time.
-        let _ = crate::atomic::write(cf, &serde_json::to_vec(&pages).unwrap_or_default());
+        let _ = crate::atomic::write_private(cf, serde_json::to_vec(&entry).unwrap_or_default());
     }
     Ok(pages)
 }
@@ -156,8 +184,16 @@ fn pdf_pages(
     if doc.is_encrypted() || doc.was_encrypted() {
         return Err(TextError::Encrypted(shown.to_string()));
     }
+    let numbers: Vec<u32> = doc.get_pages().into_keys().collect();
+    if numbers.is_empty() {
+        // A page tree that leads to no page: a damaged file, never an empty source.
+        return Err(TextError::Damaged(
+            shown.to_string(),
+            "its page tree lists no pages (the file is damaged); repair it (e.g. `qpdf IN OUT`) or print it to a new PDF".into(),
+        ));
+    }
     let mut out = Vec::new();
-    for n in doc.get_pages().into_keys() {
+    for n in numbers {
         let text = doc.extract_text(&[n]).unwrap_or_default();
         if !only_a_stamp(&text) {
             out.push(PageText {

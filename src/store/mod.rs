@@ -33,6 +33,8 @@ pub enum StoreError {
     Io(String, #[source] std::io::Error),
     #[error("the ledger `{0}`: {1}; if it is damaged, move it aside (the objects stay valid) and run again")]
     Ledger(String, #[source] rusqlite::Error),
+    #[error("the ledger `{0}` is missing or empty, but the store holds the objects of earlier runs: without it the intake guard would not know lexrun's own outputs. Restore the ledger from a backup, or start a new store (--store DIR) on purpose")]
+    LedgerLost(String),
 }
 
 pub struct Store {
@@ -124,6 +126,10 @@ impl Store {
         private_dir(&dir.join("objects")).map_err(io)?;
         let db_path = dir.join("ledger.sqlite");
         let lerr = |e: rusqlite::Error| StoreError::Ledger(db_path.display().to_string(), e);
+        // A store with objects had runs: its ledger must still know them.
+        let had_runs = std::fs::read_dir(dir.join("objects"))
+            .map(|mut rd| rd.next().is_some())
+            .unwrap_or(false);
         let db = Connection::open(&db_path).map_err(lerr)?;
         db.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(lerr)?;
@@ -157,9 +163,20 @@ impl Store {
             .map_err(lerr)?;
         db.pragma_update(None, "synchronous", "NORMAL")
             .map_err(lerr)?;
+        if had_runs {
+            let runs: i64 = db
+                .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+                .map_err(lerr)?;
+            if runs == 0 {
+                return Err(StoreError::LedgerLost(db_path.display().to_string()));
+            }
+        }
         {
             use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(&db_path, std::fs::Permissions::from_mode(0o600));
+            for f in ["ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm"] {
+                let _ =
+                    std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o600));
+            }
         }
         Ok(Store {
             dir: dir.to_path_buf(),
@@ -248,7 +265,9 @@ impl Store {
         out
     }
 
-    /// Removes cache entries and objects that the `keep` most recent runs do not use.
+    /// Removes cache entries and objects that the `keep` most recent runs do not use. The
+    /// rendered prompts `lexrun why` compares stay: those of the kept runs' keys, and of the
+    /// two newest keys of every stage.
     pub fn gc(&self, keep: usize) -> Result<(usize, usize), StoreError> {
         let db = self.db();
         let recent: Vec<String> = {
@@ -282,6 +301,27 @@ impl Store {
         };
         let mut dropped = 0;
         let mut live_objects: std::collections::HashSet<String> = Default::default();
+        {
+            let mut q = db
+                .prepare(
+                    "SELECT run_id, components FROM keys k WHERE rowid IN (
+                       SELECT rowid FROM keys k2 WHERE k2.workflow = k.workflow AND k2.stage = k.stage
+                       ORDER BY rowid DESC LIMIT 2)
+                     OR run_id IN (SELECT run_id FROM runs ORDER BY started DESC, rowid DESC LIMIT ?1)",
+                )
+                .map_err(|e| self.lerr(e))?;
+            let rows = q
+                .query_map(params![keep as i64], |r| r.get::<_, String>(1))
+                .map_err(|e| self.lerr(e))?;
+            for c in rows.flatten() {
+                if let Some(p) = serde_json::from_str::<Value>(&c)
+                    .ok()
+                    .and_then(|v| v["prompt"].as_str().map(str::to_string))
+                {
+                    live_objects.insert(p);
+                }
+            }
+        }
         for (k, h) in all {
             if keys_in_use.contains(&k) {
                 live_objects.insert(h);

@@ -76,6 +76,8 @@ pub struct PoolDecl {
     pub serve: Option<Serve>,
     pub slots: Option<Spanned<u32>>,
     pub binary: Option<Spanned<String>>,
+    /// The environment variable holding the pool's API key (`api_key env "VAR"`).
+    pub api_key_env: Option<Spanned<String>>,
     /// Settings whose lines did not parse; the checker does not call them missing.
     pub broken: Vec<String>,
 }

@@ -24,6 +24,7 @@ impl Builder {
             serve: None,
             slots: None,
             binary: None,
+            api_key_env: None,
         };
         let mut firsts: Vec<(String, Span)> = Vec::new();
         for e in it {
@@ -72,6 +73,11 @@ impl Builder {
                     Rule::binary_e => {
                         let v = self.string(inner.next()?);
                         self.set(&mut d.binary, v, &key, espan, first);
+                    }
+                    Rule::api_key_e => {
+                        inner.next();
+                        let v = self.string(inner.next()?);
+                        self.set(&mut d.api_key_env, v, &key, espan, first);
                     }
                     Rule::bad_entry => d.broken.extend(self.bad_entry(&e, Block::Pool)),
                     _ => {}

@@ -8,7 +8,7 @@ pub const TOP: &[&str] = &[
 ];
 
 pub const POOL: &[&str] = &[
-    "host", "gpus", "link", "vram", "compute", "serve", "slots", "binary",
+    "host", "gpus", "link", "vram", "compute", "serve", "slots", "binary", "api_key",
 ];
 
 /// Sampling settings, allowed in a `model` (its defaults) and in a `stage` (per stage).

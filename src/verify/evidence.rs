@@ -69,27 +69,19 @@ impl Evidence {
             self.add_file(path);
             return Ok(());
         }
-        let mut files = Vec::new();
-        let mut stack = vec![path.to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            for e in std::fs::read_dir(&dir)? {
-                let p = e?.path();
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                // Hidden files, and the page map `lexrun bates` writes beside stamped copies.
-                if name.starts_with('.')
-                    || name == "bates-map.json"
-                    || name.ends_with(".lexrun-tmp")
-                {
-                    continue;
-                }
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    files.push(p);
-                }
-            }
-        }
-        files.sort();
+        // Links are followed only inside the folder; one leading out of it is refused.
+        // Hidden files, and the page map `lexrun bates` writes beside stamped copies, are not
+        // sources.
+        let wanted = |p: &Path| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            !(name.starts_with('.') || name == "bates-map.json" || name.ends_with(".lexrun-tmp"))
+        };
+        let files = crate::confine::walk(path, &|name| name.starts_with('.'), &wanted).map_err(
+            |e| match e {
+                crate::confine::ConfineError::Io(_, e) => e,
+                escape => std::io::Error::other(escape.to_string()),
+            },
+        )?;
         for f in files {
             self.add_file(&f);
         }

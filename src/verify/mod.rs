@@ -14,6 +14,7 @@ mod needs;
 mod normalize;
 pub mod pinpoint;
 pub mod report;
+mod spans;
 mod wordkeys;
 
 use std::fmt;
@@ -250,7 +251,8 @@ pub fn claims_allowing(draft: &str, prefixes: &[String], allowed: &Allowed) -> V
         .chain(&statutes)
         .map(|c| (c.start, c.end))
         .collect();
-    let inside_cite = |c: &Claim| cites.iter().any(|(s, e)| c.start >= *s && c.end <= *e);
+    let cites = spans::Spans::new(cites);
+    let inside_cite = |c: &Claim| cites.contains(c.start, c.end);
     let mut all: Vec<Claim> = Vec::new();
     all.extend(cases.iter().cloned());
     all.extend(statutes.iter().cloned());

@@ -163,6 +163,9 @@ fn joins(between: &str) -> bool {
 
 /// For each claim, the indices of the cites (Bates claims) that bind it, if any.
 pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
+    // Every lookup below is a binary search or a precomputed table, so binding stays linear
+    // (up to a log) in the draft: claims come sorted by where they start, sentences in order.
+    debug_assert!(claims.windows(2).all(|w| w[0].start <= w[1].start));
     let keep: Vec<(usize, usize)> = claims
         .iter()
         .filter(|c| matches!(c.kind, Kind::Citation | Kind::Statute))
@@ -170,9 +173,14 @@ pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
         .collect();
     let sents = sentences(text, &keep);
     let sentence_of = |at: usize| {
-        sents
-            .iter()
-            .position(|s| s.start <= at && at < s.end.max(s.start + 1))
+        let i = sents.partition_point(|s| s.start <= at);
+        let s = sents.get(i.checked_sub(1)?)?;
+        (at < s.end.max(s.start + 1)).then(|| i - 1)
+    };
+    let starts: Vec<usize> = claims.iter().map(|c| c.start).collect();
+    // The claims that start in `from..to`.
+    let starting_in = |from: usize, to: usize| {
+        starts.partition_point(|&x| x < from)..starts.partition_point(|&x| x < to)
     };
     // Cites grouped into string cites, in text order.
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -191,14 +199,45 @@ pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
             _ => groups.push(vec![i]),
         }
     }
+    // The groups that start in each sentence, in order.
+    let mut by_sentence: Vec<Vec<usize>> = vec![Vec::new(); sents.len()];
+    for (gi, g) in groups.iter().enumerate() {
+        if let Some(si) = sentence_of(claims[g[0]].start) {
+            if claims[g[0]].start >= sents[si].start {
+                by_sentence[si].push(gi);
+            }
+        }
+    }
+    // Each sentence's paragraph: its first and last sentence, and how many of its sentences
+    // hold a cite.
+    let mut para_first = vec![0; sents.len()];
+    let mut para_last = vec![0; sents.len()];
+    let mut citing: std::collections::HashMap<usize, usize> = Default::default();
+    for si in 0..sents.len() {
+        para_first[si] = if si > 0 && sents[si - 1].paragraph == sents[si].paragraph {
+            para_first[si - 1]
+        } else {
+            si
+        };
+        if !by_sentence[si].is_empty() {
+            *citing.entry(sents[si].paragraph).or_default() += 1;
+        }
+    }
+    for si in (0..sents.len()).rev() {
+        para_last[si] = if si + 1 < sents.len() && sents[si + 1].paragraph == sents[si].paragraph {
+            para_last[si + 1]
+        } else {
+            si
+        };
+    }
     let mut out = vec![Vec::new(); claims.len()];
     // Sentences that are nothing but their cites.
     let citation_only = |si: usize| {
         let s = sents[si];
         let mut rest = text[s.start..s.end].to_string();
-        let mut cites: Vec<&Claim> = claims
+        let mut cites: Vec<&Claim> = claims[starting_in(s.start, s.end)]
             .iter()
-            .filter(|c| is_cite(c) && c.start >= s.start && c.end <= s.end)
+            .filter(|c| is_cite(c) && c.end <= s.end)
             .collect();
         if cites.is_empty() {
             return false;
@@ -209,44 +248,26 @@ pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
         }
         joins(rest.trim_end_matches(['.', ' ']))
     };
+    let facts_in = |from: usize, to: usize| starting_in(from, to).filter(|&i| is_fact(&claims[i]));
     for (si, s) in sents.iter().enumerate() {
-        let in_sentence: Vec<&Vec<usize>> = groups
-            .iter()
-            .filter(|g| claims[g[0]].start >= s.start && claims[g[0]].start < s.end)
-            .collect();
+        let in_sentence: Vec<&Vec<usize>> = by_sentence[si].iter().map(|&g| &groups[g]).collect();
         if in_sentence.is_empty() {
             continue;
         }
-        let facts_in = |from: usize, to: usize| {
-            claims
-                .iter()
-                .enumerate()
-                .filter(move |(_, c)| is_fact(c) && c.start >= from && c.start < to)
-                .map(|(i, _)| i)
-        };
         if citation_only(si) {
             let cited: Vec<usize> = in_sentence.iter().flat_map(|g| g.iter().copied()).collect();
             // The paragraph's last sentence, in a paragraph whose other sentences cite nothing:
             // it covers the paragraph.
-            let same_para: Vec<usize> = (0..sents.len())
-                .filter(|&k| sents[k].paragraph == s.paragraph)
-                .collect();
-            let last_in_para = same_para.last() == Some(&si);
-            let others_cite = same_para.iter().any(|&k| {
-                k != si
-                    && groups.iter().any(|g| {
-                        claims[g[0]].start >= sents[k].start && claims[g[0]].start < sents[k].end
-                    })
-            });
+            let last_in_para = para_last[si] == si;
+            let others_cite = citing.get(&s.paragraph).copied().unwrap_or(0) > 1;
             let from = if last_in_para && !others_cite {
-                sents[same_para[0]].start
+                sents[para_first[si]].start
             } else if si > 0 && sents[si - 1].paragraph == s.paragraph {
                 // The sentence before, after its own last cite.
                 let p = sents[si - 1];
-                groups
+                by_sentence[si - 1]
                     .iter()
-                    .filter(|g| claims[g[0]].start >= p.start && claims[g[0]].start < p.end)
-                    .map(|g| claims[*g.last().expect("a group has a cite")].end)
+                    .map(|&g| claims[*groups[g].last().expect("a group has a cite")].end)
                     .max()
                     .unwrap_or(p.start)
             } else {
@@ -295,11 +316,15 @@ pub fn own_dates(text: &str, claims: &[Claim]) -> Vec<bool> {
             if c.kind != Kind::Date {
                 return false;
             }
-            // The line the date is on, up to the date.
-            let line_start = text[..c.start].rfind('\n').map_or(0, |i| i + 1);
-            let mut from = c.start.saturating_sub(80).max(line_start);
+            // The line the date is on, up to the date, and no more than 80 bytes of it: the
+            // search for the line's start stops there too, so a draft of one long line is
+            // not searched back to its start for every date.
+            let mut from = c.start.saturating_sub(80);
             while !text.is_char_boundary(from) {
                 from += 1;
+            }
+            if let Some(nl) = text[from..c.start].rfind('\n') {
+                from += nl + 1;
             }
             let before = text[from..c.start].to_lowercase();
             OWN_DATE_LEADS.iter().any(|lead| before.contains(lead))

@@ -2,6 +2,7 @@
 pub mod browser;
 pub mod corpus;
 pub mod pdf;
+pub mod raw;
 pub mod servers;
 
 /// A new, empty store folder for one lexrun invocation, so tests never share a cache.

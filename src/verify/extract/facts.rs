@@ -160,6 +160,7 @@ pub fn amounts(text: &str) -> Vec<Claim> {
 pub fn bates(text: &str, prefixes: &[String], skip: &[(usize, usize)]) -> Vec<Claim> {
     let mut out: Vec<Claim> = Vec::new();
     let mut taken_until = 0;
+    let skip = crate::verify::spans::Spans::new(skip.to_vec());
     for c in BATES_LIKE.captures_iter(text) {
         let m = c.get(0).expect("match");
         if m.start() < taken_until
@@ -168,7 +169,7 @@ pub fn bates(text: &str, prefixes: &[String], skip: &[(usize, usize)]) -> Vec<Cl
                 .chars()
                 .next()
                 .is_some_and(|ch| ch.is_alphanumeric())
-            || skip.iter().any(|(s, e)| m.start() < *e && *s < m.end())
+            || skip.overlaps(m.start(), m.end())
         {
             continue;
         }

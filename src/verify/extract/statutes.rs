@@ -201,16 +201,21 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
     }
     // `Id.` repeats the citation just before it, whichever kind.
     let mut ids = Vec::new();
+    // The citations an `Id.` may repeat, by where they end (stable: of two ending at the same
+    // place, the later listed is taken), so each `Id.` finds its own by binary search.
+    let mut before: Vec<&Claim> = cases
+        .iter()
+        .chain(out.iter())
+        .filter(|x| !matches!(x.key, Key::Unresolved(_) | Key::Unrecognized(_)))
+        .collect();
+    before.sort_by_key(|x| x.end);
     for c in ID_CITE.captures_iter(text) {
         let id = c.name("id").expect("id group");
         let end = c.get(0).expect("match").end();
-        let prev = cases
-            .iter()
-            .chain(out.iter())
-            .filter(|x| {
-                x.end <= id.start() && !matches!(x.key, Key::Unresolved(_) | Key::Unrecognized(_))
-            })
-            .max_by_key(|x| x.end);
+        let prev = before
+            .partition_point(|x| x.end <= id.start())
+            .checked_sub(1)
+            .map(|i| before[i]);
         let (kind, key) = match prev {
             Some(p) => (p.kind, p.key.with_pin(pin_of(c.name("pin")))),
             None => (
