@@ -156,10 +156,10 @@ pub fn read(path: &Path, opts: &Options) -> Result<Vec<Document>, SourceError> {
     read_bytes(path, &bytes, opts, 0)
 }
 
-/// The pages of a file, with attachments following as further pages. For callers that keep
-/// one list of pages per file (a tool step's text); [`read`] keeps them apart.
-pub fn read_pages(path: &Path, opts: &Options) -> Result<Vec<String>, SourceError> {
-    Ok(read(path, opts)?
+/// The pages of a file read with the default [`Options`], with attachments following as
+/// further pages. For callers that keep one list of pages per file; [`read`] keeps them apart.
+pub fn read_pages(path: &Path) -> Result<Vec<String>, SourceError> {
+    Ok(read(path, &Options::default())?
         .into_iter()
         .flat_map(|d| d.pages.into_iter().map(|p| p.text))
         .collect())
@@ -244,7 +244,7 @@ mod tests {
     use super::*;
 
     fn read_one(path: &Path) -> Result<Vec<String>, SourceError> {
-        read_pages(path, &Options::default())
+        read_pages(path)
     }
 
     #[test]

@@ -119,7 +119,7 @@ impl Evidence {
 
 fn read_doc(path: &Path) -> Doc {
     let display = path.display().to_string();
-    match crate::sources::read_pages(path, &crate::sources::Options::default()) {
+    match crate::sources::read_pages(path) {
         Ok(pages) => Doc::Pages {
             path: display,
             pages,
