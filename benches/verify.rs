@@ -2,6 +2,10 @@
 //! against `rg -F -f PATTERNS` searching the same files for the same claims as fixed strings.
 //! Targets: verify time ≤ 2 × rg's, peak memory ≤ 2 × the evidence text size.
 //!
+//! Pinpoints: the same check in this process on the same evidence (held in memory), with
+//! facts bound to the pages their sentences cite (`lexrun::verify::verify`) and without (the
+//! index looked up for every claim alone), taking turns; target: pinpoints add ≤ 10%.
+//!
 //! Then the draft's own size: the same draft repeated to 1, 10 and 50 MB, verified against
 //! the same 10,000 pages with the Markdown report, and the time per MB of draft at each size
 //! (target: linear, so about equal per MB). `LEXRUN_BENCH_SIZES=1,10` picks other sizes.
@@ -143,6 +147,7 @@ fn main() {
     );
     println!("lexrun verify (median of {RUNS}): {:.1} ms, peak memory {:.1} MB = {:.2} × the evidence text", lex.as_secs_f64() * 1e3, peak as f64 * 1024.0 / 1e6, peak as f64 * 1024.0 / evidence_bytes as f64);
 
+    pinpoints(&sources, &draft);
     draft_scaling(exe, &sources, &draft, &dir);
     if !rg_ok {
         println!("rg is not installed: `apt-get install ripgrep` for the comparison");
@@ -156,6 +161,56 @@ fn main() {
     println!(
         "ratio: lexrun verify = {:.2} × rg (target ≤ 2.00)",
         lex.as_secs_f64() / rg.as_secs_f64()
+    );
+}
+
+/// Verification with and without binding facts to their cites, in this process, on the
+/// evidence held in memory (so that reading files weighs on neither).
+fn pinpoints(sources: &std::path::Path, draft: &std::path::Path) {
+    use lexrun::verify::{self, Allowed, Evidence, Index, Wanted};
+    let draft = std::fs::read_to_string(draft).unwrap();
+    let mut ev = Evidence::new(vec!["GEN".into()]);
+    let mut files: Vec<_> = std::fs::read_dir(sources)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        ev.add_pages(
+            f.display().to_string(),
+            text.split('\u{000C}').map(String::from).collect(),
+        );
+    }
+    let without = || {
+        let allowed = Allowed::default();
+        let claims = verify::claims_allowing(&draft, &ev.declared_prefixes, &allowed);
+        let index = Index::build(&Wanted::of(&claims), &ev);
+        let all = verify::claims_allowing(&draft, &index.bates_prefixes(), &allowed);
+        index.check_all(all)
+    };
+    let with = || verify::verify(&draft, &ev).outcomes;
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut bound = 0;
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        let o = with();
+        a.push(t.elapsed());
+        bound = o.iter().filter(|o| !o.cited.is_empty()).count();
+        let t = Instant::now();
+        std::hint::black_box(without());
+        b.push(t.elapsed());
+    }
+    let (a, b) = (median(a), median(b));
+    println!(
+        "in process, {bound} claims bound to cited pages: with pinpoints {:.1} ms, without {:.1} ms (medians of {RUNS})",
+        a.as_secs_f64() * 1e3,
+        b.as_secs_f64() * 1e3
+    );
+    println!(
+        "ratio: with pinpoints = {:.3} × without (target ≤ 1.10)",
+        a.as_secs_f64() / b.as_secs_f64()
     );
 }
 

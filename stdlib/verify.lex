@@ -15,6 +15,15 @@ ruleset strict {
   on failure block
 }
 
+// `strict`, and every sentence that cites pages must say what those pages say: a judge model
+// reads only the cited pages and quotes the passage that supports the sentence, and the
+// quotation must be on a cited page. Name the judge in the `verify` block: `judge MODEL`.
+// For declarations and affidavits whose sentences cite exhibits.
+ruleset filing {
+  rules std.verify.strict
+  propositions must hold
+}
+
 // Citations, dates and Bates numbers block; amounts and statutes are flagged for a person.
 // For internal memos and first drafts.
 ruleset standard {

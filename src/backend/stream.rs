@@ -218,7 +218,7 @@ mod tests {
                 &mut out,
             )
             .unwrap_err();
-        assert!(e.to_string().contains("not UTF-8 (at byte 28"), "{e}");
+        assert!(e.to_string().contains("not UTF-8 (at byte 30"), "{e}");
         let mut n = NdjsonDecoder::default();
         assert!(n.push(b"{\"a\":\"\xc3\"}\n", &mut Vec::new()).is_err());
     }

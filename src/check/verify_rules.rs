@@ -11,6 +11,7 @@ use crate::syntax::CLAIM_KINDS as CLAIMS;
 pub(crate) fn requirement_ok(kind: &str, req: &str) -> bool {
     match kind {
         "bates" => req == "exist",
+        "propositions" => req == "hold",
         "quotes" => req == "match" || req.starts_with("match") && req.ends_with("exactly"),
         _ => req == "appear",
     }
@@ -19,6 +20,7 @@ pub(crate) fn requirement_ok(kind: &str, req: &str) -> bool {
 pub(crate) fn requirement_help(kind: &str) -> &'static str {
     match kind {
         "bates" => "write `bates must exist`: a Bates number is supported when it was stamped on a page of the sources",
+        "propositions" => "write `propositions must hold`: each sentence citing pages is judged against them by the block's `judge` model",
         "quotes" => "write `quotes must match exactly` (or `must match`, which allows ellipses and bracketed changes)",
         _ => "write e.g. `citations must appear`: the claim must appear in the sources",
     }
@@ -62,6 +64,15 @@ pub(crate) fn rules(
     let mut out: Vec<RuleDraft> = Vec::new();
     let mut on_failure = None;
     let mut ok = true;
+    if let (Some(j), true) = (&body.judge, depth > 0) {
+        cx.error(
+            Diagnostic::new(Code::BadRule, "a rule set cannot name a judge")
+                .in_file(f)
+                .label(j.span, "")
+                .help("name the judge in each `verify` block that uses this rule set: `judge MODEL`, a model of that workflow"),
+        );
+        ok = false;
+    }
     for (what, names) in &body.allow {
         if !matches!(what.node.as_str(), "reporter" | "reporters") {
             cx.error(
@@ -266,9 +277,50 @@ pub(crate) fn verify(cx: &mut Cx, steps: &[Step]) -> Vec<Verify> {
             }
         }
         let mut allow_reporters = Vec::new();
+        let judge = match &v.body.judge {
+            Some(j) => {
+                if cx.lookup(j, f, &[Kind::Model]).is_none() {
+                    ok = false;
+                }
+                Some(j)
+            }
+            None => None,
+        };
         let Some((drafts, fail)) = rules(cx, f, &v.body, 0, &mut allow_reporters) else {
             continue;
         };
+        let judged = drafts.iter().find(|(r, _)| r.claims == "propositions");
+        match (judged, judge) {
+            (Some((r, _)), None) => {
+                cx.error(
+                    Diagnostic::new(
+                        Code::BadRule,
+                        format!(
+                            "`propositions must hold`{} needs a judge, and the `verify` block for `{}` names none",
+                            if r.from == "inline" { String::new() } else { format!(" (from {})", r.from) },
+                            v.target.node
+                        ),
+                    )
+                    .in_file(f)
+                    .label(v.span, "")
+                    .help("add `judge MODEL` to the block: the model that reads the cited pages and judges each sentence citing them"),
+                );
+                ok = false;
+            }
+            (None, Some(j)) => {
+                cx.error(
+                    Diagnostic::new(
+                        Code::BadRule,
+                        format!("the judge `{}` has nothing to judge", j.node),
+                    )
+                    .in_file(f)
+                    .label(j.span, "")
+                    .help("add `propositions must hold` (or `rules std.verify.filing`), or remove the `judge`"),
+                );
+                ok = false;
+            }
+            _ => {}
+        }
         if drafts.is_empty() {
             cx.error(
                 Diagnostic::new(
@@ -297,6 +349,7 @@ pub(crate) fn verify(cx: &mut Cx, steps: &[Step]) -> Vec<Verify> {
                 on_failure,
                 max_rounds: rounds.unwrap_or(2),
                 allow_reporters,
+                judge: judge.map(|j| j.node.clone()),
             });
         }
     }

@@ -150,6 +150,7 @@ fn is_entry(rule: Rule) -> bool {
             | rules_e
             | on_failure_e
             | allow_e
+            | judge_e
             | bad_entry
     )
 }
@@ -164,6 +165,7 @@ fn stands_alone(rule: Rule) -> bool {
             | Rule::rules_e
             | Rule::on_failure_e
             | Rule::allow_e
+            | Rule::judge_e
             | Rule::sampling_e
     )
 }

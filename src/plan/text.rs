@@ -156,6 +156,9 @@ pub(super) fn render(p: &Plan) -> String {
                     r.policy.as_str()
                 );
             }
+            if let Some(j) = &v.judge {
+                let _ = writeln!(s, "      propositions judged by model {j}");
+            }
             if !v.allow_reporters.is_empty() {
                 let _ = writeln!(
                     s,

@@ -297,13 +297,16 @@ pub struct Verify {
     /// Reporter abbreviations accepted beyond the citation catalogue (`allow reporter`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_reporters: Vec<String>,
+    /// The model that judges `propositions must hold`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct VerifyRule {
-    /// citations, statutes, dates, bates, quotes or amounts.
+    /// citations, statutes, dates, bates, quotes, amounts or propositions.
     pub claims: String,
-    /// appear, exist, match, or match exactly.
+    /// appear, exist, match, match exactly, or (propositions) hold.
     pub must: String,
     pub policy: Policy,
     /// Where the rule came from: `inline` or a rule set such as `std.verify.strict`.

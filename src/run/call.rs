@@ -152,29 +152,8 @@ impl<'a> StageCall<'a> {
 
     /// The server: ready, and serving what it should. Asked once per model and run.
     async fn identity(&mut self, t: &Target<'_>) -> Result<Identity, CallFailure> {
-        let (sh, pool, model) = (self.sh, t.pool, t.model);
-        let on_note = self.on_note();
-        let ident = match pool.identity.get(&model.name) {
-            Some(cell) => cell
-                .get_or_init(|| async {
-                    backend::wait_ready(pool.backend.as_ref(), &sh.limits, &on_note).await;
-                    let served = served_name(model);
-                    let mut tries = 0;
-                    loop {
-                        match pool.backend.identity(&served).await {
-                            Ok(id) => return Ok(id),
-                            Err(e) if e.retryable() && tries < sh.limits.retries => {
-                                tries += 1;
-                                tokio::time::sleep(sh.limits.backoff * tries).await;
-                            }
-                            Err(e) => return Err(server_error(pool, &e)),
-                        }
-                    }
-                })
-                .await
-                .clone(),
-            None => Ok(Identity::default()),
-        }?;
+        let (pool, model) = (t.pool, t.model);
+        let ident = server_identity(self.sh, pool, model, &self.on_note()).await?;
         self.rec.identity = Some(ident.model.clone()).filter(|s| !s.is_empty());
         if let (Weights::Gguf { path, .. }, false) = (&model.weights, ident.model.is_empty()) {
             let want = Path::new(path)
@@ -349,17 +328,7 @@ impl<'a> StageCall<'a> {
 
     /// The server slot this model keeps, so its prompt cache survives between stages.
     fn slot(&self, t: &Target<'_>, ident: &Identity) -> Option<u32> {
-        ident.slots.filter(|n| *n > 0).map(|n| {
-            let idx = self
-                .sh
-                .plan
-                .models
-                .iter()
-                .filter(|x| x.pool == t.model.pool)
-                .position(|x| x.name == t.model.name)
-                .unwrap_or(0) as u32;
-            idx % n
-        })
+        model_slot(self.sh, t.model, ident)
     }
 
     /// Calls the model, holding one of the pool's slots.
@@ -551,6 +520,50 @@ impl<'a> StageCall<'a> {
         );
         Ok(p)
     }
+}
+
+/// The server's identity for a model: waited for while it loads, asked once per model and run.
+pub(super) async fn server_identity(
+    sh: &Shared,
+    pool: &PoolRt,
+    model: &Model,
+    on_note: &(dyn Fn(String) + Send + Sync),
+) -> Result<Identity, CallFailure> {
+    match pool.identity.get(&model.name) {
+        Some(cell) => cell
+            .get_or_init(|| async {
+                backend::wait_ready(pool.backend.as_ref(), &sh.limits, on_note).await;
+                let served = served_name(model);
+                let mut tries = 0;
+                loop {
+                    match pool.backend.identity(&served).await {
+                        Ok(id) => return Ok(id),
+                        Err(e) if e.retryable() && tries < sh.limits.retries => {
+                            tries += 1;
+                            tokio::time::sleep(sh.limits.backoff * tries).await;
+                        }
+                        Err(e) => return Err(server_error(pool, &e)),
+                    }
+                }
+            })
+            .await
+            .clone(),
+        None => Ok(Identity::default()),
+    }
+}
+
+/// The server slot a model keeps, so its prompt cache survives between calls.
+pub(super) fn model_slot(sh: &Shared, model: &Model, ident: &Identity) -> Option<u32> {
+    ident.slots.filter(|n| *n > 0).map(|n| {
+        let idx = sh
+            .plan
+            .models
+            .iter()
+            .filter(|x| x.pool == model.pool)
+            .position(|x| x.name == model.name)
+            .unwrap_or(0) as u32;
+        idx % n
+    })
 }
 
 pub(super) fn served_name(model: &Model) -> String {

@@ -21,6 +21,7 @@ pub mod events;
 mod expr;
 mod failure;
 pub mod intake;
+mod judge;
 mod matter;
 mod outputs;
 pub mod prompt;

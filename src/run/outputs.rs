@@ -82,6 +82,12 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
             .iter()
             .any(|s| s.name == format!("verify {stage}") && s.status == Some(Status::Blocked))
     };
+    // A verification that could not finish passes nothing.
+    let unjudged = |stage: &str| {
+        rec.steps
+            .iter()
+            .any(|s| s.name == format!("judge {stage}") && s.status == Some(Status::Failed))
+    };
     let mut written = Vec::new();
     let lock = if sh.plan.outputs.is_empty() {
         Ok(None)
@@ -96,6 +102,11 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
             (format!("not written: {e}"), true)
         } else if blocked(&o.from) {
             ("not written: verification blocked it".to_string(), false)
+        } else if unjudged(&o.from) {
+            (
+                "not written: its sentences citing pages could not be judged".to_string(),
+                false,
+            )
         } else {
             match status_of(&o.from) {
                 Some(Status::Done | Status::Stopped) => {
@@ -287,6 +298,46 @@ pub(super) fn commit_output(
     Ok(())
 }
 
+/// What a reader of the appendix needs beyond the source: for a miscited claim the pages
+/// cited and where the fact really is; for a proposition the judge's verdict and quotation;
+/// for anything not supported, why.
+fn appendix_detail(c: &Value) -> String {
+    let page = |l: &Value| {
+        l["bates"].as_str().map(String::from).unwrap_or_else(|| {
+            format!(
+                "{} p. {}",
+                l["file"].as_str().unwrap_or(""),
+                l["page"].as_u64().unwrap_or(0)
+            )
+        })
+    };
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(v) = c["verdict"].as_str() {
+        let q = c["quote"].as_str().unwrap_or("").trim();
+        parts.push(if q.is_empty() {
+            format!("judge: {v}")
+        } else {
+            format!("judge: {v}, quoting “{q}”")
+        });
+    }
+    if c["status"] == "miscited" {
+        let cited: Vec<String> = c["cited"]
+            .as_array()
+            .map(|a| a.iter().map(page).collect())
+            .unwrap_or_default();
+        parts.push(format!(
+            "cited {}; the fact is on {}",
+            cited.join(", "),
+            page(&c["source"])
+        ));
+    } else if c["status"] != "supported" {
+        if let Some(r) = c["reason"].as_str() {
+            parts.push(r.to_string());
+        }
+    }
+    parts.join(". ")
+}
+
 /// An output folder held by one run while it writes there: an exclusive `flock` on
 /// `.lexrun-outputs.lock`, which names the matter whose outputs are being written.
 struct FolderLock {
@@ -396,12 +447,13 @@ pub(super) fn render_document(
                                         .map(|n| n.to_string_lossy().into_owned())
                                         .unwrap_or_default()
                                 })
-                                .unwrap_or_else(|| c["reason"].as_str().unwrap_or("").into()),
+                                .unwrap_or_default(),
                             src["page"]
                                 .as_u64()
                                 .map(|p| p.to_string())
                                 .unwrap_or_default(),
                             src["bates"].as_str().unwrap_or("").into(),
+                            appendix_detail(c),
                         ]
                     })
                     .collect()
@@ -410,10 +462,17 @@ pub(super) fn render_document(
         Some(docx::Table {
             title: "Verification appendix".into(),
             note: format!(
-                "Every citation, date, Bates number, quotation and amount in this document, checked against the evidence: {} supported, {} unsupported.",
-                v["supported"], v["unsupported"]
+                "Every citation, date, Bates number, quotation and amount in this document{}, checked against the evidence: {} supported, {} unsupported{}.",
+                if v["claims"].as_array().is_some_and(|cs| cs.iter().any(|c| c["kind"] == "proposition")) {
+                    ", and every sentence that cites pages, judged against those pages"
+                } else {
+                    ""
+                },
+                v["supported"],
+                v["unsupported"],
+                v["miscited"].as_u64().filter(|n| *n > 0).map(|n| format!(", {n} miscited (in the evidence, but not on the page cited)")).unwrap_or_default()
             ),
-            header: ["#", "kind", "claim", "status", "source", "page", "Bates"]
+            header: ["#", "kind", "claim", "status", "source", "page", "Bates", "detail"]
                 .map(String::from)
                 .to_vec(),
             rows,
@@ -444,4 +503,29 @@ pub(super) fn render_document(
         pdf
     };
     std::fs::read(&made).map_err(read_err(&made))
+}
+
+#[cfg(test)]
+mod appendix_tests {
+    use super::*;
+
+    #[test]
+    fn the_appendix_says_where_a_miscited_fact_is_and_what_the_judge_quoted() {
+        let miscited = json!({"status": "miscited", "source": {"file": "a.txt", "page": 1, "bates": "SMITH000001"},
+            "cited": [{"file": "a.txt", "page": 2, "bates": "SMITH000002"}], "reason": "found on SMITH000001"});
+        assert_eq!(
+            appendix_detail(&miscited),
+            "cited SMITH000002; the fact is on SMITH000001"
+        );
+        let judged = json!({"status": "unsupported", "verdict": "not_found", "quote": "", "reason": "the judge found nothing"});
+        assert_eq!(
+            appendix_detail(&judged),
+            "judge: not_found. the judge found nothing"
+        );
+        let fine = json!({"status": "supported", "verdict": "supported", "quote": "rent is due"});
+        assert_eq!(
+            appendix_detail(&fine),
+            "judge: supported, quoting “rent is due”"
+        );
+    }
 }

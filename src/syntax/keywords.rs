@@ -48,7 +48,7 @@ pub const STAGE: &[&str] = &[
 pub const TOOL: &[&str] = &["reads", "after"];
 
 /// A `verify` block's own settings; the claim kinds ([`super::CLAIM_KINDS`]) come on top.
-pub const VERIFY: &[&str] = &["rules", "on"];
+pub const VERIFY: &[&str] = &["rules", "on", "judge"];
 
 /// Every setting of every block, once each, in a stable order.
 pub fn settings() -> Vec<&'static str> {

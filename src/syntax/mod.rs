@@ -26,4 +26,5 @@ pub const CLAIM_KINDS: &[&str] = &[
     "bates",
     "quotes",
     "amounts",
+    "propositions",
 ];

@@ -476,6 +476,18 @@ impl Builder {
                     body.includes.push(self.name(p));
                 }
             }
+            Rule::judge_e => {
+                let Some(model) = e.into_inner().nth(1) else {
+                    return;
+                };
+                let model = self.name(model);
+                if let Some(prev) = &body.judge {
+                    let prev_span = prev.span;
+                    self.duplicate("judge", espan, prev_span);
+                } else {
+                    body.judge = Some(model);
+                }
+            }
             Rule::allow_e => {
                 let mut it = e.into_inner().skip(1);
                 let Some(what) = it.next() else { return };

@@ -131,6 +131,7 @@ fn entry_rule(key: &str, block: Block) -> Option<Rule> {
         (Block::Stage, "timeout") => Rule::timeout_e,
         (Block::Verify, "rules") => Rule::rules_e,
         (Block::Verify, "on") => Rule::on_failure_e,
+        (Block::Verify, "judge") => Rule::judge_e,
         (Block::Verify, _) => Rule::rule_e,
         _ => return None,
     })

@@ -115,6 +115,46 @@ impl Evidence {
         self.sources
             .push(DocSource::Memory(Doc::Pages { path, pages }));
     }
+
+    /// The raw text of each page asked for (file, page number), or `None` for one no source
+    /// has; each document is read once.
+    pub fn page_texts(&self, want: &[(String, u32)]) -> Vec<Option<String>> {
+        let mut out = vec![None; want.len()];
+        for src in &self.sources {
+            let path = match src {
+                DocSource::Memory(Doc::Pages { path, .. }) => path.clone(),
+                DocSource::Memory(Doc::Unreadable { .. }) => continue,
+                DocSource::File(p) => p.display().to_string(),
+            };
+            if !want.iter().any(|(f, _)| *f == path) {
+                continue;
+            }
+            let Doc::Pages { pages, .. } = src.load() else {
+                continue;
+            };
+            for (i, (f, n)) in want.iter().enumerate() {
+                if *f == path && out[i].is_none() && *n >= 1 {
+                    out[i] = pages.get(*n as usize - 1).cloned();
+                }
+            }
+        }
+        out
+    }
+
+    /// Calls `f` with every page (file, page number, raw text) in source order until it
+    /// returns something.
+    pub fn find_page<T>(&self, mut f: impl FnMut(&str, u32, &str) -> Option<T>) -> Option<T> {
+        for src in &self.sources {
+            if let Doc::Pages { path, pages } = src.load() {
+                for (i, t) in pages.iter().enumerate() {
+                    if let Some(x) = f(&path, i as u32 + 1, t) {
+                        return Some(x);
+                    }
+                }
+            }
+        }
+        None
+    }
 }
 
 fn read_doc(path: &Path) -> Doc {

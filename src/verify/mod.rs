@@ -13,6 +13,7 @@ mod index;
 mod needs;
 mod normalize;
 pub mod pinpoint;
+pub mod proposition;
 pub mod report;
 mod spans;
 mod wordkeys;
@@ -35,6 +36,8 @@ pub enum Kind {
     Bates,
     Quote,
     Amount,
+    /// A sentence that cites pages, judged against them by a model.
+    Proposition,
 }
 
 impl Kind {
@@ -46,6 +49,7 @@ impl Kind {
             Kind::Bates => "bates",
             Kind::Quote => "quote",
             Kind::Amount => "amount",
+            Kind::Proposition => "proposition",
         }
     }
 }
@@ -99,6 +103,9 @@ pub enum Key {
     /// Text shaped like a citation whose reporter no catalogue knows; never supported, with
     /// this reason.
     Unrecognized(String),
+    /// A sentence that cites pages: what it says is judged against them
+    /// ([`proposition`]), not looked up.
+    Proposition,
 }
 
 impl Key {
@@ -161,6 +168,7 @@ impl fmt::Display for Key {
                 write!(f, "{v}%")
             }
             Key::Unresolved(why) | Key::Unrecognized(why) => f.write_str(why),
+            Key::Proposition => f.write_str("proposition"),
         }
     }
 }
@@ -235,6 +243,18 @@ pub struct Outcome {
     pub reason: Option<String>,
     /// The pages the claim's sentence cites (empty when it cites none).
     pub cited: Vec<Location>,
+    /// For a proposition: the judge's verdict and quotation.
+    pub judgement: Option<Judgement>,
+}
+
+/// What a judge model said of a proposition, as it said it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Judgement {
+    /// `supported`, `contradicted` or `not_found`.
+    pub verdict: String,
+    /// The verbatim quotation the judge gave from the cited pages.
+    pub quote: String,
+    pub reason: String,
 }
 
 /// Finds every claim in a draft. `prefixes` are the Bates prefixes of the sources.
@@ -283,6 +303,9 @@ pub struct Verification {
     /// The draft's own dates (its execution or jurat), which are not claims about the
     /// evidence.
     pub document_dates: Vec<Claim>,
+    /// Every sentence that cites pages, with those pages: what a judge model checks when a
+    /// `propositions` rule applies (its verdicts join `outcomes`).
+    pub propositions: Vec<proposition::Proposition>,
 }
 
 /// Checks every claim of a draft against the evidence. The evidence is read once, streaming,
@@ -309,7 +332,14 @@ pub fn verify(draft: &str, evidence: &Evidence) -> Verification {
     let index = Index::build(&wanted, evidence);
     let all = claims_allowing(draft, &index.bates_prefixes(), allowed);
     let own = pinpoint::own_dates(draft, &all);
-    let binding = pinpoint::bind(draft, &all);
+    let pinpoint::Binding {
+        facts: binding,
+        reaches,
+    } = pinpoint::bind_all(draft, &all);
+    let propositions = reaches
+        .iter()
+        .map(|r| proposition::Proposition::new(draft, r, &all, &index))
+        .collect();
     let cited: Vec<Vec<((usize, u32), Location)>> = binding
         .iter()
         .map(|cites| {
@@ -332,6 +362,7 @@ pub fn verify(draft: &str, evidence: &Evidence) -> Verification {
         outcomes,
         files: index.files().to_vec(),
         document_dates,
+        propositions,
     }
 }
 

@@ -161,8 +161,32 @@ fn joins(between: &str) -> bool {
     }
 }
 
+/// A stretch of the draft that cites pages: a sentence with cites, or the sentence or
+/// paragraph a citation sentence covers (with the citation sentence). What a judge model
+/// checks against the cited pages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reach {
+    pub start: usize,
+    pub end: usize,
+    /// The cites (indices of Bates and exhibit claims) of the stretch.
+    pub cites: Vec<usize>,
+}
+
+/// What the cites of a draft bind: per claim, the cites that bind it (empty for none); and
+/// the stretches of text that cite pages.
+#[derive(Clone, Debug, Default)]
+pub struct Binding {
+    pub facts: Vec<Vec<usize>>,
+    pub reaches: Vec<Reach>,
+}
+
 /// For each claim, the indices of the cites (Bates claims) that bind it, if any.
 pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
+    bind_all(text, claims).facts
+}
+
+/// [`bind`], with the stretches of text that cite pages.
+pub fn bind_all(text: &str, claims: &[Claim]) -> Binding {
     // Every lookup below is a binary search or a precomputed table, so binding stays linear
     // (up to a log) in the draft: claims come sorted by where they start, sentences in order.
     debug_assert!(claims.windows(2).all(|w| w[0].start <= w[1].start));
@@ -231,6 +255,7 @@ pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
         };
     }
     let mut out = vec![Vec::new(); claims.len()];
+    let mut reaches: Vec<Reach> = Vec::new();
     // Sentences that are nothing but their cites.
     let citation_only = |si: usize| {
         let s = sents[si];
@@ -278,8 +303,34 @@ pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
                     out[f] = cited.clone();
                 }
             }
+            // What it covers, from the start of the sentence (or paragraph) it reaches back
+            // into; a sentence before it that cites pages itself gains these cites too.
+            let back = if last_in_para && !others_cite {
+                Some(sents[para_first[si]].start)
+            } else if si > 0 && sents[si - 1].paragraph == s.paragraph {
+                Some(sents[si - 1].start)
+            } else {
+                None
+            };
+            match (back, reaches.last_mut()) {
+                (Some(b), Some(r)) if r.start == b => {
+                    r.end = s.end;
+                    r.cites.extend(&cited);
+                }
+                (Some(b), _) if b < s.start => reaches.push(Reach {
+                    start: b,
+                    end: s.end,
+                    cites: cited,
+                }),
+                _ => {}
+            }
             continue;
         }
+        reaches.push(Reach {
+            start: s.start,
+            end: s.end,
+            cites: in_sentence.iter().flat_map(|g| g.iter().copied()).collect(),
+        });
         // Each fact to the first cite after it in its sentence.
         let mut from = s.start;
         for g in &in_sentence {
@@ -290,7 +341,10 @@ pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
             from = claims[*g.last().expect("a group has a cite")].end;
         }
     }
-    out
+    Binding {
+        facts: out,
+        reaches,
+    }
 }
 
 /// Phrases that introduce the document's own date.
@@ -429,6 +483,58 @@ mod tests {
         let b = bound(t);
         assert_eq!(b[0].1, vec!["SMITH000001"]);
         assert_eq!(b[1].1, vec!["SMITH000002"], "{b:?}");
+    }
+
+    fn reaches(t: &str) -> Vec<(String, Vec<String>)> {
+        let cs = claims(t);
+        bind_all(t, &cs)
+            .reaches
+            .iter()
+            .map(|r| {
+                (
+                    t[r.start..r.end].to_string(),
+                    r.cites.iter().map(|&i| cs[i].text.clone()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_stretches_that_cite_pages() {
+        // A sentence with cites is one stretch, with all its cites.
+        let t =
+            "The landlord never came (SMITH000005), though I called (SMITH000001). No cite here.";
+        assert_eq!(
+            reaches(t),
+            vec![(
+                "The landlord never came (SMITH000005), though I called (SMITH000001).".into(),
+                vec!["SMITH000005".into(), "SMITH000001".into()]
+            )]
+        );
+        // A citation sentence covers the sentence before it, and joins its cites when that
+        // sentence has its own.
+        let t = "I paid (SMITH000001). The roof leaked. (SMITH000003)";
+        assert_eq!(
+            reaches(t)[1],
+            (
+                "The roof leaked. (SMITH000003)".into(),
+                vec!["SMITH000003".into()]
+            )
+        );
+        let t = "I paid (SMITH000001) and rent rose. See SMITH000002.";
+        assert_eq!(
+            reaches(t)[0].1,
+            vec!["SMITH000001".to_string(), "SMITH000002".to_string()]
+        );
+        // A paragraph-final citation sentence covers the paragraph; one alone covers nothing.
+        let t = "Rent was due. It was late. (SMITH000002)\n\n(SMITH000004)";
+        assert_eq!(
+            reaches(t),
+            vec![(
+                "Rent was due. It was late. (SMITH000002)".into(),
+                vec!["SMITH000002".into()]
+            )]
+        );
     }
 
     #[test]

@@ -20,6 +20,12 @@ struct JsonClaim<'a> {
     reason: Option<&'a str>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     cited: &'a [super::Location],
+    /// A proposition's verdict (`supported`, `contradicted`, `not_found`) as the judge gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<&'a str>,
+    /// A proposition's quotation as the judge gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quote: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -85,6 +91,8 @@ pub fn json(v: &super::Verification) -> String {
                 source: o.source.as_ref(),
                 reason: o.reason.as_deref(),
                 cited: &o.cited,
+                verdict: o.judgement.as_ref().map(|j| j.verdict.as_str()),
+                quote: o.judgement.as_ref().map(|j| j.quote.as_str()),
             })
             .collect(),
         supported,
@@ -146,6 +154,57 @@ fn reasons_table(s: &mut String, title: &str, outcomes: &[Outcome], status: Stat
             o.claim.kind.as_str(),
             md_escape(&o.claim.text),
             md_escape(o.reason.as_deref().unwrap_or(""))
+        );
+    }
+    s.push('\n');
+}
+
+/// Every judged sentence with the judge's verdict, the quotation, and what lexrun made of it.
+fn propositions_table(s: &mut String, outcomes: &[Outcome], lines: &Lines) {
+    let judged: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| o.claim.kind == super::Kind::Proposition)
+        .collect();
+    if judged.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "## Propositions (each sentence judged against the pages it cites)\n"
+    );
+    let _ = writeln!(
+        s,
+        "| line | sentence | cited | judge | quotation | status |\n|---|---|---|---|---|---|"
+    );
+    for o in judged {
+        let (verdict, quote) = o.judgement.as_ref().map_or(("not judged", ""), |j| {
+            (j.verdict.as_str(), j.quote.as_str())
+        });
+        let status = match (&o.status, &o.source) {
+            (Status::Supported, Some(l)) => format!(
+                "supported: quoted from {}",
+                l.bates
+                    .clone()
+                    .unwrap_or_else(|| format!("{} p. {}", l.file, l.page))
+            ),
+            _ => format!(
+                "{}: {}",
+                o.status.as_str(),
+                o.reason.as_deref().unwrap_or_default()
+            ),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {verdict} | {} | {} |",
+            lines.at(o.claim.start),
+            md_escape(&o.claim.text),
+            md_escape(&super::proposition::names(&o.cited)),
+            if quote.trim().is_empty() {
+                String::new()
+            } else {
+                format!("“{}”", md_escape(quote))
+            },
+            md_escape(&status)
         );
     }
     s.push('\n');
@@ -263,6 +322,7 @@ pub fn markdown(draft_name: &str, draft: &str, v: &super::Verification) -> Strin
             &lines,
         );
     }
+    propositions_table(&mut s, outcomes, &lines);
     let own: Vec<String> = v
         .document_dates
         .iter()

@@ -173,6 +173,7 @@ impl Index {
     pub fn check(&self, claim: Claim) -> Outcome {
         let found: Result<Location, String> = match &claim.key {
             Key::Unresolved(why) | Key::Unrecognized(why) => Err(why.clone()),
+            Key::Proposition => Err("a proposition is judged by a model, not looked up".into()),
             Key::Date { year, month, day } => self
                 .dates
                 .get(&(*year, *month, *day))
@@ -257,6 +258,7 @@ impl Index {
                 source: Some(loc),
                 reason: None,
                 cited: Vec::new(),
+                judgement: None,
             },
             Err(why) => Outcome {
                 status: if matches!(claim.key, Key::Unrecognized(_)) {
@@ -268,6 +270,7 @@ impl Index {
                 source: None,
                 reason: Some(format!("{why}{}", self.unreadable_note())),
                 cited: Vec::new(),
+                judgement: None,
             },
         }
     }

@@ -171,7 +171,8 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
         (_, "flash_attn") => keywords(&["on", "off"]),
         (_, "link") => keywords(&["nvlink", "pcie"]),
         (_, "serve") => keywords(&["llama_cpp", "ollama", "openai"]),
-        (_, "must") => keywords(&["appear", "exist", "match exactly"]),
+        (_, "must") => keywords(&["appear", "exist", "match exactly", "hold"]),
+        (Some("verify"), "judge") => names(&[Kind::Model]),
         (_, "failure" | "or") if block.is_some_and(|b| b == "verify" || b == "ruleset") => {
             keywords(&["block", "revise", "flag"])
         }
