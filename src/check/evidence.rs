@@ -140,6 +140,7 @@ pub(crate) fn sources(cx: &mut Cx) -> Vec<Sources> {
                         reason: r.node.clone(),
                     })
                     .collect(),
+                ocr_optional: s.ocr_optional,
             });
         }
     }

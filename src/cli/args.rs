@@ -162,8 +162,9 @@ pub(super) enum Command {
     },
     #[command(external_subcommand)]
     External(Vec<String>),
-    /// Print the text of each page of PDFs and images, with its Bates stamp: the text layer,
-    /// and OCR (pdftoppm + tesseract) where a page has none. Cached by the file's hash.
+    /// Print the text of each page of any source (PDF, scan, photo, Word, email, spreadsheet,
+    /// web page, text), with its Bates stamp; an email's attachments follow it as sources of
+    /// their own. OCR (pdftoppm + tesseract) where a page has no text. Cached by the file's hash.
     Text {
         /// One JSON array of pages instead of plain text.
         #[arg(long)]
@@ -199,7 +200,7 @@ pub(super) enum Command {
         #[arg(long, default_value = "Exhibit index")]
         title: String,
         /// The exhibits, in order (A, B, C, …).
-        #[arg(required = true, value_name = "EXHIBIT.pdf")]
+        #[arg(required = true, value_name = "EXHIBIT")]
         exhibits: Vec<std::path::PathBuf>,
     },
     /// Stamp Bates numbers on PDFs, numbering continuously across the files in order. Inputs
@@ -208,7 +209,8 @@ pub(super) enum Command {
     /// Check every citation, date, Bates number, quotation and amount in a draft against the
     /// sources; exit 1 if anything is unsupported.
     Verify {
-        /// A source file or folder (text, Markdown, PDF); repeat for more.
+        /// A source file or folder (PDF, scan, photo, Word, email, spreadsheet, web page,
+        /// text); repeat for more.
         #[arg(long = "sources", required = true, value_name = "PATH")]
         sources: Vec<std::path::PathBuf>,
         /// A Bates prefix of the sources, e.g. SMITH; repeat for more. Without it, the
@@ -338,7 +340,8 @@ pub(super) struct BatesArgs {
     /// The folder for the stamped copies.
     #[arg(short = 'o', long = "out", value_name = "OUT_DIR")]
     pub(super) out: std::path::PathBuf,
-    /// The PDFs, in the order they are numbered.
-    #[arg(required = true, value_name = "IN.pdf")]
+    /// The files, in the order they are numbered; other kinds than PDF are stamped as PDFs
+    /// of them (`lease.docx` → `lease.pdf`).
+    #[arg(required = true, value_name = "IN")]
     pub(super) inputs: Vec<std::path::PathBuf>,
 }

@@ -65,15 +65,17 @@ pub(super) fn cmd_text(
     no_cache: bool,
 ) -> u8 {
     use crate::sources::scan as text;
-    let opts = text::Options {
-        lang,
-        dpi,
-        cache: if no_cache {
-            None
-        } else {
-            text::default_cache()
+    let opts = crate::sources::Options {
+        scan: text::Options {
+            lang,
+            dpi,
+            cache: if no_cache {
+                None
+            } else {
+                text::default_cache()
+            },
+            ocr_optional: false,
         },
-        ocr_optional: false,
     };
     #[derive(serde::Serialize)]
     struct Page<'a> {
@@ -83,13 +85,18 @@ pub(super) fn cmd_text(
         from: &'a str,
         text: &'a str,
     }
+    // Every file is read; each one that cannot be is named, and the others still printed.
     let mut all = Vec::new();
+    let mut failed = false;
     for f in files {
-        match text::pages(f, &opts) {
-            Ok(pages) => all.push((f.display().to_string(), pages)),
+        match crate::sources::read(f, &opts) {
+            Ok(docs) => {
+                let shown = f.display().to_string();
+                all.extend(docs.into_iter().map(|d| (d.shown(&shown), d.pages)));
+            }
             Err(e) => {
-                eprintln!("error: {e}");
-                return exit::USAGE;
+                eprintln!("error: `{}`: {e}", f.display());
+                failed = true;
             }
         }
     }
@@ -120,7 +127,12 @@ pub(super) fn cmd_text(
     if json {
         out = serde_json::to_string(&rows).unwrap_or_default() + "\n";
     }
-    print_out(&out)
+    let code = print_out(&out);
+    if failed {
+        exit::USAGE
+    } else {
+        code
+    }
 }
 
 pub(super) fn cmd_merge(

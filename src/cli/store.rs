@@ -288,12 +288,13 @@ pub(super) fn cmd_sources(
         let mut out = String::new();
         for v in &verdicts {
             let word = match (v.why(), &v.admitted) {
+                _ if v.unreadable.is_some() => "UNREADABLE".to_string(),
                 (None, _) => "admitted".to_string(),
                 (Some(_), Some(r)) => format!("admitted by the workflow ({r})"),
                 (Some(_), None) => "REFUSED".to_string(),
             };
             out.push_str(&format!("{:<10} {}  {word}", v.matter, v.file));
-            if let Some(why) = &v.refused {
+            if let Some(why) = v.unreadable.as_ref().or(v.refused.as_ref()) {
                 out.push_str(&format!(": {why}"));
             }
             out.push('\n');

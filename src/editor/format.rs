@@ -139,6 +139,7 @@ fn is_entry(rule: Rule) -> bool {
             | bates_e
             | description_e
             | admit_e
+            | ocr_e
             | model_e
             | prompt_e
             | reads_e

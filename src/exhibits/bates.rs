@@ -92,6 +92,8 @@ pub enum BatesError {
     Overflow(u32),
     #[error("cannot write `{0}`: {1}")]
     Write(String, String),
+    #[error("{0}")]
+    Sources(#[from] crate::sources::Unreadables),
     #[error("the Bates number `{0}` holds `{1}`, which the stamp's font (Helvetica, WinAnsi) cannot show; use Latin letters, digits and punctuation")]
     Unencodable(String, char),
     #[error("`{0}` is both an input and the output; write the output somewhere else")]
@@ -134,10 +136,12 @@ pub fn stamp_files(
     if let Err(c) = super::winansi::encode(&first) {
         return Err(BatesError::Unencodable(first, c));
     }
+    // Sources of other kinds are stamped as PDFs of them (`lease.docx` → `lease.pdf`).
+    let prepared = crate::sources::pdf::prepare(inputs).map_err(crate::sources::Unreadables)?;
     let mut names = BTreeSet::new();
     let mut plans = Vec::new();
-    for input in inputs {
-        let name = input
+    for (input, pdf) in inputs.iter().zip(&prepared.pdfs) {
+        let name = pdf
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
@@ -152,15 +156,15 @@ pub fn stamp_files(
         if same {
             return Err(BatesError::WouldOverwrite(output.display().to_string()));
         }
-        plans.push((input.clone(), output));
+        plans.push((input.clone(), pdf.clone(), output));
     }
     // Stamp everything in memory first: a bad input leaves no partial output behind.
     let mut next = opts.start;
     let mut stamped = Vec::new();
     let mut map = Vec::new();
-    for (input, output) in &plans {
+    for (input, pdf, output) in &plans {
         let shown = input.display().to_string();
-        let mut doc = load(input)?;
+        let mut doc = load(pdf)?;
         unshare_pages(&mut doc);
         let pages: Vec<ObjectId> = doc.get_pages().into_values().collect();
         if pages.is_empty() {

@@ -109,9 +109,11 @@ pub fn merge(
     if opts.index_page {
         kids.push((0, 0));
     }
-    for (i, path) in exhibits.iter().enumerate() {
+    // Sources of other kinds are bound as PDFs of them.
+    let prepared = crate::sources::pdf::prepare(exhibits).map_err(crate::sources::Unreadables)?;
+    for (i, (path, pdf)) in exhibits.iter().zip(&prepared.pdfs).enumerate() {
         let shown = path.display().to_string();
-        let mut doc = load(path)?;
+        let mut doc = load(pdf)?;
         doc.renumber_objects_with(binder.max_id + 1);
         let pages: Vec<ObjectId> = doc.get_pages().into_values().collect();
         if pages.is_empty() {

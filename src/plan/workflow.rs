@@ -175,6 +175,9 @@ pub struct Sources {
     /// Files admitted on purpose although the intake guard would refuse them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub admit: Vec<Admit>,
+    /// Pages that need OCR are read empty, not refused, when tesseract is missing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ocr_optional: bool,
 }
 
 impl Sources {

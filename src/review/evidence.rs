@@ -365,10 +365,11 @@ fn load(source: &DocSource, images: bool, wanted_files: &HashSet<String>) -> (Do
             .any(|e| l.ends_with(e))
     };
     match source {
-        DocSource::File(p) if pdf_or_image(&p.display().to_string()) => {
-            let opts = crate::sources::scan::Options::default();
-            match crate::sources::scan::pages(p, &opts) {
-                Ok(pages) => {
+        DocSource::File(p) => {
+            let opts = crate::sources::Options::default();
+            match crate::sources::read(p, &opts) {
+                Ok(docs) => {
+                    let pages: Vec<_> = docs.into_iter().flat_map(|d| d.pages).collect();
                     let from = pages.iter().map(|p| p.from.clone()).collect();
                     (
                         Doc::Pages {

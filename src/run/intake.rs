@@ -50,11 +50,15 @@ pub struct Verdict {
     /// When the file (its text) was first seen in the matter, in milliseconds.
     #[serde(skip)]
     pub first_seen: i64,
+    /// Why the file could not be read at all (nothing else was checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
 }
 
 impl Verdict {
     pub fn blocked(&self) -> bool {
-        (self.refused.is_some() || !self.carries.is_empty()) && self.admitted.is_none()
+        self.unreadable.is_some()
+            || (self.refused.is_some() || !self.carries.is_empty()) && self.admitted.is_none()
     }
 
     /// Why the guard refuses it: a copy of an output, or the carrier of model claims.
@@ -82,6 +86,25 @@ impl Verdict {
             "it appeared after lexrun generated, and is the only support of, {}",
             list.join("; ")
         ))
+    }
+
+    /// The verdict on a file that could not be read.
+    pub fn unreadable(matter: &str, file: &str, path: &std::path::Path, why: String) -> Verdict {
+        let raw_hash = std::fs::read(path)
+            .map(|b| blake3::hash(&b).to_hex().to_string())
+            .unwrap_or_default();
+        Verdict {
+            matter: matter.to_string(),
+            file: file.to_string(),
+            path: path.display().to_string(),
+            raw_hash,
+            text_hash: String::new(),
+            refused: None,
+            admitted: None,
+            unreadable: Some(why),
+            carries: Vec::new(),
+            first_seen: 0,
+        }
     }
 }
 
@@ -122,7 +145,29 @@ pub fn check(
     admit: &[(String, String)],
 ) -> Verdict {
     let bytes = std::fs::read(path).unwrap_or_default();
-    let raw_hash = blake3::hash(&bytes).to_hex().to_string();
+    check_bytes(
+        store,
+        matter,
+        file,
+        &path.display().to_string(),
+        &bytes,
+        text,
+        admit,
+    )
+}
+
+/// Checks one document given by its bytes: a file, or an attachment inside one (`path` is
+/// then `letter.eml › invoice.pdf`).
+pub fn check_bytes(
+    store: &Store,
+    matter: &str,
+    file: &str,
+    path: &str,
+    bytes: &[u8],
+    text: &str,
+    admit: &[(String, String)],
+) -> Verdict {
+    let raw_hash = blake3::hash(bytes).to_hex().to_string();
     let th = text_hash(text);
     let legacy = store.has_legacy_fingerprints();
     let legacy_th = legacy.then(|| shingles::legacy_text_hash(text));
@@ -143,7 +188,7 @@ pub fn check(
             a.run_id,
             a.path
         ))
-    } else if has_marker(&bytes) {
+    } else if has_marker(bytes) {
         Some("it carries lexrun's provenance marker: lexrun wrote it".into())
     } else {
         let mut fps = shingles::fingerprints(text);
@@ -177,15 +222,16 @@ pub fn check(
     let mut v = Verdict {
         matter: matter.to_string(),
         file: file.to_string(),
-        path: path.display().to_string(),
+        path: path.to_string(),
         raw_hash,
         text_hash: th,
         refused,
         admitted: None,
         carries: Vec::new(),
         first_seen,
+        unreadable: None,
     };
-    v.admitted = admission(&v, path, admit);
+    v.admitted = admission(&v, std::path::Path::new(path), admit);
     v
 }
 

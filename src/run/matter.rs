@@ -60,17 +60,26 @@ pub fn check_sources(
         for s in &plan.sources {
             let admit = s.admitted();
             for f in matching(dir, &s.files)? {
-                let p = prompt::read_pages(&f).map_err(RunError::Evidence)?;
                 let shown = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
-                mine.push(intake::check(
-                    store,
-                    &name,
-                    &shown,
-                    &f,
-                    &p.join("\n"),
-                    &admit,
-                ));
-                pages.push(p);
+                // A file that cannot be read gets that verdict; every other file is still read.
+                let docs = match prompt::read(&f, s.ocr_optional) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        let why = e.source.to_string();
+                        mine.push(intake::Verdict::unreadable(&name, &shown, &f, why));
+                        continue;
+                    }
+                };
+                for e in prompt::evidence_files(&s.name, &shown, &f, docs) {
+                    let text = e.pages.join("\n");
+                    mine.push(match &e.embedded {
+                        Some(b) => {
+                            intake::check_bytes(store, &name, &e.shown, &e.path, b, &text, &admit)
+                        }
+                        None => intake::check(store, &name, &e.shown, &f, &text, &admit),
+                    });
+                    pages.push(e.pages);
+                }
             }
         }
         intake::check_taint(store, &name, &mut mine, &pages, &bates_prefixes(plan));

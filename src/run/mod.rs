@@ -82,7 +82,7 @@ pub enum RunError {
     #[error("cannot write `{0}`: {1}")]
     Write(String, #[source] std::io::Error),
     #[error("cannot read the evidence: {0}")]
-    Evidence(#[from] crate::sources::Unreadable),
+    Evidence(crate::sources::Unreadables),
     #[error("--endpoint {0}: the workflow has no pool `{0}`; its pools: {1}")]
     UnknownPool(String, String),
     #[error("pool `{0}`: {1}")]
@@ -275,6 +275,7 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     let mut matters = Vec::new();
     let mut names = BTreeSet::new();
     let mut verdicts: Vec<intake::Verdict> = Vec::new();
+    let mut unreadable: Vec<crate::sources::Unreadable> = Vec::new();
     for dir in &dirs {
         if !dir.is_dir() {
             return Err(RunError::NoMatter(dir.display().to_string()));
@@ -309,17 +310,22 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
                 || store.is_some();
             let mut list = Vec::new();
             for f in files {
-                let pages = if needed {
-                    prompt::read_pages(&f).map_err(RunError::Evidence)?
-                } else {
-                    Vec::new()
-                };
-                list.push(EvidenceFile {
-                    source: s.name.clone(),
-                    shown: f.strip_prefix(dir).unwrap_or(&f).display().to_string(),
-                    path: f.display().to_string(),
-                    pages,
-                });
+                let shown = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+                if !needed {
+                    list.push(EvidenceFile {
+                        source: s.name.clone(),
+                        shown,
+                        path: f.display().to_string(),
+                        pages: Vec::new(),
+                        embedded: None,
+                    });
+                    continue;
+                }
+                // Every file is read before any refusal, so that all bad files are named.
+                match prompt::read(&f, s.ocr_optional) {
+                    Ok(docs) => list.extend(prompt::evidence_files(&s.name, &shown, &f, docs)),
+                    Err(e) => unreadable.push(e),
+                }
             }
             evidence.insert(s.name.clone(), list);
         }
@@ -330,14 +336,14 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
                 let admit = s.admitted();
                 for f in evidence.get(&s.name).into_iter().flatten() {
                     let text = f.pages.join("\n");
-                    mine.push(intake::check(
-                        store,
-                        &name,
-                        &f.shown,
-                        Path::new(&f.path),
-                        &text,
-                        &admit,
-                    ));
+                    mine.push(match &f.embedded {
+                        Some(bytes) => intake::check_bytes(
+                            store, &name, &f.shown, &f.path, bytes, &text, &admit,
+                        ),
+                        None => {
+                            intake::check(store, &name, &f.shown, Path::new(&f.path), &text, &admit)
+                        }
+                    });
                     pages.push(f.pages.clone());
                 }
             }
@@ -363,6 +369,9 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         }));
     }
 
+    if !unreadable.is_empty() {
+        return Err(RunError::Evidence(crate::sources::Unreadables(unreadable)));
+    }
     if verdicts.iter().any(intake::Verdict::blocked) {
         return Err(RunError::Refused(verdicts));
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::sources::{stamp_of, Unreadable};
+use crate::sources::{stamp_of, Document, Unreadable};
 
 /// One evidence file: its path as shown to the model, and its text per page.
 #[derive(Clone, Debug)]
@@ -16,14 +16,40 @@ pub struct EvidenceFile {
     pub shown: String,
     pub path: String,
     pub pages: Vec<String>,
+    /// An attachment's own bytes (for the intake guard); `None` for a file on disk.
+    pub embedded: Option<Vec<u8>>,
 }
 
-/// Reads a file's text per page, naming the file when it cannot.
-pub fn read_pages(path: &Path) -> Result<Vec<String>, Unreadable> {
-    crate::sources::read_pages(path).map_err(|source| Unreadable {
+/// Reads a file's documents (the file, then any attachments), naming the file when it cannot.
+pub fn read(path: &Path, ocr_optional: bool) -> Result<Vec<Document>, Unreadable> {
+    let opts = crate::sources::Options::default().ocr_optional(ocr_optional);
+    crate::sources::read(path, &opts).map_err(|source| Unreadable {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// The evidence files of one source declaration read from one file: one per document, each
+/// shown as the file (relative to the matter) or the attachment within it.
+pub fn evidence_files(
+    source: &str,
+    shown: &str,
+    path: &Path,
+    docs: Vec<Document>,
+) -> Vec<EvidenceFile> {
+    docs.into_iter()
+        .map(|d| EvidenceFile {
+            source: source.to_string(),
+            shown: d.shown(shown),
+            path: if d.within.is_empty() {
+                path.display().to_string()
+            } else {
+                d.shown(&path.display().to_string())
+            },
+            pages: d.texts(),
+            embedded: d.embedded,
+        })
+        .collect()
 }
 
 /// The packet for a list of files, in order.
@@ -93,6 +119,7 @@ mod tests {
                 "Lease page one\nSMITH000002".into(),
                 "Page two\nSMITH000003".into(),
             ],
+            embedded: None,
         };
         let p = packet(&[f]);
         assert!(p.starts_with("=== client · intake/lease.pdf · 2 pages · SMITH000002–SMITH000003 ===\n--- page 1 · SMITH000002 ---\nLease page one"), "{p}");

@@ -83,7 +83,12 @@ pub(super) async fn schedule(
     for (mi, m) in matters.iter().enumerate() {
         for (name, files) in &m.evidence {
             let p = Produced {
-                files: files.iter().map(|f| PathBuf::from(&f.path)).collect(),
+                // Files on disk, for the tools; attachments reach them inside their file.
+                files: files
+                    .iter()
+                    .filter(|f| f.embedded.is_none())
+                    .map(|f| PathBuf::from(&f.path))
+                    .collect(),
                 pages: files
                     .iter()
                     .filter(|f| !f.pages.is_empty())

@@ -265,14 +265,22 @@ pub(super) fn evidence_packet(name: &str, p: &Produced) -> String {
     let files: Vec<EvidenceFile> = if p.pages.is_empty() {
         p.files
             .iter()
-            .map(|f| EvidenceFile {
-                source: name.to_string(),
-                shown: f
+            .flat_map(|f| {
+                let shown = f
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                path: f.display().to_string(),
-                pages: prompt::read_pages(f).unwrap_or_default(),
+                    .unwrap_or_default();
+                match prompt::read(f, false) {
+                    Ok(docs) => prompt::evidence_files(name, &shown, f, docs),
+                    // The model is told, rather than given an empty file.
+                    Err(e) => vec![EvidenceFile {
+                        source: name.to_string(),
+                        shown,
+                        path: f.display().to_string(),
+                        pages: vec![format!("[this file could not be read: {}]", e.source)],
+                        embedded: None,
+                    }],
+                }
             })
             .collect()
     } else {
@@ -286,6 +294,7 @@ pub(super) fn evidence_packet(name: &str, p: &Produced) -> String {
                     .unwrap_or_default(),
                 path: f.clone(),
                 pages: pages.clone(),
+                embedded: None,
             })
             .collect()
     };

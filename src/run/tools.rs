@@ -51,12 +51,10 @@ pub enum ToolError {
     Sources(#[source] std::io::Error),
     #[error("the draft: {0}")]
     Confined(#[source] crate::confine::ConfineError),
-    #[error("Bates numbers are stamped on PDFs; convert these first: {0}")]
-    NotPdf(String),
     #[error(transparent)]
     Bates(#[from] bates::BatesError),
     #[error(transparent)]
-    Text(#[from] text::TextError),
+    Source(#[from] crate::sources::Unreadable),
     #[error("lexrun has no `{0}` tool")]
     Unknown(String),
 }
@@ -103,24 +101,16 @@ pub(super) fn run(
                     .unwrap_or(bates::Position::BottomRight),
                 font_size: opt_num(tool, "font_size").unwrap_or(9.0),
             };
-            let pdfs: Vec<PathBuf> = inputs
-                .iter()
-                .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pdf")))
-                .cloned()
-                .collect();
-            if pdfs.len() != inputs.len() {
-                let other: Vec<String> = inputs
-                    .iter()
-                    .filter(|p| !pdfs.contains(p))
-                    .map(|p| p.display().to_string())
-                    .collect();
-                return Err(ToolError::NotPdf(other.join(", ")));
+            let map = bates::stamp_files(inputs, dir, &opts)?;
+            // Each stamped file, once, in order (a converted `lease.docx` is `lease.pdf`).
+            let mut files: Vec<PathBuf> = Vec::new();
+            for s in &map {
+                let p = PathBuf::from(&s.output);
+                if !files.contains(&p) {
+                    files.push(p);
+                }
             }
-            let map = bates::stamp_files(&pdfs, dir, &opts)?;
-            result.files = pdfs
-                .iter()
-                .filter_map(|p| p.file_name().map(|n| dir.join(n)))
-                .collect();
+            result.files = files;
             result
                 .primary
                 .insert("json".into(), dir.join("bates-map.json"));
@@ -169,27 +159,34 @@ pub(super) fn run(
             format!("{} exhibits indexed", entries.len())
         }
         "ocr" => {
-            let opts = text::Options {
-                lang: opt_text(tool, "lang").unwrap_or_else(|| "eng".into()),
-                dpi: opt_num(tool, "dpi").map_or(300, |n| n as u32),
-                cache: text::default_cache(),
-                ocr_optional: false,
+            let opts = crate::sources::Options {
+                scan: text::Options {
+                    lang: opt_text(tool, "lang").unwrap_or_else(|| "eng".into()),
+                    dpi: opt_num(tool, "dpi").map_or(300, |n| n as u32),
+                    cache: text::default_cache(),
+                    ocr_optional: false,
+                },
             };
             let mut rows = Vec::new();
             let mut ocr = 0;
             for f in inputs {
-                let pages = text::pages(f, &opts)?;
-                ocr += pages.iter().filter(|p| p.from == "ocr").count();
-                for p in &pages {
-                    rows.push(serde_json::json!({
-                        "file": f.display().to_string(), "page": p.page, "from": p.from,
-                        "bates": crate::sources::stamp_of(&p.text), "text": p.text,
-                    }));
+                let docs = crate::sources::read(f, &opts).map_err(|source| {
+                    ToolError::Source(crate::sources::Unreadable {
+                        path: f.clone(),
+                        source,
+                    })
+                })?;
+                for d in docs {
+                    let file = d.shown(&f.display().to_string());
+                    ocr += d.pages.iter().filter(|p| p.from == "ocr").count();
+                    for p in &d.pages {
+                        rows.push(serde_json::json!({
+                            "file": file, "page": p.page, "from": p.from,
+                            "bates": crate::sources::stamp_of(&p.text), "text": p.text,
+                        }));
+                    }
+                    result.pages.push((file, d.texts()));
                 }
-                result.pages.push((
-                    f.display().to_string(),
-                    pages.into_iter().map(|p| p.text).collect(),
-                ));
             }
             let json = dir.join("text.json");
             crate::atomic::write_private(

@@ -1,14 +1,33 @@
-//! Reading every kind of source into text per page. PDFs give their text layer, scans and
-//! images are OCR'd (`scan`), text and Markdown are read as UTF-8 with pages split at form
-//! feeds, and any other kind of file is refused with what to do instead. Prompts, verification, exhibits and the intake guard all read through
-//! [`read_pages`], so a file reads the same wherever it is used. `stamp` finds the Bates
-//! number at the foot of a page.
+//! Reading every kind of source into pages of text, each with a stable place: the file (or the
+//! attachment inside it), the page, and the Bates number stamped at its foot. Prompts,
+//! verification, the exhibits tools and the intake guard all read through [`read`], so a file
+//! reads the same wherever it is used.
+//!
+//! What a file is comes from its bytes, not its name (`kind`): a Word document renamed `.txt`
+//! is read as Word. Each family has its own reader: PDFs and scans (`scan`), images (`image`),
+//! Word (`docx`), other office files through LibreOffice (`office`), email (`email`),
+//! spreadsheets (`sheet`), saved web pages (`html`), and text. A file that cannot be read is
+//! refused with the reason, for that file alone. `limits` keeps enormous files, archives that
+//! expand without bound and tools that never finish from stalling a read. `pdf` turns any of
+//! these into a PDF for Bates stamping and binding. `stamp` finds the Bates number on a page.
 
+pub mod docx;
+pub mod email;
+pub mod html;
+pub mod image;
+pub mod kind;
+pub mod limits;
+pub mod office;
+pub mod paging;
+pub mod pdf;
 pub mod scan;
+pub mod sheet;
 pub mod stamp;
 
 use std::path::{Path, PathBuf};
 
+pub use kind::Kind;
+pub use scan::PageText;
 pub use stamp::stamp_of;
 
 /// Why a source could not be read; says what the file is, not where (the caller names it).
@@ -16,16 +35,31 @@ pub use stamp::stamp_of;
 pub enum SourceError {
     #[error("cannot be read: {0}")]
     Io(#[source] std::io::Error),
-    #[error("a binary file, not text")]
+    #[error("an empty file (0 bytes)")]
+    Empty,
+    #[error("{0}")]
+    TooLarge(String),
+    #[error("a binary file lexrun does not recognise; save it as PDF, Word or text")]
     Binary,
     #[error("not UTF-8 text (invalid byte at offset {0}); save it as UTF-8")]
     NotUtf8(usize),
-    #[error("a GIF or BMP image: convert it to PNG or PDF so it can be OCR'd")]
-    Image,
-    #[error("a .{0} file: lexrun reads text, Markdown and PDF sources")]
-    Unsupported(String),
+    #[error("{0}")]
+    Refused(String),
+    #[error("a damaged {kind}: {reason}")]
+    Damaged { kind: &'static str, reason: String },
     #[error("{0}")]
     Scan(#[from] scan::TextError),
+    #[error("{0}")]
+    Tool(#[from] limits::ToolError),
+}
+
+impl SourceError {
+    pub(crate) fn damaged(kind: &'static str, reason: impl std::fmt::Display) -> Self {
+        SourceError::Damaged {
+            kind,
+            reason: reason.to_string(),
+        }
+    }
 }
 
 /// A source that could not be read, and which one.
@@ -37,62 +71,215 @@ pub struct Unreadable {
     pub source: SourceError,
 }
 
-fn extension(path: &Path) -> String {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default()
-}
+/// Every source that could not be read, each with why.
+#[derive(Debug)]
+pub struct Unreadables(pub Vec<Unreadable>);
 
-/// The text of every page of a source file.
-pub fn read_pages(path: &Path) -> Result<Vec<String>, SourceError> {
-    match extension(path).as_str() {
-        // The text layer, and OCR where there is none (when tesseract is installed; otherwise
-        // such pages come back empty).
-        "pdf" | "png" | "jpg" | "jpeg" | "tif" | "tiff" => {
-            let pages = scan::pages(path, &scan::Options::default())?;
-            Ok(pages.into_iter().map(|p| p.text).collect())
+impl std::fmt::Display for Unreadables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_slice() {
+            [one] => write!(f, "{one}"),
+            many => {
+                write!(f, "{} files cannot be read:", many.len())?;
+                for u in many {
+                    write!(f, "\n  {u}")?;
+                }
+                Ok(())
+            }
         }
-        "txt" | "md" | "markdown" | "text" | "" => read_text(path),
-        "gif" | "bmp" => Err(SourceError::Image),
-        other => Err(SourceError::Unsupported(other.to_string())),
     }
 }
 
-fn read_text(path: &Path) -> Result<Vec<String>, SourceError> {
-    let bytes = std::fs::read(path).map_err(SourceError::Io)?;
-    if bytes.contains(&0) {
-        return Err(SourceError::Binary);
+impl std::error::Error for Unreadables {}
+
+/// One document read from a file: the file itself, or an attachment inside it.
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// Where inside the file: empty for the file itself, else the attachment names leading to
+    /// it (`["invoice.pdf"]` for an invoice attached to an email).
+    pub within: Vec<String>,
+    pub kind: Kind,
+    pub pages: Vec<PageText>,
+    /// An attachment's own bytes, which the intake guard hashes (the file's are on disk).
+    pub embedded: Option<Vec<u8>>,
+}
+
+impl Document {
+    /// The document's name from the file's: `letter.eml`, or `letter.eml › invoice.pdf`.
+    pub fn shown(&self, file: &str) -> String {
+        let mut s = file.to_string();
+        for w in &self.within {
+            s.push_str(" › ");
+            s.push_str(w);
+        }
+        s
     }
-    let text =
-        String::from_utf8(bytes).map_err(|e| SourceError::NotUtf8(e.utf8_error().valid_up_to()))?;
-    Ok(text.split('\u{000C}').map(str::to_string).collect())
+
+    /// The text of each page.
+    pub fn texts(&self) -> Vec<String> {
+        self.pages.iter().map(|p| p.text.clone()).collect()
+    }
+}
+
+/// How to read.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// OCR language, resolution, text cache, and whether a page that needs OCR may come back
+    /// empty when tesseract is not installed (the workflow's `ocr optional`); by default it is
+    /// an error naming the package.
+    pub scan: scan::Options,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            scan: scan::Options {
+                ocr_optional: false,
+                ..scan::Options::default()
+            },
+        }
+    }
+}
+
+impl Options {
+    pub fn ocr_optional(mut self, optional: bool) -> Self {
+        self.scan.ocr_optional = optional;
+        self
+    }
+}
+
+/// Every document in a file: the file itself first, then its attachments, depth first.
+pub fn read(path: &Path, opts: &Options) -> Result<Vec<Document>, SourceError> {
+    let size = std::fs::metadata(path).map_err(SourceError::Io)?.len();
+    limits::check_size(size)?;
+    let bytes = std::fs::read(path).map_err(SourceError::Io)?;
+    read_bytes(path, &bytes, opts, 0)
+}
+
+/// The pages of a file read with the default [`Options`], with attachments following as
+/// further pages. For callers that keep one list of pages per file; [`read`] keeps them apart.
+pub fn read_pages(path: &Path) -> Result<Vec<String>, SourceError> {
+    Ok(read(path, &Options::default())?
+        .into_iter()
+        .flat_map(|d| d.pages.into_iter().map(|p| p.text))
+        .collect())
+}
+
+/// Reads `bytes`, named `path` (a real file, or an attachment's name inside one).
+pub(crate) fn read_bytes(
+    path: &Path,
+    bytes: &[u8],
+    opts: &Options,
+    depth: usize,
+) -> Result<Vec<Document>, SourceError> {
+    limits::check_size(bytes.len() as u64)?;
+    let kind = kind::detect(path, bytes)?;
+    // Outside programs may read the file itself only when it is one (not an attachment).
+    let real = (depth == 0).then_some(path);
+    let one = |pages: Vec<PageText>| {
+        Ok(vec![Document {
+            within: Vec::new(),
+            kind,
+            pages,
+            embedded: None,
+        }])
+    };
+    match kind {
+        Kind::Pdf => one(image::on_disk(real, bytes, "pdf", |p| {
+            scan::pages(p, &opts.scan).map_err(SourceError::from)
+        })?),
+        Kind::Png | Kind::Jpeg | Kind::Tiff | Kind::Heic => {
+            one(image::pages(real, bytes, kind, opts)?)
+        }
+        Kind::Docx => one(docx::pages(bytes)?),
+        Kind::Doc | Kind::Odt | Kind::Rtf => one(office::pages(real, bytes, kind, opts)?),
+        Kind::Xlsx | Kind::Ods | Kind::Xls => one(sheet::workbook(bytes, kind)?),
+        Kind::Csv => one(sheet::csv(&text_of(bytes)?)?),
+        Kind::Html => one(paging::pages(&html::to_text(&text_of(bytes)?), "html")),
+        Kind::Eml => email::message(bytes, opts, depth),
+        Kind::Mbox => email::mailbox(bytes, opts, depth),
+        Kind::Text => one(text_of(bytes)?
+            .split('\u{000C}')
+            .enumerate()
+            .map(|(i, t)| PageText {
+                page: i as u32 + 1,
+                text: t.to_string(),
+                from: "text".into(),
+            })
+            .collect()),
+    }
+}
+
+/// Text in UTF-8, or UTF-16 with its byte-order mark (as Windows tools save it).
+pub(crate) fn text_of(bytes: &[u8]) -> Result<String, SourceError> {
+    let utf16 = |b: &[u8], le: bool| {
+        let units: Vec<u16> = b
+            .chunks_exact(2)
+            .map(|c| {
+                if le {
+                    u16::from_le_bytes([c[0], c[1]])
+                } else {
+                    u16::from_be_bytes([c[0], c[1]])
+                }
+            })
+            .collect();
+        String::from_utf16(&units).map_err(|_| SourceError::NotUtf8(0))
+    };
+    match bytes {
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, true),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, false),
+        [0xEF, 0xBB, 0xBF, rest @ ..] => text_of(rest),
+        _ => {
+            if bytes.contains(&0) {
+                return Err(SourceError::Binary);
+            }
+            String::from_utf8(bytes.to_vec())
+                .map_err(|e| SourceError::NotUtf8(e.utf8_error().valid_up_to()))
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn read_one(path: &Path) -> Result<Vec<String>, SourceError> {
+        read_pages(path)
+    }
+
     #[test]
     fn text_splits_at_form_feeds_and_refuses_what_is_not_text() {
         let dir = tempfile::tempdir().unwrap();
         let ok = dir.path().join("a.txt");
         std::fs::write(&ok, "one\u{000C}two").unwrap();
-        assert_eq!(read_pages(&ok).unwrap(), ["one", "two"]);
+        assert_eq!(read_one(&ok).unwrap(), ["one", "two"]);
         let latin = dir.path().join("b.md");
         std::fs::write(&latin, b"caf\xe9").unwrap();
-        assert!(matches!(read_pages(&latin), Err(SourceError::NotUtf8(3))));
+        assert!(matches!(read_one(&latin), Err(SourceError::NotUtf8(3))));
         let bin = dir.path().join("c.txt");
-        std::fs::write(&bin, b"PK\x03\x04\x00").unwrap();
-        assert!(matches!(read_pages(&bin), Err(SourceError::Binary)));
-        let docx = dir.path().join("d.docx");
-        std::fs::write(&docx, b"PK\x03\x04\x00").unwrap();
-        assert_eq!(
-            read_pages(&docx).unwrap_err().to_string(),
-            "a .docx file: lexrun reads text, Markdown and PDF sources"
-        );
+        std::fs::write(&bin, b"\x00\x01binary").unwrap();
+        assert!(matches!(read_one(&bin), Err(SourceError::Binary)));
+        let empty = dir.path().join("d.txt");
+        std::fs::write(&empty, b"").unwrap();
+        assert!(matches!(read_one(&empty), Err(SourceError::Empty)));
         let gif = dir.path().join("e.gif");
-        std::fs::write(&gif, b"GIF89a").unwrap();
-        assert!(matches!(read_pages(&gif), Err(SourceError::Image)));
+        std::fs::write(&gif, b"GIF89a\x01\x00").unwrap();
+        assert!(read_one(&gif).unwrap_err().to_string().contains("GIF"));
+        let utf16 = dir.path().join("f.txt");
+        std::fs::write(&utf16, b"\xFF\xFEh\x00i\x00").unwrap();
+        assert_eq!(read_one(&utf16).unwrap(), ["hi"]);
+    }
+
+    #[test]
+    fn a_zip_that_is_not_an_office_file_is_refused_by_its_contents() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("notes.txt");
+        let mut z = zip::ZipWriter::new(std::fs::File::create(&p).unwrap());
+        z.start_file("a.bin", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::Write::write_all(&mut z, b"x").unwrap();
+        z.finish().unwrap();
+        let e = read_one(&p).unwrap_err().to_string();
+        assert!(e.contains("ZIP archive"), "{e}");
     }
 }

@@ -157,6 +157,8 @@ pub struct SourcesDecl {
     pub description: Option<Spanned<String>>,
     /// Files admitted on purpose although the intake guard would refuse them: (file, reason).
     pub admit: Vec<(Spanned<String>, Spanned<String>)>,
+    /// `ocr optional`: pages needing OCR are read empty when tesseract is missing.
+    pub ocr_optional: bool,
     /// Settings whose lines did not parse; the checker does not call them missing.
     pub broken: Vec<String>,
 }

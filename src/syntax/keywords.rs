@@ -51,7 +51,7 @@ pub const MODEL: &[&str] = &[
     "params",
 ];
 
-pub const SOURCES: &[&str] = &["files", "bates", "description", "admit"];
+pub const SOURCES: &[&str] = &["files", "bates", "description", "admit", "ocr"];
 
 pub const STAGE: &[&str] = &[
     "model", "prompt", "reads", "after", "when", "returns", "stop", "revise", "timeout",

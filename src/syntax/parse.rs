@@ -267,6 +267,7 @@ impl Builder {
             bates: None,
             description: None,
             admit: Vec::new(),
+            ocr_optional: false,
         };
         let mut first_bates = None;
         let mut first_desc = None;
@@ -325,6 +326,7 @@ impl Builder {
                         let reason = self.string(inner.next()?);
                         d.admit.push((file, reason));
                     }
+                    Rule::ocr_e => d.ocr_optional = true,
                     Rule::bad_entry => d.broken.extend(self.bad_entry(&e, Block::Sources)),
                     _ => {}
                 }

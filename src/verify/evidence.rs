@@ -1,7 +1,7 @@
 //! Evidence as pages of normalised text, each with the Bates number stamped on it.
 //!
-//! Text and Markdown files split into pages at form feeds, as `pdftotext` writes them; PDFs
-//! give the text layer of each page. A Bates number printed at the foot of a page is that
+//! Every file is read through `sources`, whatever its kind (PDF, scan, Word, email,
+//! spreadsheet, web page, text); an email's attachments are sources of their own. A Bates number printed at the foot of a page is that
 //! page's number. A file that cannot be read is kept with its problem, so that the report says
 //! so and nothing it might have supported passes silently.
 
@@ -66,7 +66,7 @@ impl Evidence {
     pub fn add_path(&mut self, path: &Path) -> std::io::Result<()> {
         let meta = std::fs::metadata(path)?;
         if !meta.is_dir() {
-            self.sources.push(DocSource::File(path.to_path_buf()));
+            self.add_file(path);
             return Ok(());
         }
         // Links are followed only inside the folder; one leading out of it is refused.
@@ -82,8 +82,32 @@ impl Evidence {
                 escape => std::io::Error::other(escape.to_string()),
             },
         )?;
-        self.sources.extend(files.into_iter().map(DocSource::File));
+        for f in files {
+            self.add_file(&f);
+        }
         Ok(())
+    }
+
+    /// A file is read when the index is built; an email or mailbox now, since each of its
+    /// messages and attachments is a source of its own (`letter.eml › invoice.pdf`).
+    fn add_file(&mut self, path: &Path) {
+        if !crate::sources::kind::is_mail(path) {
+            self.sources.push(DocSource::File(path.to_path_buf()));
+            return;
+        }
+        let display = path.display().to_string();
+        match crate::sources::read(path, &crate::sources::Options::default()) {
+            Ok(docs) => self.sources.extend(docs.into_iter().map(|d| {
+                DocSource::Memory(Doc::Pages {
+                    path: d.shown(&display),
+                    pages: d.texts(),
+                })
+            })),
+            Err(e) => self.sources.push(DocSource::Memory(Doc::Unreadable {
+                path: display,
+                problem: e.to_string(),
+            })),
+        }
     }
 
     /// Adds a document given as the raw text of its pages.

@@ -2,7 +2,7 @@
 //! checked against the evidence, each with its byte span and the page that supports it — or
 //! the reason nothing does.
 //!
-//! Needs only text: `evidence` reads sources (text, Markdown, PDF text layers) into pages,
+//! Needs only text: `evidence` reads sources (every kind, through `sources`) into pages,
 //! `extract` finds claims, `index` looks them up, `report` writes what an attorney reads.
 
 pub mod catalogue;

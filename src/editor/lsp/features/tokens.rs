@@ -49,9 +49,9 @@ const KEYWORDS: &[&str] = &[
     "until", "at", "most", "rounds", "round", "and", "or", "not", "is", "empty", "list", "of",
     "record", "must", "failure", "stop", "revise", "returns", "reads", "prompt", "rules",
 ];
-/// Words that are settings only inside some `bates`/`admit` clause, on top of
+/// Words that are settings only inside some `bates`/`admit`/`ocr` clause, on top of
 /// [`kw::settings`].
-const CLAUSE_SETTINGS: &[&str] = &["because", "start", "width", "suffix"];
+const CLAUSE_SETTINGS: &[&str] = &["because", "optional", "start", "width", "suffix"];
 const TYPES: &[&str] = &["bool", "text", "number", "date"];
 const VALUES: &[&str] = &[
     "true",
