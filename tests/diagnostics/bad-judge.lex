@@ -1,4 +1,4 @@
-// expect: E083
+// expect: E083 at line 25
 workflow w
 use std.verify
 pool gpu {

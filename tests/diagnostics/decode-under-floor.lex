@@ -1,4 +1,4 @@
-// expect: E066
+// expect: E066 at line 16
 workflow w
 pool board {
   gpus 0, 1, 2, 3

@@ -1,4 +1,4 @@
-// expect: E007
+// expect: E007 at line 6
 workflow w
 pool p {
   gpus 0
