@@ -46,7 +46,10 @@ pub(crate) fn scan(text: &str, file: FileId) -> Scan {
             b'/' if rest.starts_with(b"/*") => match memchr::memmem::find(&rest[2..], b"*/") {
                 // A comment over several lines whose first `*/` sits inside quoted text (as
                 // in `"intake/**/*.pdf"`) was meant to end long before: it is unclosed.
-                Some(e) if !ends_in_quotes(text, i, i + 2 + e) => i += e + 4,
+                Some(e) if !ends_in_quotes(text, i, i + 2 + e) => {
+                    i += e + 4;
+                    continue;
+                }
                 _ => {
                     out.diagnostics.push(
                         Diagnostic::new(Code::Syntax, "this comment is never closed")
@@ -340,6 +343,13 @@ mod tests {
         let r = s.repaired.unwrap();
         assert_eq!(r.len(), text.len());
         assert!(r.starts_with("stage a {\n  }"), "{r:?}");
+    }
+
+    #[test]
+    fn the_character_right_after_a_comment_is_read() {
+        // A letter that is not ASCII straight after `*/` is seen whole, not from its middle.
+        let s = scan("/**/\u{0A32}", 0);
+        assert_eq!(s.diagnostics.len(), 1, "{:?}", s.diagnostics);
     }
 
     #[test]
