@@ -158,3 +158,9 @@ fn deep_nesting_is_an_error_not_a_crash() {
     let braces = format!("workflow w\nstage s {{ x {} }}\n", "{".repeat(20000));
     check(braces.as_bytes());
 }
+
+/// Inputs the mutation fuzzer (`examples/fuzz_check.rs`) found; each once panicked.
+#[test]
+fn inputs_the_fuzzer_found() {
+    check(include_bytes!("robustness/edge-to-no-step.lex"));
+}

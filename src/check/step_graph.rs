@@ -114,6 +114,8 @@ pub(crate) fn topo_names(
     for n in infos.keys() {
         visit(n, edges, &mut done, &mut order, &mut onstack);
     }
+    // An edge may name what is not a step (a source, or a name already reported as unknown).
+    order.retain(|n| infos.contains_key(n));
     order
 }
 
