@@ -64,12 +64,7 @@ pub async fn bench(
     limits: &Limits,
 ) -> Vec<Bench> {
     let mut out = Vec::new();
-    for m in plan.models.iter() {
-        let Some(pool) = plan.pools.iter().find(|p| p.name == m.pool) else {
-            continue;
-        };
-        let (kind, url) =
-            backend::endpoint::resolve(endpoints, &pool.name, pool.server, &pool.endpoint);
+    for (m, pool, kind, url) in super::served(plan, endpoints) {
         let mut r = Bench {
             model: m.name.clone(),
             pool: pool.name.clone(),

@@ -58,6 +58,20 @@ pub fn tail(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// Every model with its pool and where its server answers (the pool's endpoint, or an
+/// `--endpoint` override with its protocol): what `status` and `bench` ask, model by model.
+fn served<'a>(
+    plan: &'a Plan,
+    endpoints: &'a Overrides,
+) -> impl Iterator<Item = (&'a Model, &'a Pool, ServerKind, String)> + 'a {
+    plan.models.iter().filter_map(move |m| {
+        let pool = plan.pools.iter().find(|p| p.name == m.pool)?;
+        let (kind, url) =
+            backend::endpoint::resolve(endpoints, &pool.name, pool.server, &pool.endpoint);
+        Some((&m.item, &pool.item, kind, url))
+    })
+}
+
 fn say(line: &str) {
     eprintln!("{line}");
 }

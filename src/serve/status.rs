@@ -37,12 +37,7 @@ pub async fn status(
         ..limits.clone()
     };
     let mut out = Vec::new();
-    for m in plan.models.iter() {
-        let Some(pool) = plan.pools.iter().find(|p| p.name == m.pool) else {
-            continue;
-        };
-        let (kind, url) =
-            backend::endpoint::resolve(endpoints, &pool.name, pool.server, &pool.endpoint);
+    for (m, pool, kind, url) in super::served(plan, endpoints) {
         let mut st = Status {
             pool: pool.name.clone(),
             model: m.name.clone(),
