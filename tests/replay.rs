@@ -170,7 +170,7 @@ fn the_example_library_passes() {
     let o = lexrun(&["test", "workflows"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let e = err(&o);
-    assert!(e.trim_end().ends_with("6 passed, 0 failed"), "{e}");
+    assert!(e.trim_end().ends_with("8 passed, 0 failed"), "{e}");
 }
 
 #[test]
@@ -245,6 +245,46 @@ fn test_file_errors_point_at_the_line() {
     );
 }
 
+/// The router's light path: a summary request reaches the small model's server only; every
+/// other pool points at a port where nothing listens, and the run still succeeds.
+#[test]
+fn a_summary_request_wakes_only_the_small_model() {
+    let small = scripted("", "", 0);
+    let dir = tempfile::tempdir().unwrap();
+    let dead = format!("http://127.0.0.1:{}", servers::free_port());
+    let (out, store) = (dir.path().join("out"), dir.path().join("store"));
+    let mut args: Vec<String> = [
+        "run",
+        "workflows/router.lex",
+        "--matter",
+        "workflows/matters/rivera-v-harbor",
+        "--out",
+        out.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--retries",
+        "0",
+    ]
+    .map(String::from)
+    .to_vec();
+    for pool in ["board_a", "board_b", "pair_23", "rtx"] {
+        args.extend(["--endpoint".into(), format!("{pool}={dead}")]);
+    }
+    args.extend(["--endpoint".into(), format!("pair_01={}", small.url)]);
+    let o = lexrun(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let asked: Vec<String> = small
+        .requests()
+        .iter()
+        .filter(|s| !s.prompt().is_empty())
+        .map(|s| s.prompt())
+        .collect();
+    assert_eq!(asked.len(), 2, "the route and the summary: {asked:#?}");
+    assert!(asked[0].contains("intake desk") && asked[1].contains("Summarise"));
+    assert!(out.join("summary.md").exists());
+    assert!(!out.join("affidavit.md").exists());
+}
+
 const SMITH_FACTS: &str = "1. I have rented Unit 3B at 1420 Harbor View Drive, Oakland, California since June 1, 2022 (SMITH000001).\n\
 2. My rent is $2,150.00 per month (SMITH000002).\n\
 3. On November 14, 2023 I reported black mold in the bedroom to Acme Property Management by email, and again on December 2, 2023 (SMITH000004).\n\
@@ -259,6 +299,13 @@ fn scripted(gate: &'static str, reason_extra: &'static str, reviews_failing: usi
         let p = s.prompt();
         let text = if p.contains("screening a new matter") {
             gate.to_string()
+        } else if p.contains("intake desk of a litigation firm") {
+            // The router: the request decides the work.
+            if p.contains("please summarise it") {
+                r#"{"work": "summary", "reason": "The attorney asks for a summary of the new Rivera file before meeting the client."}"#.into()
+            } else {
+                r#"{"work": "affidavit", "reason": "The attorney asks for Jane Smith's affidavit, to be signed before a notary."}"#.into()
+            }
         } else if p.contains("You are drafting an affidavit") {
             format!("I, Jane Smith, being duly sworn, state:\n\n{SMITH_FACTS}")
         } else if p.contains("senior litigator reviewing a draft") {
@@ -315,6 +362,19 @@ fn smith_figures() -> Fake {
 }
 
 fn record(workflow: &str, cassette: &str, llama: &Fake, ollama: &Fake, note: &str, expect: i32) {
+    record_in(workflow, "", cassette, llama, ollama, note, expect)
+}
+
+/// Records `workflow` over `matter` (relative to the workflow; empty: the workflow's own).
+fn record_in(
+    workflow: &str,
+    matter: &str,
+    cassette: &str,
+    llama: &Fake,
+    ollama: &Fake,
+    note: &str,
+    expect: i32,
+) {
     let out = tempfile::tempdir().unwrap();
     let path = format!("workflows/cassettes/{cassette}");
     let _ = fs::remove_file(&path);
@@ -326,6 +386,9 @@ fn record(workflow: &str, cassette: &str, llama: &Fake, ollama: &Fake, note: &st
         "--record".into(),
         path.clone(),
     ];
+    if !matter.is_empty() {
+        args.extend(["--matter".into(), format!("workflows/{matter}")]);
+    }
     for pool in ["board_a", "board_b", "pair_01", "pair_23", "desk"] {
         if workflow.contains("summary") != (pool == "desk") {
             continue;
@@ -374,4 +437,7 @@ fn record_example_cassettes() {
     record("workflows/motion.lex", "motion-jones.jsonl", &l, &smith_figures(), &format!("{scripted_note}research that first cites an authority absent from the record (verification sends it back once), then a motion the verifier supports."), 0);
     let l = scripted("", "", 0);
     record("workflows/summary.lex", "summary-rivera.jsonl", &l, &smith_figures(), &format!("{scripted_note}a summary with one date the file does not show, which the review rules flag."), 0);
+    let l = scripted("", "", 1);
+    record("workflows/router.lex", "router-affidavit.jsonl", &l, &smith_figures(), &format!("{scripted_note}a request for an affidavit, routed to the whole pipeline, which one objection sends back once."), 0);
+    record_in("workflows/router.lex", "matters/rivera-v-harbor", "router-summary.jsonl", &l, &smith_figures(), &format!("{scripted_note}a request for a summary, routed to the small model alone; the summary's one date the file does not show is flagged."), 0);
 }

@@ -11,6 +11,7 @@ const EXAMPLES: &[&str] = &[
     include_str!("../workflows/motion.lex"),
     include_str!("../workflows/summary.lex"),
     include_str!("../workflows/exhibits.lex"),
+    include_str!("../workflows/router.lex"),
     include_str!("../workflows/lib/cluster.lex"),
 ];
 

@@ -54,3 +54,28 @@ test "exhibits: stamp, bind, index, check" {
   expect exit 0
   expect check runs
 }
+
+test "router: an affidavit request wakes the whole pipeline" {
+  workflow "router.lex"
+  cassette "cassettes/router-affidavit.jsonl"
+  expect exit 0
+  expect route.work == "affidavit"
+  expect summary skipped
+  expect draft runs
+  expect attack rounds 2
+  expect reason rounds 2
+  expect verify reason passes
+}
+
+test "router: a summary request wakes only the small model" {
+  workflow "router.lex"
+  matter "matters/rivera-v-harbor"
+  cassette "cassettes/router-summary.jsonl"
+  expect exit 0
+  expect route.work == "summary"
+  expect summary runs
+  expect draft skipped
+  expect reason skipped
+  expect attack skipped
+  expect verify summary flags
+}
