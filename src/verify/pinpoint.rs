@@ -47,7 +47,18 @@ pub fn sentences(text: &str, keep: &[(usize, usize)]) -> Vec<Sentence> {
     let mut paragraph = 0;
     let mut start = 0;
     let mut i = 0;
-    let inside = |at: usize| keep.iter().any(|(s, e)| *s <= at && at < *e);
+    // `i` only grows, so the spans are taken in order of their start and the furthest end of
+    // those begun so far says whether `i` is inside one: linear in the text, not text × spans.
+    let mut spans = keep.to_vec();
+    spans.sort_unstable();
+    let (mut next_span, mut reach) = (0, 0);
+    let mut inside = |at: usize| {
+        while next_span < spans.len() && spans[next_span].0 <= at {
+            reach = reach.max(spans[next_span].1);
+            next_span += 1;
+        }
+        at < reach
+    };
     while i < b.len() {
         // A blank line ends the paragraph.
         if b[i] == b'\n' {
