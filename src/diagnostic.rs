@@ -250,6 +250,7 @@ codes! {
     MatterOutside = "E076", Warning, "a matter folder outside the workflow's folder";
     NoMatchingFiles = "E077", Warning, "a `sources` block whose patterns match no file in the workflow's matter folder";
     NoMatter = "E078", Warning, "the workflow's `matter` folder does not exist";
+    BadLedger = "E079", Error, "a `ledger` lexrun cannot use: not PostgreSQL, a password in the file, or two ledgers";
     BadOutput = "E080", Error, "an output path lexrun cannot write";
     DuplicateOutput = "E081", Error, "two outputs written to one path";
     VerifyAgainstOutput = "E082", Error, "verification against a stage's output instead of evidence";
@@ -281,10 +282,13 @@ pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) -> S
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(100)
         .with_links(false);
+    // A password written in a URL (`postgres://user:pass@…`) is starred out of every excerpt,
+    // byte for byte, so that the spans still point where they did and an error pasted into
+    // a ticket or a log carries no secret.
     let texts: Vec<Arc<str>> = sources
         .files
         .iter()
-        .map(|f| Arc::from(f.text.as_str()))
+        .map(|f| Arc::from(mask_url_passwords(&f.text).as_ref()))
         .collect();
     let mut out = String::new();
     for d in diagnostics.iter().take(MAX_SHOWN) {
@@ -300,6 +304,38 @@ pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) -> S
         ));
     }
     out
+}
+
+/// `text` with the password of every `scheme://user:password@host` replaced by as many `*`
+/// as it has bytes.
+pub fn mask_url_passwords(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("://") {
+        return text.into();
+    }
+    let mut out = text.to_string().into_bytes();
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("://") {
+        let start = from + at + 3;
+        let end = b[start..]
+            .iter()
+            .position(|&c| {
+                matches!(c, b'/' | b'"' | b'\'' | b'?' | b'#') || c.is_ascii_whitespace()
+            })
+            .map_or(b.len(), |n| start + n);
+        let authority = &text[start..end];
+        if let Some(userinfo) = authority.rfind('@').map(|n| &authority[..n]) {
+            if let Some(colon) = userinfo.find(':') {
+                for c in &mut out[start + colon + 1..start + userinfo.len()] {
+                    *c = b'*';
+                }
+            }
+        }
+        from = end.max(start);
+    }
+    // Only ASCII bytes inside one URL's authority were replaced, each whole character by
+    // stars, so the text is still UTF-8.
+    String::from_utf8(out).map_or_else(|_| text.into(), Into::into)
 }
 
 /// A borrowed diagnostic (or one of its notes) with its source, in the shape miette renders.
@@ -447,6 +483,21 @@ impl miette::Diagnostic for View {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn url_passwords_are_starred_out_of_excerpts_byte_for_byte() {
+        let t = "ledger \"postgres://lexrun:hünter2@db:5432/x\"\nserve llama_cpp at \"http://a:b@h/\" // http://plain/";
+        let m = mask_url_passwords(t);
+        assert_eq!(m.len(), t.len());
+        assert!(!m.contains("hünter2") && !m.contains(":b@"), "{m}");
+        assert!(
+            m.contains("postgres://lexrun:********@db:5432/x") && m.contains("http://a:*@h/"),
+            "{m}"
+        );
+        assert!(m.ends_with("// http://plain/"));
+        assert_eq!(mask_url_passwords("no urls"), "no urls");
+    }
+
     use super::*;
 
     #[test]

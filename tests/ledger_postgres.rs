@@ -134,6 +134,80 @@ fn two_desks_see_each_others_outputs() {
     );
 }
 
+/// A firm names its ledger once, in the file its workflows share (`ledger "postgres://…"`):
+/// two desks with no `LEXRUN_LEDGER` meet in it; `LEXRUN_LEDGER` still takes precedence.
+#[test]
+fn the_workflow_names_the_firm_ledger() {
+    let pg = Postgres::start();
+    pg.create_db("firm");
+    let dir = tempfile::tempdir().unwrap();
+    let m = matter(dir.path());
+    let wf = dir.path().join("wf");
+    fs::create_dir_all(wf.join("lib")).unwrap();
+    fs::write(
+        wf.join("lib/firm.lex"),
+        format!(
+            "// The firm's shared ledger.\nledger \"{}\"\n",
+            pg.url("firm")
+        ),
+    )
+    .unwrap();
+    let text = fs::read_to_string("tests/runtime/pipeline.lex").unwrap();
+    let pipeline = wf.join("pipeline.lex");
+    fs::write(
+        &pipeline,
+        text.replacen("use std.verify", "use std.verify\nuse \"lib/firm.lex\"", 1),
+    )
+    .unwrap();
+    let plan = Lexrun::new().args(["plan"]).arg(&pipeline).output();
+    assert!(
+        support::stdout(&plan).contains("Shared ledger: postgres://"),
+        "{}",
+        support::stdout(&plan)
+    );
+    let srv = server();
+    let mut args = run_args(&dir.path().join("out-a"), &srv.url);
+    args[1] = pipeline.display().to_string();
+    let a = dir.path().join("desk-a");
+    let o = Lexrun::new()
+        .env("LEXRUN_STORE", &a)
+        .env_remove("LEXRUN_LEDGER")
+        .args(&args)
+        .arg("--matter")
+        .arg(&m)
+        .output();
+    assert_eq!(o.status.code(), Some(0), "{}", support::stderr(&o));
+    assert!(
+        !a.join("ledger.sqlite").exists(),
+        "the firm's ledger is used"
+    );
+    // Desk B finds a copy of A's draft refused without being told where the ledger is.
+    let draft = fs::read_to_string(dir.path().join("out-a/draft.md")).unwrap();
+    let bare = draft.split("\n\n---\n\n").next().unwrap();
+    fs::write(m.join("intake/03-notes.txt"), bare).unwrap();
+    let o = Lexrun::new()
+        .env("LEXRUN_STORE", dir.path().join("desk-b"))
+        .env_remove("LEXRUN_LEDGER")
+        .arg("sources")
+        .arg(&pipeline)
+        .arg("--matter")
+        .arg(&m)
+        .output();
+    assert_eq!(o.status.code(), Some(1), "{}", support::stdout(&o));
+    assert!(support::stdout(&o).contains("03-notes.txt  REFUSED"));
+    // LEXRUN_LEDGER wins over the file: an empty ledger of its own knows nothing.
+    pg.create_db("other");
+    let o = Lexrun::new()
+        .env("LEXRUN_STORE", dir.path().join("desk-c"))
+        .env("LEXRUN_LEDGER", pg.url("other"))
+        .arg("sources")
+        .arg(&pipeline)
+        .arg("--matter")
+        .arg(&m)
+        .output();
+    assert_eq!(o.status.code(), Some(0), "{}", support::stdout(&o));
+}
+
 #[test]
 fn the_ledger_api_works_the_same_on_postgres() {
     let pg = Postgres::start();

@@ -6,6 +6,7 @@
 mod conditions;
 mod evidence;
 mod hardware;
+mod ledger;
 mod load;
 mod matter;
 pub use load::discover;
@@ -194,12 +195,14 @@ impl<'a> Cx<'a> {
         let verify = verify_rules::verify(self, &steps);
         verify_reads::check(self, &steps, &verify);
         matter::matter(self);
+        let ledger = ledger::ledger(self);
         let outputs = outputs::outputs(self, &steps, &verify);
         let (name, description, matter) = header?;
         Some(Workflow {
             name,
             description,
             matter,
+            ledger,
             pools,
             models,
             sources,

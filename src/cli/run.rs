@@ -19,7 +19,7 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
     };
     // The store is opened once before the run: an old store beside the workflow is adopted,
     // and a shared ledger that cannot be reached stops the run before any model call.
-    if let Err(e) = open_at(args.store.as_deref(), &dir) {
+    if let Err(e) = open_at(args.store.as_deref(), &dir, ledger_url(Some(&plan))) {
         return fail(&e);
     }
     let events = if args.json {
@@ -56,7 +56,7 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
                     .map(|p| (p, crate::backend::cassette::Mode::ReplayOrRecord))
             }),
         store: Some(store_dir(args.store.as_deref(), &dir)),
-        ledger: ledger_url(),
+        ledger: ledger_url(Some(&plan)),
         cache: !args.no_cache,
         refresh: args.refresh.clone(),
         offline: args.offline,

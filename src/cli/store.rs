@@ -13,7 +13,7 @@ pub(super) fn open_store(
         .parent()
         .map(|d| d.as_std_path().to_path_buf())
         .unwrap_or_default();
-    open_at(store, &dir)
+    open_at(store, &dir, ledger_url(Some(&plan)))
         .map(|s| (plan, dir, s))
         .map_err(|e| fail(&e))
 }
@@ -37,11 +37,12 @@ fn given_store() -> Option<std::path::PathBuf> {
         .map(std::path::PathBuf::from)
 }
 
-/// The shared ledger, when `LEXRUN_LEDGER` names one.
-pub(super) fn ledger_url() -> Option<String> {
+/// The shared ledger: `LEXRUN_LEDGER` when set, else the workflow's `ledger` line.
+pub(super) fn ledger_url(plan: Option<&plan::Plan>) -> Option<String> {
     std::env::var("LEXRUN_LEDGER")
         .ok()
         .filter(|v| !v.trim().is_empty())
+        .or_else(|| plan.and_then(|p| p.workflow.ledger.clone()))
 }
 
 /// Opens the store (connecting to a shared ledger first, so an unreachable server stops
@@ -50,9 +51,9 @@ pub(super) fn ledger_url() -> Option<String> {
 pub(super) fn open_at(
     given: Option<&std::path::Path>,
     workflow_dir: &std::path::Path,
+    url: Option<String>,
 ) -> Result<crate::store::Store, crate::store::StoreError> {
     let dir = store_dir(given, workflow_dir);
-    let url = ledger_url();
     if let Some(u) = &url {
         if !u.starts_with("postgres://") && !u.starts_with("postgresql://") {
             return Err(crate::store::StoreError::Connect(

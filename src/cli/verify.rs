@@ -148,7 +148,7 @@ fn ledger_taint(
     use crate::verify::DocSource;
     let mut taint = crate::verify::taint::Taint::default();
     let dir = store_dir(None, std::path::Path::new("."));
-    let url = ledger_url();
+    let url = ledger_url(None);
     if url.is_none() && !dir.join("ledger.sqlite").is_file() {
         return Ok(taint);
     }

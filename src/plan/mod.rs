@@ -44,6 +44,9 @@ pub struct Header {
     pub name: String,
     pub description: String,
     pub matter: Option<String>,
+    /// The shared ledger the workflow names (`LEXRUN_LEDGER` takes precedence over it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -115,6 +118,7 @@ pub fn lower(w: &Workflow) -> Plan {
         name: w.name.clone(),
         description: w.description.clone(),
         matter: w.matter.clone(),
+        ledger: w.ledger.clone(),
     };
     let all: Vec<&str> = pools
         .iter()

@@ -41,6 +41,9 @@ pub(super) fn render(p: &Plan) -> String {
     if let Some(m) = &w.matter {
         let _ = writeln!(s, "Default matter folder: {m}");
     }
+    if let Some(l) = &w.ledger {
+        let _ = writeln!(s, "Shared ledger: {l}");
+    }
 
     if !p.pools.is_empty() {
         let _ = writeln!(s, "\nHardware pools");

@@ -15,6 +15,8 @@ pub struct Workflow {
     pub description: String,
     /// Default matter folder, relative to the workflow file.
     pub matter: Option<String>,
+    /// A shared ledger (`postgres://…`) named by `ledger`, in place of the store's own.
+    pub ledger: Option<String>,
     pub pools: Vec<Pool>,
     pub models: Vec<Model>,
     pub sources: Vec<Sources>,

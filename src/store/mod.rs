@@ -54,7 +54,7 @@ pub enum StoreError {
     Ledger(String, #[source] DbError),
     #[error("the ledger `{0}` cannot be used: {1}")]
     Format(String, #[source] schema::FormatError),
-    #[error("cannot reach the PostgreSQL ledger `{0}`: {1}; check that the server is running and the URL (LEXRUN_LEDGER) is right — nothing was run")]
+    #[error("cannot reach the PostgreSQL ledger `{0}`: {1}; check that the server is running and the URL (LEXRUN_LEDGER, else the workflow's `ledger`) is right — nothing was run")]
     Connect(String, #[source] DbError),
     #[error("the ledger `{0}` is missing or empty, but the store holds the objects of earlier runs: without it the intake guard would not know lexrun's own outputs. Restore the ledger from a backup, or start a new store (--store DIR) on purpose")]
     LedgerLost(String),

@@ -132,6 +132,69 @@ fn row(r: &postgres::Row) -> Row {
     Row(out)
 }
 
+/// The password `~/.pgpass` (or the file `PGPASSFILE` names) gives for this connection, read
+/// as libpq reads it: `host:port:database:user:password` lines, `*` matching anything, `\:`
+/// and `\\` escaped, the first matching line winning, and the file ignored unless only its
+/// owner can read it.
+fn pgpass_for(config: &Config) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PGPASSFILE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".pgpass")))?;
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.permissions().mode() & 0o077 != 0 {
+        return None;
+    }
+    let text = std::fs::read_to_string(&path).ok()?;
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        _ => "localhost".to_string(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let user = config.get_user().unwrap_or_default().to_string();
+    let db = config
+        .get_dbname()
+        .map_or_else(|| user.clone(), str::to_string);
+    pgpass_lookup(&text, [&host, &port, &db, &user])
+}
+
+fn pgpass_lookup(text: &str, want: [&str; 4]) -> Option<String> {
+    for line in text.lines() {
+        if line.trim_start().starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let mut fields = vec![String::new()];
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    if let Some(n) = chars.next() {
+                        fields.last_mut()?.push(n);
+                    }
+                }
+                ':' if fields.len() < 5 => fields.push(String::new()),
+                c => fields.last_mut()?.push(c),
+            }
+        }
+        if fields.len() != 5 {
+            continue;
+        }
+        if fields[..4]
+            .iter()
+            .zip(want)
+            .all(|(f, w)| f == "*" || f == w)
+        {
+            return fields.pop();
+        }
+    }
+    None
+}
+
 impl Pg {
     /// Connects (within `timeout`), on the client's own thread. The error names the URL
     /// with its password hidden.
@@ -142,6 +205,8 @@ impl Pg {
         if config.get_password().is_none() {
             if let Some(p) = std::env::var_os("PGPASSWORD") {
                 config.password(p.to_string_lossy().as_bytes());
+            } else if let Some(p) = pgpass_for(&config) {
+                config.password(p.as_bytes());
             }
         }
         config.connect_timeout(timeout);
@@ -296,6 +361,23 @@ impl Pg {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pgpass_lines_are_read_as_libpq_reads_them() {
+        let file = "# comment\n\
+                    other.host:5432:lexrun:lexrun:wrong\n\
+                    db.firm.example:*:lexrun:lexrun:pa\\:ss\n\
+                    *:*:*:*:fallback\n";
+        assert_eq!(
+            pgpass_lookup(file, ["db.firm.example", "5432", "lexrun", "lexrun"]).as_deref(),
+            Some("pa:ss")
+        );
+        assert_eq!(
+            pgpass_lookup(file, ["elsewhere", "5433", "x", "y"]).as_deref(),
+            Some("fallback")
+        );
+        assert_eq!(pgpass_lookup("h:1:d:u\n", ["h", "1", "d", "u"]), None);
+    }
 
     #[test]
     fn passwords_never_show() {

@@ -40,6 +40,8 @@ pub fn is_broken(broken: &[String], key: &str) -> bool {
 pub enum Item {
     Workflow(WorkflowDecl),
     Matter(Spanned<String>),
+    /// A shared ledger (`ledger "postgres://…"`) in place of the one inside the store.
+    Ledger(Spanned<String>),
     Use(UseDecl),
     Pool(Box<PoolDecl>),
     Model(Box<ModelDecl>),

@@ -3,8 +3,8 @@
 
 /// Words that start a top-level declaration.
 pub const TOP: &[&str] = &[
-    "workflow", "matter", "use", "pool", "model", "sources", "stage", "tool", "verify", "output",
-    "template", "ruleset",
+    "workflow", "matter", "ledger", "use", "pool", "model", "sources", "stage", "tool", "verify",
+    "output", "template", "ruleset",
 ];
 
 pub const POOL: &[&str] = &[

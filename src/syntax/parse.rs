@@ -146,6 +146,7 @@ impl Builder {
                 })
             }
             Rule::matter_decl => Item::Matter(self.string(pair.into_inner().nth(1)?)),
+            Rule::ledger_decl => Item::Ledger(self.string(pair.into_inner().nth(1)?)),
             Rule::use_decl => {
                 let p = pair.into_inner().nth(1)?;
                 let target = if p.as_rule() == Rule::string {

@@ -149,6 +149,7 @@ fn decl_rule(word: &str) -> Option<Rule> {
     Some(match word {
         "workflow" => Rule::workflow_decl,
         "matter" => Rule::matter_decl,
+        "ledger" => Rule::ledger_decl,
         "use" => Rule::use_decl,
         "pool" => Rule::pool_decl,
         "model" => Rule::model_decl,

@@ -9,6 +9,10 @@ use std.prompts
 // <--- keyword.control.import.lex
 //  ^^^^^^^^^^^ entity.name.namespace.module.lex
 
+ledger "postgres://lexrun@ledger.firm.internal/lexrun"
+// <------ keyword.control.lex
+//     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ string.quoted.double.lex
+
 pool board_a {
 // <---- storage.type.pool.lex
 //   ^^^^^^^ entity.name.type.pool.lex
