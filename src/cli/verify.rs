@@ -2,6 +2,8 @@
 
 use super::*;
 
+use std::collections::HashMap;
+
 /// The largest draft `verify` reads: far beyond any filing, small enough to hold in memory.
 pub(super) const MAX_DRAFT: u64 = 256 << 20;
 
@@ -81,11 +83,30 @@ pub(super) fn cmd_verify(
         eprintln!("error: the sources hold no files; check the paths given to --sources");
         return exit::USAGE;
     }
-    let taint = match ledger_taint(&evidence) {
-        Ok(t) => t,
+    // With a ledger, each file's text is fingerprinted as the evidence pass reads it, and the
+    // ledger is asked about the files once they are read: no file is read twice.
+    let ledger = ledger_at();
+    let seen: std::sync::Arc<std::sync::Mutex<HashMap<String, String>>> = Default::default();
+    let mut evidence = evidence;
+    if ledger.is_some() {
+        let seen = seen.clone();
+        evidence.observer = crate::verify::evidence::Observer::new(move |path, pages| {
+            let th = crate::store::shingles::text_hash(&pages.join("\n"));
+            if let Ok(mut m) = seen.lock() {
+                m.insert(path.to_string(), th);
+            }
+        });
+    }
+    let v = match crate::verify::verify_then(&draft, &evidence, || match &ledger {
+        Some((dir, url)) => {
+            let seen = seen.lock().map(|m| m.clone()).unwrap_or_default();
+            ledger_taint(&evidence, dir, url.as_deref(), &seen)
+        }
+        None => Ok(Default::default()),
+    }) {
+        Ok(v) => v,
         Err(e) => return fail(&e),
     };
-    let v = crate::verify::verify_with(&draft, &evidence, &taint);
     if v.files.iter().all(|f| f.problem.is_some()) {
         eprintln!("error: none of the sources could be read:");
         for f in &v.files {
@@ -139,37 +160,40 @@ pub(super) fn cmd_verify(
     }
 }
 
+/// The ledger to consult, if there is one: its store folder and shared URL. A ledger is never
+/// created here.
+fn ledger_at() -> Option<(std::path::PathBuf, Option<String>)> {
+    let dir = store_dir(None, std::path::Path::new("."));
+    let url = ledger_url(None);
+    (url.is_some() || dir.join("ledger.sqlite").is_file()).then_some((dir, url))
+}
+
 /// What the ledger knows that bears on this evidence: the claims models wrote in the matters
 /// these files were seen in, and when each file was first seen (a file lexrun never saw
-/// counts as new). Nothing when there is no ledger yet; a ledger is never created here.
+/// counts as new). `seen` holds the text hash of each file the evidence pass read.
 fn ledger_taint(
     evidence: &crate::verify::Evidence,
+    dir: &std::path::Path,
+    url: Option<&str>,
+    seen: &HashMap<String, String>,
 ) -> Result<crate::verify::taint::Taint, crate::store::StoreError> {
     use crate::verify::DocSource;
     let mut taint = crate::verify::taint::Taint::default();
-    let dir = store_dir(None, std::path::Path::new("."));
-    let url = ledger_url(None);
-    if url.is_none() && !dir.join("ledger.sqlite").is_file() {
-        return Ok(taint);
-    }
-    let store = crate::store::Store::open_with(&dir, url.as_deref())?;
+    let store = crate::store::Store::open_with(dir, url)?;
     let now = crate::store::now_ms();
     let mut matters: Vec<String> = Vec::new();
     let mut files = Vec::new();
     for s in &evidence.sources {
-        let (name, text) = match s {
-            DocSource::File(p) => (
-                p.display().to_string(),
-                crate::sources::read_pages(p)
-                    .map(|pages| pages.join("\n"))
-                    .unwrap_or_default(),
-            ),
-            DocSource::Memory(crate::verify::Doc::Pages { path, pages }) => {
-                (path.clone(), pages.join("\n"))
-            }
+        let name = match s {
+            DocSource::File(p) => p.display().to_string(),
+            DocSource::Memory(crate::verify::Doc::Pages { path, .. }) => path.clone(),
             DocSource::Memory(_) => continue,
         };
-        let th = crate::store::shingles::text_hash(&text);
+        // A file the pass could not read has no text: the hash of nothing, as before.
+        let th = seen
+            .get(&name)
+            .cloned()
+            .unwrap_or_else(|| crate::store::shingles::text_hash(""));
         for m in store.matters_seen(&th) {
             if !matters.contains(&m) {
                 matters.push(m);

@@ -61,19 +61,67 @@ pub fn fold(text: &str) -> String {
     let table = &*ASCII;
     let mut out = String::with_capacity(text.len());
     if text.is_ascii() {
-        for b in text.bytes() {
-            out.push_str(&table[b as usize]);
-        }
+        push_ascii(text.as_bytes(), table, &mut out);
         return out;
     }
-    for c in text.chars().filter(|c| !invisible(*c)).nfkc() {
+    // Normalisation cannot reach across the start of an ASCII character (each is a starter
+    // that nothing before it composes with), so the text is cut there: ASCII characters whose
+    // next character is ASCII too go through the table, and each remaining piece (an ASCII
+    // character, then the characters up to the next ASCII one) through NFKC on its own. On
+    // mostly-ASCII evidence this is several times faster than normalising the whole text,
+    // with the same result.
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let Some(n) = b[i..].iter().position(|&x| x >= 0x80) else {
+            push_ascii(&b[i..], table, &mut out);
+            break;
+        };
+        // The ASCII character just before the run may compose with it: it goes with the run.
+        let run_start = if n > 0 { i + n - 1 } else { i };
+        push_ascii(&b[i..run_start], table, &mut out);
+        let run_end = b[i + n..]
+            .iter()
+            .position(|&x| x < 0x80)
+            .map_or(b.len(), |m| i + n + m);
+        fold_normalised(&text[run_start..run_end], table, &mut out);
+        i = run_end;
+    }
+    out
+}
+
+/// ASCII bytes folded through the table: one byte each (upper case to lower) in all but the
+/// rare cases the table maps to more.
+fn push_ascii(bytes: &[u8], table: &[String], out: &mut String) {
+    static ONE: LazyLock<[u8; 128]> = LazyLock::new(|| {
+        let mut one = [0u8; 128];
+        for (b, s) in ASCII.iter().enumerate() {
+            if s.len() == 1 {
+                one[b] = s.as_bytes()[0];
+            }
+        }
+        one
+    });
+    let one = &*ONE;
+    out.reserve(bytes.len());
+    for &x in bytes {
+        match one[x as usize] {
+            0 => out.push_str(&table[x as usize]),
+            f => out.push(char::from(f)),
+        }
+    }
+}
+
+/// One piece of text through the general path: invisible characters out, NFKC, then each
+/// character folded.
+fn fold_normalised(piece: &str, table: &[String], out: &mut String) {
+    for c in piece.chars().filter(|c| !invisible(*c)).nfkc() {
         if c.is_ascii() {
             out.push_str(&table[c as usize]);
         } else if !invisible(c) {
-            fold_char(c, &mut out);
+            fold_char(c, out);
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -97,6 +145,31 @@ mod tests {
         }
         assert_eq!(fold("e\u{FB00}ect"), fold("effect"));
         assert_ne!(fold("The tenant"), fold("The landlord"));
+    }
+
+    #[test]
+    fn cutting_at_ascii_characters_changes_nothing() {
+        // Pieces that compose across ASCII letters (a combining accent after `e`, Hangul
+        // jamo, a compatibility ligature, an invisible character between letter and mark).
+        let alphabet: Vec<char> =
+            "ae e\u{301}\u{327}\u{1100}\u{1161}\u{FB01}\u{200B}\u{00AD}§—“ｌа1.\u{0BC6}\u{0BBE}"
+                .chars()
+                .collect();
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..20_000 {
+            let len = (seed % 12) as usize;
+            let mut t = String::new();
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                t.push(alphabet[(seed % alphabet.len() as u64) as usize]);
+            }
+            let table = &*ASCII;
+            let mut whole = String::new();
+            fold_normalised(&t, table, &mut whole);
+            assert_eq!(fold(&t), whole, "{t:?}");
+        }
     }
 
     #[test]

@@ -43,10 +43,39 @@ impl DocSource {
     }
 }
 
+/// A function the evidence pass calls with each document's name and pages as it reads them
+/// (from its threads), so that a caller can look at every file without reading it again.
+#[derive(Clone, Default)]
+pub struct Observer(Option<std::sync::Arc<dyn Fn(&str, &[String]) + Send + Sync>>);
+
+impl Observer {
+    pub fn new(f: impl Fn(&str, &[String]) + Send + Sync + 'static) -> Self {
+        Observer(Some(std::sync::Arc::new(f)))
+    }
+
+    pub(crate) fn saw(&self, path: &str, pages: &[String]) {
+        if let Some(f) = &self.0 {
+            f(path, pages);
+        }
+    }
+}
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Observer(set)"
+        } else {
+            "Observer(none)"
+        })
+    }
+}
+
 /// The evidence: the sources in order, and the Bates prefixes declared for them.
 #[derive(Clone, Debug, Default)]
 pub struct Evidence {
     pub sources: Vec<DocSource>,
+    /// Called with each document as the evidence pass reads it.
+    pub observer: Observer,
     /// Bates prefixes declared by the caller; those stamped on pages are added to them.
     pub declared_prefixes: Vec<String>,
     /// Reporter abbreviations accepted beyond the catalogue (`allow reporter "…"`).

@@ -364,6 +364,20 @@ pub fn verify_with(draft: &str, evidence: &Evidence, taint: &taint::Taint) -> Ve
     v
 }
 
+/// [`verify_with`], where what the ledger knows is asked for only once the evidence has been
+/// read (so that `taint` can use what an [`evidence::Observer`] saw of each file); its error
+/// stops the check.
+pub fn verify_then<E>(
+    draft: &str,
+    evidence: &Evidence,
+    taint: impl FnOnce() -> Result<taint::Taint, E>,
+) -> Result<Verification, E> {
+    let (mut v, index) = verify_indexed(draft, evidence);
+    let t = taint()?;
+    taint::apply(&mut v, &index, draft, evidence, &t);
+    Ok(v)
+}
+
 fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification, Index) {
     let allowed = &evidence.allowed_reporters;
     let mut wanted = Wanted::of(&claims_allowing(

@@ -94,7 +94,10 @@ impl Scanner<'_> {
                     problem: Some(problem),
                     empty_pages: Vec::new(),
                 }),
-                Doc::Pages { path, pages } => self.scan_doc(&mut ix, di, path, &pages),
+                Doc::Pages { path, pages } => {
+                    ev.observer.saw(&path, &pages);
+                    self.scan_doc(&mut ix, di, path, &pages)
+                }
             }
         }
     }
