@@ -46,7 +46,9 @@ impl DocSource {
 /// A function the evidence pass calls with each document's name and pages as it reads them
 /// (from its threads), so that a caller can look at every file without reading it again.
 #[derive(Clone, Default)]
-pub struct Observer(Option<std::sync::Arc<dyn Fn(&str, &[String]) + Send + Sync>>);
+pub struct Observer(Option<std::sync::Arc<Observe>>);
+
+type Observe = dyn Fn(&str, &[String]) + Send + Sync;
 
 impl Observer {
     pub fn new(f: impl Fn(&str, &[String]) + Send + Sync + 'static) -> Self {
