@@ -309,3 +309,206 @@ fn exhibit_letter_cites_resolve_through_slip_sheets_and_the_index() {
     );
     assert_eq!(s[0].1, Status::Miscited, "{s:?}");
 }
+
+/// A reported opinion in the sources, with Westlaw's star markers (`*305`: page 305 begins
+/// here): its pages 300–320 over eight pages of the file, each opinion page holding a date,
+/// an amount and a quotation of its own, and page breaks of the file falling inside opinion
+/// pages.
+fn opinion() -> (Evidence, Vec<(u32, [String; 3])>) {
+    const FIRST: u32 = 300;
+    let mut facts = Vec::new();
+    let mut file_pages = vec![String::from(
+        "ACE v. BAY\nAce v. Bay, 150 Cal. App. 4th 300 (2005)\nCourt of Appeal\n\n",
+    )];
+    for star in FIRST..=FIRST + 20 {
+        let n = star - FIRST;
+        let month = ["January", "March", "May", "July", "September", "November"][(n % 6) as usize];
+        let f = [
+            format!("{month} {}, {}", 1 + n % 27, 1980 + n),
+            format!("${},{:03}.{:02}", 2 + n, n * 37 % 1000, n % 100),
+            format!("\"the landlord owed duty number {star} to every tenant\""),
+        ];
+        let marker = if star == FIRST {
+            String::new()
+        } else {
+            format!("*{star} ")
+        };
+        let first_half = format!(
+            "{marker}The record shows that on {} the tenant paid {}.",
+            f[0], f[1]
+        );
+        let second_half = format!(
+            " We hold that {} under the statute.\n",
+            f[2].trim_matches('"')
+        );
+        let page = file_pages.last_mut().unwrap();
+        page.push_str(&first_half);
+        // Every third opinion page is cut by a page break of the file.
+        if n % 3 == 2 {
+            file_pages.push(String::new());
+        }
+        file_pages.last_mut().unwrap().push_str(&second_half);
+        facts.push((star, f));
+    }
+    let mut ev = Evidence::new(vec![]);
+    ev.add_pages("authorities/ace-v-bay.txt".into(), file_pages);
+    (ev, facts)
+}
+
+#[test]
+fn a_case_pinpoint_binds_facts_to_the_opinion_page_it_names() {
+    let (ev, facts) = opinion();
+    let cite = |pin: &str| format!("Ace v. Bay, 150 Cal. App. 4th 300, {pin} (2005)");
+    let wrong = |star: u32| if star >= 310 { star - 7 } else { star + 7 };
+    let mut cases: Vec<(String, String, bool)> = Vec::new();
+    for (star, f) in &facts {
+        let (star, w) = (*star, wrong(*star));
+        for fact in f {
+            let said = if fact.starts_with('"') {
+                format!("The court held {fact}")
+            } else {
+                format!("The tenant paid on the date the court gives, {fact}")
+            };
+            // Inline, a citation sentence, and `Id.` after a first full cite.
+            for pin in [star.to_string(), format!("*{star}")] {
+                cases.push((format!("{said}, {}.", cite(&pin)), fact.clone(), true));
+            }
+            cases.push((
+                format!("{said}, {}.", cite(&w.to_string())),
+                fact.clone(),
+                false,
+            ));
+            cases.push((
+                format!("{said}. {}.", cite(&star.to_string())),
+                fact.clone(),
+                true,
+            ));
+            cases.push((
+                format!("{said}. {}.", cite(&w.to_string())),
+                fact.clone(),
+                false,
+            ));
+            let first = format!("The court decided the appeal. {}.", cite("300"));
+            cases.push((
+                format!("{first} {said}. Id. at {star}."),
+                fact.clone(),
+                true,
+            ));
+            cases.push((format!("{first} {said}. Id. at {w}."), fact.clone(), false));
+            // A range that holds the page, and one that does not.
+            let lo = star.saturating_sub(1).max(300);
+            cases.push((
+                format!(
+                    "{said}, {}.",
+                    cite(&format!("{lo}-{:02}", (star + 1) % 100))
+                ),
+                fact.clone(),
+                true,
+            ));
+            cases.push((
+                format!("{said}, {}.", cite(&format!("{w}-{:02}", (w + 1) % 100))),
+                fact.clone(),
+                wrong(star).abs_diff(star) <= 1,
+            ));
+        }
+    }
+    let (mut wrong_total, mut caught, mut right_total, mut flagged) = (0, 0, 0, 0);
+    let mut problems = Vec::new();
+    for (draft, fact, right) in &cases {
+        let v = verify::verify(draft, &ev);
+        let Some(o) = v
+            .outcomes
+            .iter()
+            .find(|o| o.claim.text.contains(fact.trim_matches('"')))
+        else {
+            problems.push(format!("not extracted: {fact} in {draft}"));
+            continue;
+        };
+        if *right {
+            right_total += 1;
+            if o.status != Status::Supported {
+                flagged += 1;
+                problems.push(format!("flagged: {draft} → {:?} {:?}", o.status, o.reason));
+            }
+        } else {
+            wrong_total += 1;
+            if o.status == Status::Miscited {
+                caught += 1;
+                assert!(
+                    o.cited.iter().all(|c| c.star.is_some()),
+                    "the cited pages are the opinion's: {:?}",
+                    o.cited
+                );
+                assert!(o.reason.as_deref().unwrap_or("").contains("ace-v-bay.txt"));
+            } else {
+                problems.push(format!("missed: {draft} → {:?} {:?}", o.status, o.reason));
+            }
+        }
+    }
+    println!(
+        "opinion pinpoints: {caught} of {wrong_total} wrong pinpoints caught; {flagged} of {right_total} right ones flagged"
+    );
+    for p in problems.iter().take(20) {
+        println!("  {p}");
+    }
+    assert!(wrong_total > 100 && right_total > 200);
+    assert!(caught as f64 >= 0.99 * wrong_total as f64, "{problems:#?}");
+    assert_eq!(flagged, 0, "{problems:#?}");
+}
+
+#[test]
+fn a_case_pinpoint_without_the_opinion_in_the_sources_changes_nothing() {
+    // The sources do not carry the opinion: the citation is checked as before, and the fact
+    // before it against all the evidence.
+    let ev = evidence();
+    let f = facts(4);
+    let draft = format!(
+        "The owner paid {}, Ace v. Bay, 150 Cal. App. 4th 300, 305 (2005).",
+        f[1].1
+    );
+    let v = verify::verify(&draft, &ev);
+    let amount = v
+        .outcomes
+        .iter()
+        .find(|o| o.claim.kind.as_str() == "amount")
+        .unwrap();
+    assert_eq!(amount.status, Status::Supported, "{:?}", amount.reason);
+    assert!(amount.cited.is_empty());
+}
+
+#[test]
+fn the_command_line_names_the_opinion_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("ace-v-bay.txt");
+    std::fs::write(
+        &src,
+        "Ace v. Bay, 150 Cal. App. 4th 300 (2005)\n\nThe lease was signed. *301 Rent was $1,200.00.\u{000C}It rose. *302 The court held the landlord owed $9,950.00 in damages.",
+    )
+    .unwrap();
+    let draft = dir.path().join("draft.md");
+    std::fs::write(
+        &draft,
+        "Damages were $9,950.00, Ace v. Bay, 150 Cal. App. 4th 300, 301 (2005). Rent was $1,200.00. Id. at 301.\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env_remove("LEXRUN_STORE")
+        .env_remove("LEXRUN_LEDGER")
+        .args(["verify", "--json", "--sources"])
+        .arg(&src)
+        .arg(&draft)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let claims = v["claims"].as_array().unwrap();
+    let damages = claims.iter().find(|c| c["text"] == "$9,950.00").unwrap();
+    assert_eq!(damages["status"], "miscited", "{v}");
+    assert_eq!(damages["cited"][0]["star"], 301);
+    assert_eq!(damages["source"]["star"], 302);
+    assert_eq!(damages["source"]["page"], 2);
+    assert!(damages["reason"].as_str().unwrap().contains("at *302"));
+    let rent = claims.iter().find(|c| c["text"] == "$1,200.00").unwrap();
+    assert_eq!(rent["status"], "supported", "{v}");
+}

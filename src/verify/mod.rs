@@ -234,6 +234,10 @@ pub struct Location {
     pub file: String,
     pub page: u32,
     pub bates: Option<String>,
+    /// The page of a reported opinion the place is on, by the star markers of the source that
+    /// carries it (`*629` in the text: page 629 begins there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub star: Option<u32>,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub snippet: String,
     /// Where the match is in the page's normalised text (byte offsets), for a review that
@@ -392,7 +396,7 @@ fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification, Index) {
     let pinpoint::Binding {
         facts: binding,
         reaches,
-    } = pinpoint::bind_all(draft, &all);
+    } = pinpoint::bind_all_with(draft, &all, &|c| index.is_opinion_cite(&c.key));
     let propositions = reaches
         .iter()
         .map(|r| proposition::Proposition::new(draft, r, &all, &index))

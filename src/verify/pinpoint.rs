@@ -140,6 +140,52 @@ fn abbreviation_before(text: &str, dot: usize) -> bool {
         || (word.contains('.') && letters <= 4 && !word.chars().any(|c| c.is_ascii_digit()))
 }
 
+/// Where the case name just before a citation begins in `before` (`Ace v. Bay, ` in `… paid
+/// $5.00. Ace v. Bay, `): the capitalised words around `v.` (or after `In re`) that end
+/// `before` with a comma; `before.len()` when it ends with no case name.
+fn case_name_start(before: &str) -> usize {
+    let t = before.trim_end();
+    let Some(t) = t.strip_suffix(',') else {
+        return before.len();
+    };
+    let (anchor, at) = match (t.rfind(" v. "), t.rfind("In re ")) {
+        (Some(v), _) => (v, v),
+        (None, Some(r)) => (r, r),
+        _ => return before.len(),
+    };
+    // The words after the anchor must be a name, not a clause.
+    if t[anchor..].split_whitespace().skip(1).any(|w| {
+        w.chars().next().is_some_and(char::is_lowercase)
+            && !matches!(w, "of" | "the" | "and" | "re")
+    }) {
+        return before.len();
+    }
+    // Back from the anchor over capitalised words (and the small words inside names).
+    let mut start = at;
+    let mut offset = 0;
+    let words: Vec<(usize, &str)> = t[..at]
+        .split(' ')
+        .map(|w| {
+            let o = offset;
+            offset += w.len() + 1;
+            (o, w)
+        })
+        .collect();
+    for &(o, w) in words.iter().rev() {
+        let small = matches!(w, "of" | "the" | "and" | "&" | "ex" | "rel.");
+        let capital = w.chars().next().is_some_and(char::is_uppercase);
+        if w.is_empty() || w.ends_with([',', ';', ':']) || !(small || capital) {
+            break;
+        }
+        start = o;
+    }
+    if t[..start].trim().is_empty() {
+        before.len() - before.trim_start().len()
+    } else {
+        start
+    }
+}
+
 /// Whether a claim is a fact that a pinpoint can bind.
 fn is_fact(c: &Claim) -> bool {
     matches!(
@@ -148,7 +194,7 @@ fn is_fact(c: &Claim) -> bool {
     ) && !matches!(c.key, Key::Unresolved(_) | Key::Unrecognized(_))
 }
 
-fn is_cite(c: &Claim) -> bool {
+fn is_page_cite(c: &Claim) -> bool {
     c.kind == Kind::Bates
 }
 
@@ -198,6 +244,19 @@ pub fn bind(text: &str, claims: &[Claim]) -> Vec<Vec<usize>> {
 
 /// [`bind`], with the stretches of text that cite pages.
 pub fn bind_all(text: &str, claims: &[Claim]) -> Binding {
+    bind_all_with(text, claims, &|_| false)
+}
+
+/// [`bind_all`], where a case citation for which `opinion_cite` holds (its pin cite names
+/// pages of an opinion the sources carry) is a cite as well: the facts before it in its
+/// clause must be on those pages. Only Bates and exhibit cites make the stretches a judge
+/// model checks.
+pub fn bind_all_with(
+    text: &str,
+    claims: &[Claim],
+    opinion_cite: &dyn Fn(&Claim) -> bool,
+) -> Binding {
+    let is_cite = |c: &Claim| is_page_cite(c) || (c.kind == Kind::Citation && opinion_cite(c));
     // Every lookup below is a binary search or a precomputed table, so binding stays linear
     // (up to a log) in the draft: claims come sorted by where they start, sentences in order.
     debug_assert!(claims.windows(2).all(|w| w[0].start <= w[1].start));
@@ -279,12 +338,28 @@ pub fn bind_all(text: &str, claims: &[Claim]) -> Binding {
             return false;
         }
         cites.sort_by_key(|c| std::cmp::Reverse(c.start));
-        for c in cites {
-            rest.replace_range(c.start - s.start..c.end - s.start, " ");
+        for (k, c) in cites.iter().enumerate() {
+            // A case citation's name before it (`Ace v. Bay, 150 Cal. App. 4th 300, 305`)
+            // belongs to the cite.
+            let mut from = c.start - s.start;
+            if c.kind == Kind::Citation {
+                let prev = cites.get(k + 1).map_or(0, |p| p.end - s.start).min(from);
+                from = prev + case_name_start(&rest[prev..from]);
+            }
+            rest.replace_range(from..c.end - s.start, " ");
         }
         joins(rest.trim_end_matches(['.', ' ']))
     };
-    let facts_in = |from: usize, to: usize| starting_in(from, to).filter(|&i| is_fact(&claims[i]));
+    let facts_in = |from: usize, to: usize| {
+        starting_in(from, to).filter(|&i| is_fact(&claims[i]) && !is_cite(&claims[i]))
+    };
+    // What a judge model is given: the page cites among a stretch's cites.
+    let page_cites = |cites: Vec<usize>| -> Vec<usize> {
+        cites
+            .into_iter()
+            .filter(|&c| is_page_cite(&claims[c]))
+            .collect()
+    };
     for (si, s) in sents.iter().enumerate() {
         let in_sentence: Vec<&Vec<usize>> = by_sentence[si].iter().map(|&g| &groups[g]).collect();
         if in_sentence.is_empty() {
@@ -323,7 +398,9 @@ pub fn bind_all(text: &str, claims: &[Claim]) -> Binding {
             } else {
                 None
             };
+            let cited = page_cites(cited);
             match (back, reaches.last_mut()) {
+                _ if cited.is_empty() => {}
                 (Some(b), Some(r)) if r.start == b => {
                     r.end = s.end;
                     r.cites.extend(&cited);
@@ -337,11 +414,14 @@ pub fn bind_all(text: &str, claims: &[Claim]) -> Binding {
             }
             continue;
         }
-        reaches.push(Reach {
-            start: s.start,
-            end: s.end,
-            cites: in_sentence.iter().flat_map(|g| g.iter().copied()).collect(),
-        });
+        let cited = page_cites(in_sentence.iter().flat_map(|g| g.iter().copied()).collect());
+        if !cited.is_empty() {
+            reaches.push(Reach {
+                start: s.start,
+                end: s.end,
+                cites: cited,
+            });
+        }
         // Each fact to the first cite after it in its sentence.
         let mut from = s.start;
         for g in &in_sentence {

@@ -395,6 +395,7 @@ pub fn find_in(evidence: &super::Evidence, flat_quote: &str) -> Option<Location>
             file: file.to_string(),
             page,
             bates: crate::sources::stamp_of(text),
+            star: None,
             snippet: String::new(),
             span: (0, 0),
         })
@@ -410,6 +411,7 @@ mod tests {
             file: "lease.pdf".into(),
             page,
             bates: Some(bates.into()),
+            star: None,
             snippet: String::new(),
             span: (0, 0),
         }

@@ -286,9 +286,10 @@ pub fn markdown(draft_name: &str, draft: &str, v: &super::Verification) -> Strin
         for o in outcomes.iter().filter(|o| o.status == Status::Miscited) {
             let place = |l: &super::Location| {
                 format!(
-                    "{} p. {}{}",
+                    "{} p. {}{}{}",
                     l.file,
                     l.page,
+                    l.star.map_or(String::new(), |n| format!(", at *{n}")),
                     l.bates
                         .as_ref()
                         .map_or(String::new(), |b| format!(" ({b})"))
@@ -348,7 +349,10 @@ pub fn markdown(draft_name: &str, draft: &str, v: &super::Verification) -> Strin
                     .map_or((String::new(), String::new(), String::new()), |l| {
                         (
                             l.file.clone(),
-                            l.page.to_string(),
+                            match l.star {
+                                Some(n) => format!("{} (at *{n})", l.page),
+                                None => l.page.to_string(),
+                            },
                             l.bates.clone().unwrap_or_default(),
                         )
                     });

@@ -11,6 +11,24 @@ impl Index {
         if let Key::Exhibit { label, pages } = key {
             return self.exhibit(label, *pages).unwrap_or_default();
         }
+        if let Some((o, first, pins)) = self.opinion_cited(key) {
+            return pins
+                .into_iter()
+                .filter_map(|p| {
+                    let n = if p == first { 0 } else { p };
+                    let (_, page) = o.starts.iter().find(|(m, _)| *m == n)?;
+                    let loc = Location {
+                        file: o.path.clone(),
+                        page: *page,
+                        bates: None,
+                        star: Some(p),
+                        snippet: String::new(),
+                        span: (0, 0),
+                    };
+                    Some(((o.file, super::STAR | n), loc))
+                })
+                .collect();
+        }
         let (prefix, from, to) = match key {
             Key::Bates { prefix, number } => (prefix, *number, *number),
             Key::BatesRange { prefix, from, to } if from <= to => {
@@ -23,6 +41,29 @@ impl Index {
             .filter_map(|n| self.stamps.get(&(p.clone(), n)))
             .map(|l| (l.order, l.loc.clone()))
             .collect()
+    }
+
+    /// Whether a claim cites pages of a reported opinion the sources carry with its star
+    /// markers (a case citation with a pin cite), so that facts it covers must be on them.
+    pub fn is_opinion_cite(&self, key: &Key) -> bool {
+        self.opinion_cited(key).is_some()
+    }
+
+    /// The opinion a case citation's pin cite points into, its first page, and the pages cited.
+    fn opinion_cited(&self, key: &Key) -> Option<(&super::Opinion, u32, Vec<u32>)> {
+        let Key::Case {
+            volume,
+            reporter,
+            page,
+            pin: Some(pin),
+            ..
+        } = key
+        else {
+            return None;
+        };
+        let o = self.opinions.get(&(*volume, reporter.clone(), *page))?;
+        let pins = pin_pages(pin);
+        (!pins.is_empty()).then_some((o, *page, pins))
     }
 
     /// The pages of an exhibit (all of them, or pages `from..=to` of it): by its slip sheet
@@ -159,10 +200,10 @@ impl Index {
             }
             return o;
         }
-        let name = |l: &Location| {
-            l.bates
-                .clone()
-                .unwrap_or_else(|| format!("{} page {}", l.file, l.page))
+        let name = |l: &Location| match (&l.bates, l.star) {
+            (Some(b), _) => b.clone(),
+            (None, Some(star)) => format!("{} at *{star}", l.file),
+            (None, None) => format!("{} page {}", l.file, l.page),
         };
         let cited_names: Vec<String> = cited.iter().map(|(_, l)| name(l)).collect();
         let actual = o.source.as_ref().map(name).unwrap_or_default();
@@ -353,5 +394,57 @@ pub(super) fn pin_within(range: &str, pin: &str) -> bool {
     match (bounds(range), bounds(pin)) {
         (Some((a, b)), Some((c, d))) => a <= c && d <= b,
         _ => false,
+    }
+}
+
+/// The pages a pin cite names: `629`, `*629`, `629-30` (the later page's leading digits left
+/// out), `629–631`, `629, 631`; a footnote (`629 n.4`) is on its page.
+fn pin_pages(pin: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for part in pin.split([',', '&']) {
+        let nums: Vec<&str> = part
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let Some(a) = nums.first().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let mut b = a;
+        let ranged = part.contains(['-', '–', '—']) && !part.contains("n.");
+        if let (true, Some(end)) = (ranged, nums.get(1)) {
+            if let Ok(e) = end.parse::<u32>() {
+                // `629-30`: the later page leaves out the leading digits it shares.
+                b = if e < a && end.len() < nums[0].len() {
+                    a - a % 10u32.pow(end.len() as u32) + e
+                } else {
+                    e
+                };
+            }
+        }
+        if b < a || b - a > 200 {
+            b = a;
+        }
+        for p in a..=b {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pin_pages;
+
+    #[test]
+    fn pin_cites_name_their_pages() {
+        assert_eq!(pin_pages("629"), vec![629]);
+        assert_eq!(pin_pages("*629"), vec![629]);
+        assert_eq!(pin_pages("629-30"), vec![629, 630]);
+        assert_eq!(pin_pages("629–631"), vec![629, 630, 631]);
+        assert_eq!(pin_pages("629, 631"), vec![629, 631]);
+        assert_eq!(pin_pages("629 n.4"), vec![629]);
+        assert_eq!(pin_pages("1099-102"), vec![1099, 1100, 1101, 1102]);
     }
 }

@@ -106,6 +106,8 @@ pub struct Index {
     /// Exhibits listed in an exhibit index (`| Exhibit | Description | Bates range | …`):
     /// label → Bates prefix and range.
     exhibit_ranges: HashMap<String, (String, u64, u64)>,
+    /// Reported opinions the sources carry with star markers, by the case's citation.
+    opinions: HashMap<(u32, String, u32), Opinion>,
     /// Bates prefixes: stamped ones where first seen, then declared ones.
     prefixes: Vec<String>,
     /// While scanning: stamped prefixes and where each was first seen; the documents read,
@@ -118,7 +120,23 @@ pub struct Index {
 #[derive(Clone, Debug)]
 struct Located {
     order: (usize, u32),
+    /// In a reported opinion with star markers: the opinion page (0: its first page).
+    star: Option<u32>,
     loc: Location,
+}
+
+/// Marks an order's page as a reported opinion's page (by its star markers) rather than a
+/// page of the file: `(file, STAR | 629)` is page 629 of the opinion file `file` carries,
+/// `(file, STAR)` its first page.
+pub(super) const STAR: u32 = 1 << 31;
+
+/// A reported opinion carried by a source, with its star markers.
+#[derive(Clone, Debug)]
+struct Opinion {
+    file: usize,
+    path: String,
+    /// Each opinion page (0: the first) and the file's page it begins on.
+    starts: Vec<(u32, u32)>,
 }
 
 /// Every page a fact is on, and the first of them with its place on the page.
@@ -130,10 +148,14 @@ struct Places {
 
 /// Records a fact's place: every page it is on, the first one in full.
 fn record<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Places>, k: K, v: Located) {
+    let star = v.star.map(|n| (v.order.0, STAR | n));
     match map.get_mut(&k) {
         Some(p) => {
             if !p.pages.contains(&v.order) {
                 p.pages.push(v.order);
+            }
+            if let Some(s) = star.filter(|s| !p.pages.contains(s)) {
+                p.pages.push(s);
             }
             if v.order < p.first.order {
                 p.first = v;
@@ -143,7 +165,7 @@ fn record<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Places>, k: K, v: Locate
             map.insert(
                 k,
                 Places {
-                    pages: vec![v.order],
+                    pages: std::iter::once(v.order).chain(star).collect(),
                     first: v,
                 },
             );
@@ -262,6 +284,14 @@ impl Index {
         for (k, v) in other.exhibit_pages {
             self.exhibit_pages.entry(k).or_insert(v);
         }
+        for (k, v) in other.opinions {
+            match self.opinions.get(&k) {
+                Some(o) if o.file <= v.file => {}
+                _ => {
+                    self.opinions.insert(k, v);
+                }
+            }
+        }
         for (k, v) in other.exhibit_ranges {
             self.exhibit_ranges.entry(k).or_insert(v);
         }
@@ -306,6 +336,7 @@ impl Index {
 mod check;
 mod scan;
 mod segment;
+mod stars;
 
 use scan::{Scanner, MAX_THREADS};
 use segment::{quote_segments, Segment};

@@ -114,12 +114,17 @@ impl Scanner<'_> {
                 (i as u32 + 1, crate::sources::stamp_of(r), normalize(r))
             })
             .collect();
+        // A reported opinion's star markers (`*629`: page 629 of the reporter begins here), so
+        // that each place in it is known by its opinion page too.
+        let stars = super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()));
         let loc = |number: u32, bates: &Option<String>, text: &str, s: usize, e: usize| Located {
             order: (di, number),
+            star: stars.at(number, s),
             loc: Location {
                 file: path.clone(),
                 page: number,
                 bates: bates.clone(),
+                star: stars.at(number, s).filter(|&n| n > 0),
                 snippet: snippet(text, s, e),
                 span: (s, e),
             },
@@ -273,6 +278,25 @@ impl Scanner<'_> {
                         );
                     }
                 }
+            }
+        }
+        // The opinion this file carries: a case the draft cites, named on the file's first
+        // page, whose first page comes just before the first star marker.
+        if let Some(first) = stars.first() {
+            let carried = ix
+                .cases
+                .iter()
+                .filter(|(k, seen)| {
+                    k.2 <= first && first - k.2 <= 50 && seen.iter().any(|s| s.order == (di, 1))
+                })
+                .min_by_key(|(k, _)| first - k.2)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = carried {
+                ix.opinions.entry(k).or_insert(super::Opinion {
+                    file: di,
+                    path: path.clone(),
+                    starts: stars.starts(),
+                });
             }
         }
         ix.files.push(SourceFile {
