@@ -15,6 +15,7 @@ mod normalize;
 pub mod pinpoint;
 pub mod proposition;
 pub mod report;
+pub mod sentences;
 mod spans;
 pub mod taint;
 mod wordkeys;

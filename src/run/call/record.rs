@@ -1,0 +1,161 @@
+//! Recording an answer: the ledger first (so the intake guard knows the text from the moment
+//! it exists, with every claim the model wrote), then `output.md` and `answer.json`, then the
+//! step's record and the terminal line.
+
+use super::super::failure::{write_failure, CallFailure};
+use super::super::*;
+use super::{StageCall, Target};
+use crate::backend::Reply;
+
+impl StageCall<'_> {
+    /// Writes the answer (`output.md`, `answer.json`), enters it in the ledger, and fills in
+    /// the record: speed warnings, summary, timings.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_answer(
+        &mut self,
+        t: &Target<'_>,
+        ident: &Identity,
+        cache_key: &CacheKey,
+        reply: Reply,
+        answer: Option<Value>,
+        dir: &Path,
+        prompt_file: &Path,
+    ) -> Result<Produced, CallFailure> {
+        let (sh, m, step, round) = (self.sh, self.m, self.step, self.round);
+        let rec = &mut *self.rec;
+        let t_ = &reply.timings;
+        if let Some(floor) = t.model.min_decode {
+            if t_.predicted_n >= 8
+                && t_.predicted_per_second > 0.0
+                && t_.predicted_per_second < floor
+            {
+                let w = format!(
+                    "decoded at {:.1} tok/s, under the model's min_decode of {floor} tok/s",
+                    t_.predicted_per_second
+                );
+                sh.events.warn(self.key, &w);
+                rec.warnings.push(w);
+            }
+        }
+        if reply.finish.as_deref() == Some("length") {
+            let w = format!(
+                "the answer stopped at the token limit ({} tokens); it may be cut short",
+                t_.predicted_n
+            );
+            sh.events.warn(self.key, &w);
+            rec.warnings.push(w);
+        }
+        let mut p = Produced {
+            text: Some(reply.text.clone()),
+            answer: answer.clone(),
+            ..Produced::default()
+        };
+        // Entered in the ledger before it is written: the intake guard knows it from the
+        // moment it exists.
+        if let Some(store) = &sh.store {
+            let h = blake3::hash(reply.text.as_bytes()).to_hex().to_string();
+            let registered = store.add_artifact(
+                &crate::store::Artifact {
+                    hash: h,
+                    text_hash: intake::text_hash(&reply.text),
+                    run_id: sh.run_id.clone(),
+                    matter: m.name.clone(),
+                    stage: step.name.clone(),
+                    round,
+                    kind: "stage".into(),
+                    path: dir.join("output.md").display().to_string(),
+                    model: ident.model.clone(),
+                    inputs: serde_json::to_value(&cache_key.inputs).unwrap_or_default(),
+                    plan_hash: sh.plan.hash.clone(),
+                    node_hash: step.hash.clone(),
+                    created: crate::store::now(),
+                },
+                &reply.text,
+                &m.evidence_fps,
+            );
+            if let Err(e) = registered {
+                let w = format!(
+                    "this stage's text could not be entered in the ledger, so the intake guard will not recognise a copy of it: {e}"
+                );
+                sh.events.warn(self.key, &w);
+                rec.warnings.push(w);
+            }
+            let _ = store.add_claims(&model_claims(sh, m, step, &reply.text, answer.as_ref()));
+        }
+        let out_md = dir.join("output.md");
+        crate::atomic::write_private(&out_md, &reply.text).map_err(write_failure(&out_md))?;
+        p.files.push(out_md.clone());
+        p.primary.insert("md".into(), out_md.clone());
+        p.primary.insert("txt".into(), out_md.clone());
+        if let Some(a) = &answer {
+            let aj = dir.join("answer.json");
+            let _ =
+                crate::atomic::write_private(&aj, serde_json::to_vec_pretty(a).unwrap_or_default());
+            p.primary.insert("json".into(), aj.clone());
+            p.files.push(aj);
+        } else {
+            p.primary.insert("json".into(), out_md.clone());
+        }
+        rec.outputs = std::iter::once(prompt_file.display().to_string())
+            .chain(p.files.iter().map(|f| f.display().to_string()))
+            .collect();
+        rec.status = Some(Status::Done);
+        rec.summary = format!(
+            "{}{} prompt tokens ({} from cache), {} generated at {:.1} tok/s",
+            match (rec.cached, rec.identity_note.is_some()) {
+                (true, true) => "from lexrun's cache (server not asked): ",
+                (true, false) => "from lexrun's cache: ",
+                _ => "",
+            },
+            t_.prompt_n + t_.cache_n,
+            t_.cache_n,
+            t_.predicted_n,
+            t_.predicted_per_second
+        );
+        rec.timings = Some(reply.timings.clone());
+        if rec.prompt_tokens.is_none() && t_.prompt_n + t_.cache_n > 0 {
+            rec.prompt_tokens = Some(t_.prompt_n + t_.cache_n);
+        }
+        sh.events.stage_finished(
+            self.key,
+            "done",
+            &format!("{} ({:.1} s)", rec.summary, rec.duration_ms as f64 / 1000.0),
+            json!({"matter": m.name, "round": round, "timings": reply.timings, "prompt_tokens": rec.prompt_tokens}),
+        );
+        Ok(p)
+    }
+}
+
+/// Every claim in a model's text (a structured answer read value by value, as verification
+/// reads it), for the ledger: what lexrun first saw a model write, and when.
+fn model_claims(
+    sh: &Shared,
+    m: &Matter,
+    step: &Step,
+    text: &str,
+    answer: Option<&Value>,
+) -> Vec<crate::store::ClaimRecord> {
+    let flat;
+    let text = match answer {
+        Some(a) => {
+            flat = flatten_answer(a);
+            flat.as_str()
+        }
+        None => text,
+    };
+    let at = crate::store::now_ms();
+    verify::claims(text, &sh.prefixes)
+        .into_iter()
+        .map(|c| crate::store::ClaimRecord {
+            matter: m.name.clone(),
+            kind: c.kind.as_str().to_string(),
+            ident: c.identity(),
+            key: serde_json::to_string(&c.key).unwrap_or_default(),
+            text: c.text.clone(),
+            run_id: sh.run_id.clone(),
+            stage: step.name.clone(),
+            created: at,
+            status: "unchecked".into(),
+        })
+        .collect()
+}
