@@ -216,31 +216,12 @@ fn facts_without_a_pinpoint_and_cites_to_pages_that_do_not_exist() {
 
 #[test]
 fn json_carries_cited_pages_and_the_documents_own_dates() {
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("record.txt");
-    std::fs::write(
-        &src,
+    let (code, v) = verify_json(
+        "record.txt",
         "The deposit was $3,875.00.\n\nSMITH000001\u{000C}Lease terms.\n\nSMITH000002",
-    )
-    .unwrap();
-    let draft = dir.path().join("draft.md");
-    std::fs::write(
-        &draft,
         "I paid $3,875.00 (SMITH000002).\n\nExecuted on March 18, 2024, at Oakland, California.\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        // Never the user's own store.
-        .env("XDG_DATA_HOME", src.with_extension("data"))
-        .env_remove("LEXRUN_STORE")
-        .env_remove("LEXRUN_LEDGER")
-        .args(["verify", "--json", "--sources"])
-        .arg(&src)
-        .arg(&draft)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    );
+    assert_eq!(code, Some(1));
     let amount = &v["claims"][0];
     assert_eq!(amount["status"], "miscited", "{v}");
     assert_eq!(amount["source"]["bates"], "SMITH000001");
@@ -478,30 +459,12 @@ fn a_case_pinpoint_without_the_opinion_in_the_sources_changes_nothing() {
 
 #[test]
 fn the_command_line_names_the_opinion_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("ace-v-bay.txt");
-    std::fs::write(
-        &src,
+    let (code, v) = verify_json(
+        "ace-v-bay.txt",
         "Ace v. Bay, 150 Cal. App. 4th 300 (2005)\n\nThe lease was signed. *301 Rent was $1,200.00.\u{000C}It rose. *302 The court held the landlord owed $9,950.00 in damages.",
-    )
-    .unwrap();
-    let draft = dir.path().join("draft.md");
-    std::fs::write(
-        &draft,
         "Damages were $9,950.00, Ace v. Bay, 150 Cal. App. 4th 300, 301 (2005). Rent was $1,200.00. Id. at 301.\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lexrun"))
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .env_remove("LEXRUN_STORE")
-        .env_remove("LEXRUN_LEDGER")
-        .args(["verify", "--json", "--sources"])
-        .arg(&src)
-        .arg(&draft)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    );
+    assert_eq!(code, Some(1));
     let claims = v["claims"].as_array().unwrap();
     let damages = claims.iter().find(|c| c["text"] == "$9,950.00").unwrap();
     assert_eq!(damages["status"], "miscited", "{v}");
@@ -511,4 +474,25 @@ fn the_command_line_names_the_opinion_page() {
     assert!(damages["reason"].as_str().unwrap().contains("at *302"));
     let rent = claims.iter().find(|c| c["text"] == "$1,200.00").unwrap();
     assert_eq!(rent["status"], "supported", "{v}");
+}
+
+/// `lexrun verify --json` of `draft` against one source file named `name`, in a folder of its
+/// own and never with the user's own store: the exit code and the report.
+fn verify_json(name: &str, source: &str, draft: &str) -> (Option<i32>, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join(name);
+    std::fs::write(&src, source).unwrap();
+    let draft_file = dir.path().join("draft.md");
+    std::fs::write(&draft_file, draft).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lexrun"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env_remove("LEXRUN_STORE")
+        .env_remove("LEXRUN_LEDGER")
+        .args(["verify", "--json", "--sources"])
+        .arg(&src)
+        .arg(&draft_file)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    (out.status.code(), v)
 }
