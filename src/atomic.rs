@@ -28,22 +28,7 @@ pub fn write_mode<E>(
 where
     E: From<io::Error>,
 {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let prefix = format!(".{name}.");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".partial");
-    // Plain files get the permissions `std::fs::write` would give them (0666 less the
-    // umask), not a temporary file's owner-only mode; private ones stay owner-only.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(mode));
-    }
-    let mut tmp = builder.tempfile_in(dir)?;
+    let (dir, mut tmp) = temporary_beside(path, mode)?;
     fill(tmp.as_file_mut())?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -54,25 +39,34 @@ where
     Ok(())
 }
 
+/// A uniquely named temporary file in `path`'s folder (`.NAME.XXXXXX.partial`), with
+/// permissions `mode` less the umask — plain files as `std::fs::write` would make them, not
+/// a temporary file's owner-only mode; private ones stay owner-only — and that folder.
+fn temporary_beside(path: &Path, mode: u32) -> io::Result<(&Path, tempfile::NamedTempFile)> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".partial");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let tmp = builder.tempfile_in(dir)?;
+    Ok((dir, tmp))
+}
+
 /// Writes several files as one: every file is written and synced under a temporary name
 /// first, and only when all of them are on disk are they renamed into place, in order. A
 /// failure before that leaves every destination as it was.
 pub fn write_all(files: &[(&Path, &[u8])]) -> io::Result<()> {
     let mut staged = Vec::new();
     for (path, bytes) in files {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let prefix = format!(".{name}.");
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&prefix).suffix(".partial");
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o666));
-        }
-        let mut tmp = builder.tempfile_in(dir)?;
+        let (_, mut tmp) = temporary_beside(path, 0o666)?;
         tmp.write_all(bytes)?;
         tmp.as_file().sync_all()?;
         staged.push((tmp, *path));

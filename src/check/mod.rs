@@ -492,6 +492,19 @@ impl<'a> Cx<'a> {
     }
 
     /// The folder relative paths in `file` resolve against, for files on disk.
+    /// Every `verify` block of the workflow's files, with its file.
+    pub(crate) fn verify_decls(&self) -> Vec<(FileId, &'a ast::VerifyDecl)> {
+        self.modules
+            .iter()
+            .flat_map(|m| {
+                m.ast.items.iter().filter_map(move |i| match i {
+                    ast::Item::Verify(v) => Some((m.file, &**v)),
+                    _ => None,
+                })
+            })
+            .collect()
+    }
+
     pub(crate) fn dir_of(&self, module: usize) -> &Origin {
         &self.modules[module].origin
     }

@@ -7,19 +7,9 @@ use std::collections::BTreeSet;
 use super::{and_list, Cx, Kind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::plan::workflow::{Step, Verify};
-use crate::syntax::ast;
 
 pub(crate) fn check(cx: &mut Cx, steps: &[Step], verify: &[Verify]) {
-    let decls: Vec<(crate::diagnostic::FileId, &ast::VerifyDecl)> = cx
-        .modules
-        .iter()
-        .flat_map(|m| {
-            m.ast.items.iter().filter_map(move |i| match i {
-                ast::Item::Verify(v) => Some((m.file, &**v)),
-                _ => None,
-            })
-        })
-        .collect();
+    let decls = cx.verify_decls();
     for v in verify {
         let Some((f, decl)) = decls.iter().find(|(_, d)| d.target.node == v.stage) else {
             continue;

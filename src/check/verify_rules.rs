@@ -211,16 +211,7 @@ pub(crate) fn rules(
 
 pub(crate) fn verify(cx: &mut Cx, steps: &[Step]) -> Vec<Verify> {
     let mut out = Vec::new();
-    let decls: Vec<(FileId, &ast::VerifyDecl)> = cx
-        .modules
-        .iter()
-        .flat_map(|m| {
-            m.ast.items.iter().filter_map(move |i| match i {
-                ast::Item::Verify(v) => Some((m.file, &**v)),
-                _ => None,
-            })
-        })
-        .collect();
+    let decls = cx.verify_decls();
     for (f, v) in decls {
         let mut ok = true;
         match cx.lookup(&v.target, f, &[Kind::Stage, Kind::Tool]) {

@@ -109,46 +109,37 @@ pub fn adopt(old: &Path, into: &Store) -> Result<Adopted, StoreError> {
         if known {
             continue;
         }
-        copy_rows(
-            &from,
-            into,
-            "runs",
-            "run_id, workflow, plan_hash, started, finished, status",
-            Some(("run_id", run)),
-            "ON CONFLICT DO NOTHING",
-        )?;
-        copy_rows(
-            &from,
-            into,
-            "sources",
-            "run_id, matter, path, raw_hash, text_hash, admitted",
-            Some(("run_id", run)),
-            "",
-        )?;
-        copy_rows(
-            &from,
-            into,
-            "keys",
-            "run_id, workflow, matter, stage, round, key, components, hit, created",
-            Some(("run_id", run)),
-            "",
-        )?;
-        copy_rows(
-            &from,
-            into,
-            "admissions",
-            "run_id, file, reason, refused_because, matter, raw_hash, text_hash, created",
-            Some(("run_id", run)),
-            "",
-        )?;
-        copy_rows(
-            &from,
-            into,
-            "claims",
-            "matter, kind, ident, key, text, run_id, stage, created, status",
-            Some(("run_id", run)),
-            "ON CONFLICT DO NOTHING",
-        )?;
+        // Each table's rows of the run; runs and claims may be known already.
+        const TABLES: [(&str, &str, &str); 5] = [
+            (
+                "runs",
+                "run_id, workflow, plan_hash, started, finished, status",
+                "ON CONFLICT DO NOTHING",
+            ),
+            (
+                "sources",
+                "run_id, matter, path, raw_hash, text_hash, admitted",
+                "",
+            ),
+            (
+                "keys",
+                "run_id, workflow, matter, stage, round, key, components, hit, created",
+                "",
+            ),
+            (
+                "admissions",
+                "run_id, file, reason, refused_because, matter, raw_hash, text_hash, created",
+                "",
+            ),
+            (
+                "claims",
+                "matter, kind, ident, key, text, run_id, stage, created, status",
+                "ON CONFLICT DO NOTHING",
+            ),
+        ];
+        for (table, cols, conflict) in TABLES {
+            copy_rows(&from, into, table, cols, Some(("run_id", run)), conflict)?;
+        }
         let arts = from
             .db
             .query(
