@@ -7,9 +7,6 @@ use serde_json::Value;
 use super::db::{self, vals, Row};
 use super::*;
 
-/// An artifact's columns, in the order of [`ARTIFACT_INSERT`]'s parameters.
-pub(super) const ARTIFACT_INSERT: &str = "INSERT INTO artifacts (hash, text_hash, run_id, matter, stage, round, kind, path, model, inputs, plan_hash, node_hash, created, fingerprints) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
-
 /// What an earlier output has in common with a text.
 #[derive(Clone, Debug)]
 pub struct Overlap {

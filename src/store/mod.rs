@@ -25,6 +25,7 @@ pub(crate) mod db;
 pub mod fold;
 mod ledger;
 mod postgres;
+mod row;
 mod schema;
 pub mod shingles;
 mod taint;

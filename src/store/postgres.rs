@@ -10,7 +10,7 @@ use std::time::Duration;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, Config, NoTls};
 
-use super::db::{DbError, Row, Val};
+use super::row::{DbError, Row, Val, ARTIFACT_INSERT};
 
 type Job = Box<dyn FnOnce(&mut Client) + Send>;
 
@@ -318,7 +318,7 @@ impl Pg {
             // visible in order and a fingerprint filter that has seen id N has seen all below.
             tx.execute("SELECT pg_advisory_xact_lock(7265787275)", &[])?;
             let b = boxed(&row);
-            let sql = format!("{} RETURNING id", dollar(super::ledger::ARTIFACT_INSERT));
+            let sql = format!("{} RETURNING id", dollar(ARTIFACT_INSERT));
             let id: i64 = tx.query_one(sql.as_str(), &refs(&b))?.get(0);
             tx.execute(
                 "INSERT INTO shingles (fp, artifact) SELECT DISTINCT unnest($1::bigint[]), $2::bigint ON CONFLICT DO NOTHING",
