@@ -208,6 +208,44 @@ fn the_workflow_names_the_firm_ledger() {
     assert_eq!(o.status.code(), Some(0), "{}", support::stdout(&o));
 }
 
+/// `sslmode=require`: the ledger is reached over TLS, the server's certificate checked
+/// against the CA `PGSSLROOTCERT` names; a certificate no known CA signed is refused.
+#[test]
+fn a_ledger_over_tls_checks_the_servers_certificate() {
+    let pg = Postgres::start_tls();
+    let url = format!("{}?sslmode=require", pg.url("lexrun"));
+    let dir = tempfile::tempdir().unwrap();
+    let m = matter(dir.path());
+    let sources_at = |url: &str, ca: Option<&Path>| {
+        let mut l = Lexrun::new()
+            .env("LEXRUN_STORE", dir.path().join("store"))
+            .env("LEXRUN_LEDGER", url);
+        l = match ca {
+            Some(ca) => l.env("PGSSLROOTCERT", ca),
+            None => l.env_remove("PGSSLROOTCERT"),
+        };
+        l.args(["sources", "tests/runtime/pipeline.lex", "--matter"])
+            .arg(&m)
+            .output()
+    };
+    let sources = |ca: Option<&Path>| sources_at(&url, ca);
+    // The server takes TCP connections over TLS only: one that succeeds spoke TLS.
+    let o = sources(Some(&pg.ca()));
+    assert_eq!(o.status.code(), Some(0), "{}", support::stderr(&o));
+    let o = sources_at(&pg.url("lexrun"), Some(&pg.ca()));
+    assert_eq!(o.status.code(), Some(2), "without sslmode=require, no TLS");
+    // Another CA: the server's certificate is not trusted, and nothing runs.
+    let other = dir.path().join("other-ca.crt");
+    fs::write(&other, include_str!("support/other-ca.pem")).unwrap();
+    let o = sources(Some(&other));
+    assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
+    assert!(
+        support::stderr(&o).contains("cannot reach the PostgreSQL ledger"),
+        "{}",
+        support::stderr(&o)
+    );
+}
+
 #[test]
 fn the_ledger_api_works_the_same_on_postgres() {
     let pg = Postgres::start();

@@ -195,6 +195,47 @@ fn pgpass_lookup(text: &str, want: [&str; 4]) -> Option<String> {
     None
 }
 
+/// The TLS connector for `sslmode=require`: the CA certificates of `PGSSLROOTCERT` (a PEM
+/// file, as libpq reads it) or else the system's, TLS 1.2 or 1.3.
+fn tls_connector() -> Result<tokio_postgres_rustls::MakeRustlsConnect, DbError> {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let mut roots = rustls::RootCertStore::empty();
+    match std::env::var_os("PGSSLROOTCERT") {
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(&path)
+                .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| {
+                    DbError::Postgres(format!(
+                        "PGSSLROOTCERT `{}` is not a readable PEM file of certificates: {e}",
+                        std::path::Path::new(&path).display()
+                    ))
+                })?;
+            for c in certs {
+                roots.add(c).map_err(|e| {
+                    DbError::Postgres(format!("a certificate in PGSSLROOTCERT is not usable: {e}"))
+                })?;
+            }
+        }
+        None => {
+            for c in rustls_native_certs::load_native_certs().certs {
+                let _ = roots.add(c);
+            }
+        }
+    }
+    if roots.is_empty() {
+        return Err(DbError::Postgres(
+            "sslmode=require, but no CA certificate was found to check the server's against; name the firm's CA file in PGSSLROOTCERT".into(),
+        ));
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| DbError::Postgres(format!("TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
 impl Pg {
     /// Connects (within `timeout`), on the client's own thread. The error names the URL
     /// with its password hidden.
@@ -211,12 +252,22 @@ impl Pg {
         }
         config.connect_timeout(timeout);
         config.application_name("lexrun");
+        // `sslmode=require`: TLS, with the server's certificate checked against the system's
+        // roots or the CA file `PGSSLROOTCERT` names, and its name against the host.
+        let tls = match config.get_ssl_mode() {
+            postgres::config::SslMode::Require => Some(tls_connector()?),
+            _ => None,
+        };
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), DbError>>();
         std::thread::Builder::new()
             .name("lexrun-ledger".into())
             .spawn(move || {
-                let mut client = match config.connect(NoTls) {
+                let connected = match tls {
+                    Some(tls) => config.connect(tls),
+                    None => config.connect(NoTls),
+                };
+                let mut client = match connected {
                     Ok(c) => {
                         let _ = ready_tx.send(Ok(()));
                         c

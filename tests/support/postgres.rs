@@ -52,6 +52,21 @@ impl Postgres {
     /// A new cluster, running, with a database `lexrun` the current user (or `postgres`,
     /// as root) owns; trust authentication on 127.0.0.1 only.
     pub fn start() -> Postgres {
+        Self::start_with(false)
+    }
+
+    /// [`Postgres::start`], with TLS on: a certificate for 127.0.0.1 signed by a CA of the
+    /// test's own (made with `openssl`), whose certificate is at [`Postgres::ca`].
+    pub fn start_tls() -> Postgres {
+        Self::start_with(true)
+    }
+
+    /// The test CA's certificate (PEM), for a server started with TLS.
+    pub fn ca(&self) -> PathBuf {
+        self._root.path().join("tls/ca.crt")
+    }
+
+    fn start_with(tls: bool) -> Postgres {
         let bin = bin_dir();
         let root = tempfile::Builder::new()
             .prefix("lexrun-pg-")
@@ -59,8 +74,18 @@ impl Postgres {
             .expect("temp dir");
         let data = root.path().join("data");
         let as_user = is_root().then(|| "postgres".to_string());
+        let mut options = String::new();
+        if tls {
+            let dir = root.path().join("tls");
+            make_certificates(&dir);
+            options = format!(
+                " -c ssl=on -c ssl_cert_file={0}/server.crt -c ssl_key_file={0}/server.key",
+                dir.display()
+            );
+        }
         if let Some(u) = &as_user {
             let st = Command::new("chown")
+                .arg("-R")
                 .arg(format!("{u}:"))
                 .arg(root.path())
                 .status()
@@ -94,6 +119,14 @@ impl Postgres {
             "initdb failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        if tls {
+            // TCP connections only over TLS, so a client that connects spoke TLS.
+            std::fs::write(
+                pg.data.join("pg_hba.conf"),
+                "local all all trust\nhostssl all all 127.0.0.1/32 trust\n",
+            )
+            .unwrap();
+        }
         // A port another process takes between the check and the bind makes the server
         // fail to start: try again on another.
         for _ in 0..5 {
@@ -107,7 +140,7 @@ impl Postgres {
                 .arg(&log)
                 .arg("-o")
                 .arg(format!(
-                    "-h 127.0.0.1 -p {} -k {} -F -c fsync=off -c max_connections=40",
+                    "-h 127.0.0.1 -p {} -k {} -F -c fsync=off -c max_connections=40{options}",
                     pg.port,
                     pg.data.display()
                 ))
@@ -187,6 +220,83 @@ impl Postgres {
             .stderr(Stdio::null())
             .status();
     }
+}
+
+/// A CA and a server certificate for 127.0.0.1 signed by it, in `dir`.
+fn make_certificates(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    for args in [
+        [
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.crt",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=lexrun test CA",
+            ],
+        ]
+        .concat(),
+        [
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=127.0.0.1",
+            ],
+        ]
+        .concat(),
+        vec![
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+        ],
+    ] {
+        let out = Command::new("openssl")
+            .args(&args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl runs (Debian's `openssl`)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        dir.join("server.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
 }
 
 impl Drop for Postgres {
