@@ -482,3 +482,51 @@ fn the_real_llama_server_judges_under_the_schema() {
         other => panic!("judge step {other}: {judge:#}"),
     }
 }
+
+/// A judge pool with three slots takes the three sets of pages at once: each call is sent
+/// before the one before it has been answered.
+#[test]
+fn a_judge_with_several_slots_judges_the_sets_of_pages_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("propositions");
+    let st = std::process::Command::new("cp")
+        .args(["-r", "tests/propositions"])
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let text = fs::read_to_string("tests/propositions/judged.lex").unwrap();
+    let pool = "pool bench {\n  host  \"test\"\n  gpus  1\n  vram  32 GiB\n";
+    assert!(text.contains(pool));
+    let wf = copy.join("judged.lex");
+    fs::write(&wf, text.replace(pool, &format!("{pool}  slots 3\n"))).unwrap();
+    // Each streamed token of an answer takes 20 ms: a call lasts a good fraction of a second.
+    let judge = Fake::start(Speaks::Llama, Duration::from_millis(20), |s: &Seen| {
+        Answer {
+            text: verdicts(&s.prompt(), &honest),
+            fault: None,
+        }
+    });
+    let drafter = server(|s, _| verdicts(&s.prompt(), &honest));
+    let o = lexrun(&[
+        "run",
+        wf.to_str().unwrap(),
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+        "--store",
+        dir.path().join("store").to_str().unwrap(),
+        "--endpoint",
+        &format!("gpu={}", drafter.url),
+        "--endpoint",
+        &format!("bench={}", judge.url),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let mut calls = judge_calls(&judge);
+    assert_eq!(calls.len(), 3);
+    calls.sort_by_key(|s| s.at);
+    let first_done = calls[0].done.expect("answered");
+    assert!(
+        calls[1].at < first_done && calls[2].at < first_done,
+        "the calls were sent one after another"
+    );
+}

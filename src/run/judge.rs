@@ -34,6 +34,9 @@ pub(super) enum JudgeCause {
     Malformed { why: String, file: PathBuf },
     #[error("a cited page could not be read again from the evidence ({0})")]
     MissingPage(String),
+    /// Not sent, because another batch had failed.
+    #[error("not sent: another set of pages failed first")]
+    NotSent,
 }
 
 /// What judging did, for the run's record.
@@ -59,6 +62,8 @@ struct Judge<'a> {
     dir: PathBuf,
     key: String,
     round: u32,
+    /// Set when a batch has failed: the batches still waiting for a slot are not sent.
+    stop: std::sync::atomic::AtomicBool,
 }
 
 /// Judges every proposition; outcomes in the order of `props`.
@@ -146,6 +151,7 @@ pub(super) async fn judge(
         dir,
         key,
         round,
+        stop: Default::default(),
     };
     let mut out = Judged {
         identity: j.ident.model.clone(),
@@ -157,11 +163,39 @@ pub(super) async fn judge(
             outcomes[i] = Some(proposition::uncited(p));
         }
     }
-    for (n, (batch, (pages, text))) in batches.iter().zip(calls).enumerate() {
-        let verdicts = j
-            .verdicts(n + 1, text, batch.members.len(), &mut out)
-            .await
-            .map_err(|(tokens, e)| fail(proposition::names(&batch.pages), tokens, e))?;
+    // The batches go out together; the pool's slots decide how many run at once, and each
+    // call takes the next slot so that they do not queue behind one.
+    let sends = batches
+        .iter()
+        .zip(calls)
+        .enumerate()
+        .map(|(n, (batch, (pages, text)))| {
+            let j = &j;
+            async move {
+                let mut done = Judged::default();
+                let verdicts = j
+                    .verdicts(n + 1, text, batch.members.len(), &mut done)
+                    .await;
+                (batch, pages, done, verdicts)
+            }
+        });
+    let results = futures::future::join_all(sends).await;
+    // The first batch that failed is the error; those it stopped are not.
+    let first_failure = results
+        .iter()
+        .position(|r| matches!(&r.3, Err((_, c)) if !matches!(c, JudgeCause::NotSent)));
+    for (k, (batch, pages, done, verdicts)) in results.into_iter().enumerate() {
+        out.calls += done.calls;
+        out.cached += done.cached;
+        out.retries.extend(done.retries);
+        out.prompt_tokens += done.prompt_tokens;
+        let verdicts = match verdicts {
+            Ok(v) => v,
+            Err((tokens, e)) if first_failure == Some(k) => {
+                return Err(fail(proposition::names(&batch.pages), tokens, e))
+            }
+            Err(_) => continue,
+        };
         for (&i, v) in batch.members.iter().zip(&verdicts) {
             outcomes[i] = Some(proposition::ground(&props[i], v, &pages, &|q| {
                 proposition::find_in(ev, q)
@@ -251,16 +285,28 @@ impl Judge<'_> {
             schema: Some(schema),
             sampling: self.model.sampling.clone(),
             num_ctx: self.model.ctx,
-            slot: model_slot(sh, self.model, &self.ident),
+            slot: model_slot(sh, self.model, &self.ident)
+                .zip(self.ident.slots.filter(|k| *k > 0))
+                .map(|(s, k)| (s + (n as u32).saturating_sub(1)) % k),
             timeout: Duration::from_secs(30 * 60),
             measure: false,
+        };
+        // One slot for the batch, its corrective retry included; a batch still waiting when
+        // another has failed is not sent.
+        let _permit = self.pool.slots.clone().acquire_owned().await;
+        if self.stop.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err((tokens_said, JudgeCause::NotSent));
+        }
+        let failed = |e| {
+            self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            e
         };
         let mut corrected = false;
         loop {
             let reply = self
                 .send(&call, out)
                 .await
-                .map_err(|e| (tokens_said.clone(), e))?;
+                .map_err(|e| failed((tokens_said.clone(), e)))?;
             match proposition::parse(&reply.text, count) {
                 Ok(v) => {
                     let _ =
@@ -282,7 +328,7 @@ impl Judge<'_> {
                 Err(why) => {
                     let file = self.dir.join(format!("call-{n}-rejected-answer.txt"));
                     let _ = std::fs::write(&file, &reply.text);
-                    return Err((tokens_said, JudgeCause::Malformed { why, file }));
+                    return Err(failed((tokens_said, JudgeCause::Malformed { why, file })));
                 }
             }
         }
@@ -349,14 +395,13 @@ impl Judge<'_> {
         }
     }
 
-    /// One call, holding one of the pool's slots, with the usual retries.
+    /// One call (its batch holds one of the pool's slots), with the usual retries.
     async fn send(
         &self,
         call: &backend::Call,
         out: &mut Judged,
     ) -> Result<backend::Reply, JudgeCause> {
         let (sh, pool) = (self.sh, self.pool);
-        let _permit = pool.slots.clone().acquire_owned().await;
         sh.events
             .stage_started(&self.key, &pool.pool.name, &self.model.name, self.round);
         out.calls += 1;
