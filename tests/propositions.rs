@@ -530,3 +530,77 @@ fn a_judge_with_several_slots_judges_the_sets_of_pages_together() {
         "the calls were sent one after another"
     );
 }
+
+/// A draft a person wrote, checked by a `verify-draft` tool with a `judge`: its sentences
+/// citing pages are judged like a stage's, as a step `judge TOOL` of their own.
+#[test]
+fn a_verify_draft_tool_with_a_judge_judges_a_written_draft() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("propositions");
+    let st = std::process::Command::new("cp")
+        .args(["-r", "tests/propositions"])
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    fs::create_dir_all(copy.join("matter/drafts")).unwrap();
+    fs::write(copy.join("matter/drafts/declaration.md"), DRAFT).unwrap();
+    let text = fs::read_to_string(copy.join("judged.lex")).unwrap();
+    let head = text.split("stage draft {").next().unwrap();
+    let wf = copy.join("drafted.lex");
+    fs::write(
+        &wf,
+        format!(
+            "{head}tool check runs verify-draft {{\n  reads client\n  draft \"drafts/declaration.md\"\n  judge checker\n}}\n"
+        ),
+    )
+    .unwrap();
+    let f = server(|s, _| verdicts(&s.prompt(), &honest));
+    let out = dir.path().join("out");
+    let o = lexrun(&[
+        "run",
+        wf.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--store",
+        dir.path().join("store").to_str().unwrap(),
+        "--endpoint",
+        &format!("bench={}", f.url),
+        "--endpoint",
+        &format!("gpu={}", f.url),
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert_eq!(judge_calls(&f).len(), 3, "one call per set of pages");
+    let (run_dir, rec) = record(&out);
+    assert_eq!(step(&rec, "judge check")["status"], "done", "{rec:#}");
+    let r: Value =
+        serde_json::from_slice(&fs::read(run_dir.join("check/report.json")).unwrap()).unwrap();
+    let claims: Vec<Value> = r["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "proposition")
+        .cloned()
+        .collect();
+    assert_eq!(
+        statuses(&claims),
+        [
+            ("supported", "supported"),
+            ("supported", "supported"),
+            ("unsupported", "contradicted"),
+            ("supported", "supported")
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    // A judge that is not a declared model is refused before anything runs.
+    fs::write(
+        &wf,
+        fs::read_to_string(&wf)
+            .unwrap()
+            .replace("judge checker", "judge chekcer"),
+    )
+    .unwrap();
+    let o = lexrun(&["check", wf.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("chekcer"), "{}", stderr(&o));
+}

@@ -38,7 +38,7 @@ pub(crate) fn tool_options(kind: &str) -> Option<&'static [(&'static str, OptKin
         ],
         "ocr" => &[("lang", Text), ("dpi", Whole)],
         "index" => &[("title", Text), ("format", Choice(&["md", "pdf", "both"]))],
-        "verify-draft" => &[("draft", Text), ("bates_prefix", Text)],
+        "verify-draft" => &[("draft", Text), ("bates_prefix", Text), ("judge", Model)],
         _ => return None,
     })
 }
@@ -50,6 +50,8 @@ pub(crate) enum OptKind {
     Num,
     Switch,
     Choice(&'static [&'static str]),
+    /// A model declared in the workflow, by name.
+    Model,
 }
 
 pub(crate) const TOOLS: &[&str] = &["bates", "merge", "ocr", "index", "verify-draft"];
@@ -110,6 +112,17 @@ pub(crate) fn tool_stage(
             {
                 Some(OptionValue::Text(w.clone()))
             }
+            (OptKind::Model, ast::OptionValue::Word(w) | ast::OptionValue::Text(w)) => {
+                let name = ast::Name {
+                    node: w.clone(),
+                    span: o.value.span,
+                };
+                if cx.lookup(&name, f, &[super::Kind::Model]).is_none() {
+                    ok = false;
+                    continue;
+                }
+                Some(OptionValue::Text(w.clone()))
+            }
             _ => None,
         };
         match value {
@@ -123,6 +136,7 @@ pub(crate) fn tool_stage(
                     OptKind::Num => "a number above 0".to_string(),
                     OptKind::Switch => "`on` or `off`".to_string(),
                     OptKind::Choice(c) => format!("one of {}", c.join(", ")),
+                    OptKind::Model => "a model's name".to_string(),
                 };
                 cx.error(
                     Diagnostic::new(
@@ -217,5 +231,6 @@ pub(crate) fn example(kind: &OptKind) -> &'static str {
         OptKind::Num => "9",
         OptKind::Switch => "on",
         OptKind::Choice(c) => c.first().copied().unwrap_or(""),
+        OptKind::Model => "checker",
     }
 }

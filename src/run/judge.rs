@@ -66,18 +66,94 @@ struct Judge<'a> {
     stop: std::sync::atomic::AtomicBool,
 }
 
-/// Judges every proposition; outcomes in the order of `props`.
-pub(super) async fn judge(
+/// Which judgement a step makes: the stage (or `verify-draft` tool) whose text is judged, with
+/// its index among the plan's steps, the judge model, the round.
+pub(super) struct JudgedStep<'a> {
+    pub stage_idx: usize,
+    pub stage: &'a str,
+    pub model: &'a str,
+    pub round: u32,
+}
+
+/// Judges `props` as a step of its own, `judge STAGE`: its record, and on success the
+/// outcomes (none when it failed; the record says why).
+pub(super) async fn judge_step(
     sh: &Arc<Shared>,
     m: &Arc<Matter>,
-    v: &Verify,
+    step: JudgedStep<'_>,
+    ev: &verify::Evidence,
+    props: &[Proposition],
+) -> (StepRecord, Option<Vec<verify::Outcome>>) {
+    let JudgedStep {
+        stage_idx,
+        stage,
+        model,
+        round,
+    } = step;
+    let began = Instant::now();
+    let started_ms = sh.started.elapsed().as_millis() as u64;
+    let result = judge(sh, m, stage, model, round, ev, props).await;
+    let jkey = stage_key(sh.multi, &m.name, &format!("judge {stage}"));
+    let mut r = base_record(sh, stage_idx);
+    r.name = format!("judge {stage}");
+    r.kind = "judge".into();
+    r.model = Some(model.to_string());
+    r.pool = model_of(sh, model).map(|x| x.pool.clone());
+    r.round = round;
+    r.started_ms = started_ms;
+    r.duration_ms = began.elapsed().as_millis() as u64;
+    match result {
+        Ok(j) => {
+            let n = props.len();
+            r.status = Some(Status::Done);
+            r.identity = Some(j.identity.clone()).filter(|s| !s.is_empty());
+            r.retries = j.retries;
+            r.prompt_tokens = Some(j.prompt_tokens);
+            r.cached = j.calls == 0;
+            r.summary = format!(
+                "{n} sentence{} citing pages judged in {} call{}{}",
+                if n == 1 { "" } else { "s" },
+                j.calls + j.cached,
+                if j.calls + j.cached == 1 { "" } else { "s" },
+                if j.cached > 0 {
+                    format!(" ({} from lexrun's cache)", j.cached)
+                } else {
+                    String::new()
+                }
+            );
+            sh.events.stage_finished(
+                &jkey,
+                "done",
+                &r.summary,
+                json!({"matter": m.name, "calls": j.calls, "cached": j.cached}),
+            );
+            (r, Some(j.outcomes))
+        }
+        Err(e) => {
+            let why = e.to_string();
+            sh.events
+                .stage_finished(&jkey, "failed", &why, json!({"matter": m.name, "why": why}));
+            r.status = Some(Status::Failed);
+            r.summary = format!("failed: {why}");
+            r.why = Some(why);
+            (r, None)
+        }
+    }
+}
+
+/// Judges every proposition; outcomes in the order of `props`.
+async fn judge(
+    sh: &Arc<Shared>,
+    m: &Arc<Matter>,
+    stage: &str,
+    model_name: &str,
     round: u32,
     ev: &verify::Evidence,
     props: &[Proposition],
 ) -> Result<Judged, JudgeFailure> {
-    let model_name = v.judge.clone().unwrap_or_default();
+    let model_name = model_name.to_string();
     let fail = |pages: String, tokens: String, cause: JudgeCause| JudgeFailure {
-        stage: v.stage.clone(),
+        stage: stage.to_string(),
         model: model_name.clone(),
         pages,
         tokens,
@@ -99,7 +175,7 @@ pub(super) async fn judge(
             JudgeCause::Call(CallFailure::NoPool(model.pool.clone())),
         ));
     };
-    let key = stage_key(sh.multi, &m.name, &format!("judge {}", v.stage));
+    let key = stage_key(sh.multi, &m.name, &format!("judge {stage}"));
     // Every call's pages and prompt first, so that a failure can name them all.
     let batches = proposition::batches(props);
     let mut calls = Vec::with_capacity(batches.len());
@@ -133,7 +209,7 @@ pub(super) async fn judge(
         })?;
     let dir = m
         .run_dir
-        .join(format!("verify-{}", v.stage))
+        .join(format!("verify-{stage}"))
         .join(if round > 1 {
             format!("judge-round-{round}")
         } else {
@@ -143,7 +219,7 @@ pub(super) async fn judge(
     let j = Judge {
         sh,
         m,
-        stage: &v.stage,
+        stage,
         model,
         node_hash: node.hash.clone(),
         pool,

@@ -2,6 +2,7 @@
 //! reviewer's revise loop around its target — with the variables its template sees.
 
 use super::*;
+use crate::plan::workflow::{OptionValue, ToolStage};
 
 pub(super) async fn run_tool_unit(
     sh: &Arc<Shared>,
@@ -26,16 +27,22 @@ pub(super) async fn run_tool_unit(
     let dir = m.run_dir.join(&step.name);
     let (sh2, m2, res) = (sh.clone(), m.clone(), results.clone());
     let ins = inputs.clone();
-    let joined = tokio::task::spawn_blocking(move || {
-        tools::run(&step, &tool, &ins, &dir, &m2.dir, &sh2.bates_of, &res)
-    })
-    .await;
+    let judge = match tool.options.get("judge") {
+        Some(OptionValue::Text(j)) if tool.tool == "verify-draft" => Some(j.clone()),
+        _ => None,
+    };
+    let ran = match judge {
+        Some(model) => judged_draft(sh, m, i, &step, &tool, &model, results, done).await,
+        None => tokio::task::spawn_blocking(move || {
+            tools::run(&step, &tool, &ins, &dir, &m2.dir, &sh2.bates_of, &res)
+        })
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string())),
+    };
     rec.duration_ms = started.elapsed().as_millis() as u64;
     rec.inputs = inputs.iter().map(|p| p.display().to_string()).collect();
-    match joined
-        .map_err(|e| e.to_string())
-        .and_then(|r| r.map_err(|e| e.to_string()))
-    {
+    match ran {
         Ok((p, summary)) => {
             rec.outputs = p
                 .files
@@ -66,6 +73,52 @@ pub(super) async fn run_tool_unit(
         }
     }
     done.records.push(rec);
+}
+
+/// A `verify-draft` tool with a `judge`: the draft checked, its sentences that cite pages
+/// judged by the model (a step `judge TOOL` of its own), then the reports written.
+#[allow(clippy::too_many_arguments)]
+async fn judged_draft(
+    sh: &Arc<Shared>,
+    m: &Arc<Matter>,
+    i: usize,
+    step: &Step,
+    tool: &ToolStage,
+    model: &str,
+    results: &BTreeMap<String, Arc<Produced>>,
+    done: &mut Done,
+) -> Result<(Produced, String), String> {
+    let (s2, t2, matter, res) = (step.clone(), tool.clone(), m.dir.clone(), results.clone());
+    let mut checked =
+        tokio::task::spawn_blocking(move || tools::draft_check(&s2, &t2, &matter, &res))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+    let props = std::mem::take(&mut checked.verification.propositions);
+    if !props.is_empty() {
+        let judged = judge::JudgedStep {
+            stage_idx: i,
+            stage: &step.name,
+            model,
+            round: 1,
+        };
+        let (r, outcomes) = judge::judge_step(sh, m, judged, &checked.evidence, &props).await;
+        let why = r.why.clone();
+        done.records.push(r);
+        let Some(outcomes) = outcomes else {
+            return Err(why.unwrap_or_else(|| "the judge failed".into()));
+        };
+        let v = &mut checked.verification;
+        v.outcomes.extend(outcomes);
+        v.outcomes.sort_by_key(|o| (o.claim.start, o.claim.kind));
+        checked.judge = Some(model.to_string());
+    }
+    checked.verification.propositions = props;
+    let (s2, dir) = (step.clone(), m.run_dir.join(&step.name));
+    tokio::task::spawn_blocking(move || tools::draft_reports(&s2, &dir, &checked))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
 }
 
 /// A model stage: one call, or a reviewer's revise loop around its target.

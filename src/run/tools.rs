@@ -199,74 +199,124 @@ pub(super) fn run(
             format!("{} pages read, {ocr} by OCR", rows.len())
         }
         "verify-draft" => {
-            let draft_path = matter.join(opt_text(tool, "draft").unwrap_or_default());
-            // The draft is the matter's: a path or link leading out of it is refused.
-            let real =
-                crate::confine::resolve_within(matter, &draft_path).map_err(|e| match e {
-                    crate::confine::ConfineError::Io(_, source) => ToolError::Draft {
-                        path: draft_path.to_path_buf(),
-                        source,
-                    },
-                    escape => ToolError::Confined(escape),
-                })?;
-            let draft = std::fs::read_to_string(&real).map_err(|source| ToolError::Draft {
-                path: draft_path.to_path_buf(),
-                source,
-            })?;
-            let prefixes = opt_text(tool, "bates_prefix").into_iter().collect();
-            let mut ev = verify::Evidence::new(prefixes);
-            for r in &step.reads {
-                let Some(p) = produced.get(r) else { continue };
-                if p.pages.is_empty() {
-                    for f in &p.files {
-                        ev.add_path(f).map_err(ToolError::Sources)?;
-                    }
-                } else {
-                    for (file, pages) in &p.pages {
-                        ev.add_pages(file.clone(), pages.clone());
-                    }
-                }
-            }
-            let v = verify::verify(&draft, &ev);
-            let name = draft_path.display().to_string();
-            let md = dir.join("report.md");
-            let json = dir.join("report.json");
-            crate::atomic::write_private(&md, verify::report::markdown(&name, &draft, &v))
-                .map_err(|e| werr(&md, e))?;
-            crate::atomic::write_private(&json, verify::report::json(&v))
-                .map_err(|e| werr(&json, e))?;
-            let html = dir.join("report.html");
-            let run = dir
-                .ancestors()
-                .filter_map(|p| p.file_name()?.to_str())
-                .find(|n| n.starts_with("run-"))
-                .unwrap_or_default();
-            let page = crate::review::page(&crate::review::Review {
-                title: &name,
-                draft: &draft,
-                outcomes: &v.outcomes,
-                files: &v.files,
-                evidence: &ev,
-                provenance: vec![
-                    ("run".into(), run.to_string()),
-                    ("step".into(), step.name.clone()),
-                    ("model".into(), "none (the verify-draft tool)".into()),
-                    ("draft".into(), name.clone()),
-                ],
-                images: true,
-            });
-            crate::atomic::write_private(&html, page).map_err(|e| werr(&html, e))?;
-            result.primary.insert("md".into(), md.clone());
-            result.primary.insert("json".into(), json.clone());
-            result.files = vec![md, json, html];
-            let bad = v
-                .outcomes
-                .iter()
-                .filter(|o| o.status != verify::Status::Supported)
-                .count();
-            format!("{} claims checked, {bad} unsupported", v.outcomes.len())
+            let checked = draft_check(step, tool, matter, produced)?;
+            let (p, summary) = draft_reports(step, dir, &checked)?;
+            result = p;
+            summary
         }
         other => return Err(ToolError::Unknown(other.to_string())),
     };
     Ok((result, summary))
+}
+
+/// A `verify-draft` tool's draft, checked: its name, its text, the verification and the
+/// evidence it was checked against (which a judge model's pages come from).
+pub(super) struct DraftChecked {
+    pub name: String,
+    pub draft: String,
+    pub verification: verify::Verification,
+    pub evidence: verify::Evidence,
+    /// The model that judged its sentences citing pages, if one did.
+    pub judge: Option<String>,
+}
+
+/// Reads the `verify-draft` tool's draft (refusing one outside the matter) and checks it
+/// against what the tool reads.
+pub(super) fn draft_check(
+    step: &Step,
+    tool: &ToolStage,
+    matter: &Path,
+    produced: &BTreeMap<String, std::sync::Arc<Produced>>,
+) -> Result<DraftChecked, ToolError> {
+    let draft_path = matter.join(opt_text(tool, "draft").unwrap_or_default());
+    // The draft is the matter's: a path or link leading out of it is refused.
+    let real = crate::confine::resolve_within(matter, &draft_path).map_err(|e| match e {
+        crate::confine::ConfineError::Io(_, source) => ToolError::Draft {
+            path: draft_path.to_path_buf(),
+            source,
+        },
+        escape => ToolError::Confined(escape),
+    })?;
+    let draft = std::fs::read_to_string(&real).map_err(|source| ToolError::Draft {
+        path: draft_path.to_path_buf(),
+        source,
+    })?;
+    let prefixes = opt_text(tool, "bates_prefix").into_iter().collect();
+    let mut ev = verify::Evidence::new(prefixes);
+    for r in &step.reads {
+        let Some(p) = produced.get(r) else { continue };
+        if p.pages.is_empty() {
+            for f in &p.files {
+                ev.add_path(f).map_err(ToolError::Sources)?;
+            }
+        } else {
+            for (file, pages) in &p.pages {
+                ev.add_pages(file.clone(), pages.clone());
+            }
+        }
+    }
+    let v = verify::verify(&draft, &ev);
+    Ok(DraftChecked {
+        name: draft_path.display().to_string(),
+        draft,
+        verification: v,
+        evidence: ev,
+        judge: None,
+    })
+}
+
+/// The `verify-draft` tool's reports (Markdown, JSON, the review page) of a checked draft;
+/// what it produced and its summary line.
+pub(super) fn draft_reports(
+    step: &Step,
+    dir: &Path,
+    c: &DraftChecked,
+) -> Result<(Produced, String), ToolError> {
+    crate::atomic::private_dir(dir).map_err(|e| werr(dir, e))?;
+    let (name, draft, v, ev) = (&c.name, &c.draft, &c.verification, &c.evidence);
+    let mut result = Produced::default();
+    let md = dir.join("report.md");
+    let json = dir.join("report.json");
+    crate::atomic::write_private(&md, verify::report::markdown(name, draft, v))
+        .map_err(|e| werr(&md, e))?;
+    crate::atomic::write_private(&json, verify::report::json(v)).map_err(|e| werr(&json, e))?;
+    let html = dir.join("report.html");
+    let run = dir
+        .ancestors()
+        .filter_map(|p| p.file_name()?.to_str())
+        .find(|n| n.starts_with("run-"))
+        .unwrap_or_default();
+    let page = crate::review::page(&crate::review::Review {
+        title: name,
+        draft,
+        outcomes: &v.outcomes,
+        files: &v.files,
+        evidence: ev,
+        provenance: vec![
+            ("run".into(), run.to_string()),
+            ("step".into(), step.name.clone()),
+            (
+                "model".into(),
+                c.judge.as_ref().map_or_else(
+                    || "none (the verify-draft tool)".into(),
+                    |j| format!("{j}, judging the sentences that cite pages"),
+                ),
+            ),
+            ("draft".into(), name.clone()),
+        ],
+        images: true,
+    });
+    crate::atomic::write_private(&html, page).map_err(|e| werr(&html, e))?;
+    result.primary.insert("md".into(), md.clone());
+    result.primary.insert("json".into(), json.clone());
+    result.files = vec![md, json, html];
+    let bad = v
+        .outcomes
+        .iter()
+        .filter(|o| o.status != verify::Status::Supported)
+        .count();
+    Ok((
+        result,
+        format!("{} claims checked, {bad} unsupported", v.outcomes.len()),
+    ))
 }

@@ -63,67 +63,26 @@ pub(super) async fn run_verify_unit(
         };
         let judged = v.judge.is_some() && v.rules.iter().any(|r| r.claims == "propositions");
         if judged && !outcome.propositions.is_empty() {
-            let began = Instant::now();
-            let started_ms = sh.started.elapsed().as_millis() as u64;
-            let result = judge::judge(sh, m, &v, round, &ev, &outcome.propositions).await;
-            let jkey = stage_key(sh.multi, &m.name, &format!("judge {}", v.stage));
-            let mut r = base_record(sh, stage_idx);
-            r.name = format!("judge {}", v.stage);
-            r.kind = "judge".into();
-            r.model = v.judge.clone();
-            r.pool = v
-                .judge
-                .as_deref()
-                .and_then(|j| model_of(sh, j))
-                .map(|x| x.pool.clone());
-            r.round = round;
-            r.started_ms = started_ms;
-            r.duration_ms = began.elapsed().as_millis() as u64;
-            match result {
-                Ok(j) => {
-                    let n = outcome.propositions.len();
-                    r.status = Some(Status::Done);
-                    r.identity = Some(j.identity.clone()).filter(|s| !s.is_empty());
-                    r.retries = j.retries;
-                    r.prompt_tokens = Some(j.prompt_tokens);
-                    r.cached = j.calls == 0;
-                    r.summary = format!(
-                        "{n} sentence{} citing pages judged in {} call{}{}",
-                        if n == 1 { "" } else { "s" },
-                        j.calls + j.cached,
-                        if j.calls + j.cached == 1 { "" } else { "s" },
-                        if j.cached > 0 {
-                            format!(" ({} from lexrun's cache)", j.cached)
-                        } else {
-                            String::new()
-                        }
-                    );
-                    sh.events.stage_finished(
-                        &jkey,
-                        "done",
-                        &r.summary,
-                        json!({"matter": m.name, "calls": j.calls, "cached": j.cached}),
-                    );
-                    done.records.push(r);
-                    outcome.outcomes.extend(j.outcomes);
+            let model = v.judge.clone().unwrap_or_default();
+            let step = judge::JudgedStep {
+                stage_idx,
+                stage: &v.stage,
+                model: &model,
+                round,
+            };
+            let (r, judged) = judge::judge_step(sh, m, step, &ev, &outcome.propositions).await;
+            let why = r.why.clone();
+            done.records.push(r);
+            match judged {
+                Some(j) => {
+                    outcome.outcomes.extend(j);
                     outcome
                         .outcomes
                         .sort_by_key(|o| (o.claim.start, o.claim.kind));
                 }
-                Err(e) => {
-                    let why = e.to_string();
-                    sh.events.stage_finished(
-                        &jkey,
-                        "failed",
-                        &why,
-                        json!({"matter": m.name, "why": why}),
-                    );
-                    r.status = Some(Status::Failed);
-                    r.summary = format!("failed: {why}");
-                    r.why = Some(why.clone());
-                    done.records.push(r);
+                None => {
                     done.status = Status::Failed;
-                    done.why = Some(why);
+                    done.why = why;
                     return;
                 }
             }
