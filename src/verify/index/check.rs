@@ -46,7 +46,7 @@ impl Index {
     /// Whether a claim cites pages of a reported opinion the sources carry with its star
     /// markers (a case citation with a pin cite), so that facts it covers must be on them.
     pub fn is_opinion_cite(&self, key: &Key) -> bool {
-        self.opinion_cited(key).is_some()
+        !self.opinions.is_empty() && self.opinion_cited(key).is_some()
     }
 
     /// The opinion a case citation's pin cite points into, its first page, and the pages cited.

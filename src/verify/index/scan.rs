@@ -116,7 +116,12 @@ impl Scanner<'_> {
             .collect();
         // A reported opinion's star markers (`*629`: page 629 of the reporter begins here), so
         // that each place in it is known by its opinion page too.
-        let stars = super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()));
+        // (Looked for only when the draft cites a case: nothing else is bound to them.)
+        let stars = if self.wanted.cases.is_empty() {
+            super::stars::Stars::default()
+        } else {
+            super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()))
+        };
         let loc = |number: u32, bates: &Option<String>, text: &str, s: usize, e: usize| Located {
             order: (di, number),
             star: stars.at(number, s),
