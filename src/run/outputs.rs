@@ -304,11 +304,12 @@ pub(super) fn commit_output(
 fn appendix_detail(c: &Value) -> String {
     let page = |l: &Value| {
         l["bates"].as_str().map(String::from).unwrap_or_else(|| {
-            format!(
-                "{} p. {}",
-                l["file"].as_str().unwrap_or(""),
-                l["page"].as_u64().unwrap_or(0)
-            )
+            let file = l["file"].as_str().unwrap_or("");
+            match l["star"].as_u64() {
+                // A reported opinion's page, by its star marker.
+                Some(star) => format!("{file} at *{star}"),
+                None => format!("{file} p. {}", l["page"].as_u64().unwrap_or(0)),
+            }
         })
     };
     let mut parts: Vec<String> = Vec::new();
@@ -508,6 +509,17 @@ pub(super) fn render_document(
 #[cfg(test)]
 mod appendix_tests {
     use super::*;
+
+    #[test]
+    fn the_appendix_names_an_opinion_page_by_its_star() {
+        let miscited = json!({"status": "miscited",
+            "source": {"file": "ace-v-bay.txt", "page": 3, "bates": null, "star": 312},
+            "cited": [{"file": "ace-v-bay.txt", "page": 2, "bates": null, "star": 305}]});
+        assert_eq!(
+            appendix_detail(&miscited),
+            "cited ace-v-bay.txt at *305; the fact is on ace-v-bay.txt at *312"
+        );
+    }
 
     #[test]
     fn the_appendix_says_where_a_miscited_fact_is_and_what_the_judge_quoted() {
