@@ -313,29 +313,40 @@ pub fn mask_url_passwords(text: &str) -> std::borrow::Cow<'_, str> {
         return text.into();
     }
     let mut out = text.to_string().into_bytes();
-    let b = text.as_bytes();
     let mut from = 0;
     while let Some(at) = text[from..].find("://") {
         let start = from + at + 3;
-        let end = b[start..]
-            .iter()
-            .position(|&c| {
-                matches!(c, b'/' | b'"' | b'\'' | b'?' | b'#') || c.is_ascii_whitespace()
-            })
-            .map_or(b.len(), |n| start + n);
-        let authority = &text[start..end];
-        if let Some(userinfo) = authority.rfind('@').map(|n| &authority[..n]) {
-            if let Some(colon) = userinfo.find(':') {
-                for c in &mut out[start + colon + 1..start + userinfo.len()] {
-                    *c = b'*';
-                }
+        let end = text[start..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\''))
+            .map_or(text.len(), |n| start + n);
+        if let Some(r) = url_password(&text[start..end]) {
+            for c in &mut out[start + r.start..start + r.end] {
+                *c = b'*';
             }
         }
         from = end.max(start);
     }
-    // Only ASCII bytes inside one URL's authority were replaced, each whole character by
-    // stars, so the text is still UTF-8.
+    // Only whole characters between ASCII `:` and `@` were replaced, each byte by a star, so
+    // the text is still UTF-8.
     String::from_utf8(out).map_or_else(|_| text.into(), Into::into)
+}
+
+/// Where the password is in what follows a URL's `scheme://` (`user:password@host/…`), as a
+/// byte range, if it holds one. The password may hold `?`, `/` or `#` typed unescaped; a `:`
+/// that starts a port (`host:5432/db?opt=a@b`) or sits in the path is no password's.
+pub fn url_password(rest: &str) -> Option<std::ops::Range<usize>> {
+    let at = rest.rfind('@')?;
+    let userinfo = &rest[..at];
+    let colon = userinfo.find(':')?;
+    if userinfo[..colon].contains(['/', '?', '#']) {
+        return None;
+    }
+    let after = &userinfo[colon + 1..];
+    let port = after.split(['/', '?']).next().unwrap_or("");
+    if after.contains(['/', '?']) && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(colon + 1..at)
 }
 
 /// A borrowed diagnostic (or one of its notes) with its source, in the shape miette renders.
@@ -496,6 +507,18 @@ mod tests {
         );
         assert!(m.ends_with("// http://plain/"));
         assert_eq!(mask_url_passwords("no urls"), "no urls");
+        // Passwords holding `?`, `/` or `#`; a port and an `@` in a query are none.
+        for (url, shown) in [
+            ("postgres://u:hun?ter2@db/x", "postgres://u:********@db/x"),
+            ("postgres://u:a/b#c@db/x", "postgres://u:*****@db/x"),
+            (
+                "postgres://db:5432/x?user=a@b",
+                "postgres://db:5432/x?user=a@b",
+            ),
+            ("postgres://u@db:5432/x", "postgres://u@db:5432/x"),
+        ] {
+            assert_eq!(mask_url_passwords(url), shown);
+        }
     }
 
     use super::*;

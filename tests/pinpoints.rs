@@ -496,3 +496,96 @@ fn verify_json(name: &str, source: &str, draft: &str) -> (Option<i32>, serde_jso
     let v = serde_json::from_slice(&out.stdout).unwrap_or_default();
     (out.status.code(), v)
 }
+
+/// The corners of star paging: a marker for the first page, a pin cite to another report
+/// inside the opinion, a case the opinion cites, a file that is no opinion, a pin past the
+/// opinion's last page, and a short form as a citation sentence.
+#[test]
+fn star_paging_corners() {
+    let mut ev = Evidence::new(vec![]);
+    ev.add_pages(
+        "ace-v-bay.txt".into(),
+        vec![
+            "Ace v. Bay, 150 Cal. App. 4th 300 (2005)\n*300 The lease ended March 3, 2020. See Doe v. Roe, 2019 WL 1234, at *3.".into(),
+            "*301 Rent was $1,200.00, as Foo v. Bar, 5 Cal. 2d 10 (1935) held. *302 The end of the opinion.".into(),
+        ],
+    );
+    ev.add_pages(
+        "notes.txt".into(),
+        vec!["Call log *12 The deposit was $500.00.".into()],
+    );
+    let status = |draft: &str, fact: &str| {
+        let v = verify::verify(draft, &ev);
+        let o = v
+            .outcomes
+            .iter()
+            .find(|o| o.claim.text.contains(fact))
+            .unwrap_or_else(|| panic!("{fact} not in {:#?}", v.outcomes));
+        (
+            o.status,
+            o.reason.clone().unwrap_or_default(),
+            o.source.clone(),
+        )
+    };
+    let ace = |pin: &str| format!("Ace v. Bay, 150 Cal. App. 4th 300, {pin} (2005)");
+    // A marker for the first page: the text after it is the first page.
+    assert_eq!(
+        status(
+            &format!("The lease ended March 3, 2020, {}.", ace("300")),
+            "March 3"
+        )
+        .0,
+        Status::Supported
+    );
+    // `at *3` inside the opinion is no page break: the opinion has no page 3.
+    let (s3, why, _) = status(
+        &format!("The lease ended March 3, 2020, {}.", ace("3")),
+        "150 Cal. App. 4th 300",
+    );
+    assert_eq!(s3, Status::Unsupported);
+    assert!(why.contains("no page 3"), "{why}");
+    // A case the opinion cites, on the page cited.
+    assert_eq!(
+        status(
+            &format!(
+                "Foo v. Bar, 5 Cal. 2d 10 (1935) was followed. {}.",
+                ace("301")
+            ),
+            "5 Cal. 2d 10"
+        )
+        .0,
+        Status::Supported
+    );
+    let (s, why, _) = status(
+        &format!(
+            "Foo v. Bar, 5 Cal. 2d 10 (1935) was followed. {}.",
+            ace("302")
+        ),
+        "5 Cal. 2d 10",
+    );
+    assert_eq!(s, Status::Miscited, "{why}");
+    assert!(why.contains("at *301"), "{why}");
+    // A file that is no opinion has no opinion pages, whatever stars it holds.
+    let (_, _, source) = status(
+        &format!("The deposit was $500.00, {}.", ace("302")),
+        "$500.00",
+    );
+    assert_eq!(source.unwrap().star, None);
+    // A pin past the last page: the citation is unsupported, the fact checked against all.
+    let draft = format!("Rent was $1,200.00, {}.", ace("700"));
+    let (s, why, _) = status(&draft, "150 Cal. App. 4th 300");
+    assert_eq!(s, Status::Unsupported);
+    assert!(why.contains("no page 700"), "{why}");
+    assert_eq!(status(&draft, "$1,200.00").0, Status::Supported);
+    // A short form as a citation sentence binds the sentence before it.
+    let draft = format!(
+        "The court decided, {}. Rent was $1,200.00. Ace, 150 Cal. App. 4th at 302.",
+        ace("300")
+    );
+    assert_eq!(status(&draft, "$1,200.00").0, Status::Miscited);
+    let draft = format!(
+        "The court decided, {}. Rent was $1,200.00. Ace, 150 Cal. App. 4th at 301.",
+        ace("300")
+    );
+    assert_eq!(status(&draft, "$1,200.00").0, Status::Supported);
+}

@@ -53,12 +53,10 @@ fn unusable(url: &str) -> Option<&'static str> {
     else {
         return Some("a shared ledger is a PostgreSQL database, named by a `postgres://` URL");
     };
-    let authority = rest.split(['/', '?']).next().unwrap_or("");
-    if let Some((user, _)) = authority.rsplit_once('@') {
-        if user.contains(':') {
-            return Some("the URL holds a password, which every copy of this file would carry");
-        }
+    if crate::diagnostic::url_password(rest).is_some() {
+        return Some("the URL holds a password, which every copy of this file would carry");
     }
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
     if authority
         .rsplit_once('@')
         .map_or(authority, |(_, h)| h)
@@ -83,6 +81,10 @@ mod tests {
         assert!(unusable("postgres://lexrun:hunter2@db/lexrun")
             .unwrap()
             .contains("password"));
+        assert!(unusable("postgres://u:hun?ter2@db/x")
+            .unwrap()
+            .contains("password"));
+        assert_eq!(unusable("postgres://db:5432/x?application_name=a@b"), None);
         assert!(unusable("mysql://db/lexrun")
             .unwrap()
             .contains("PostgreSQL"));

@@ -315,7 +315,12 @@ impl Judge<'_> {
         let sh = self.sh;
         let schema = proposition::schema(count);
         let _ = std::fs::write(self.dir.join(format!("call-{n}-prompt.md")), &text);
-        let tokens = self.check_context(&text).await?;
+        // A failure stops the batches still waiting for a slot.
+        let failed = |e| {
+            self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            e
+        };
+        let tokens = self.check_context(&text).await.map_err(failed)?;
         out.prompt_tokens += tokens.0;
         let tokens_said = format!("{}{} prompt tokens", tokens.1, tokens.0);
         let stage = format!("judge {}", self.stage);
@@ -337,20 +342,24 @@ impl Judge<'_> {
         };
         let hash = cache_key.hash();
         let hit = self.cached(&hash, count);
-        if let Some(store) = &sh.store {
-            let _ = store.record_key(
-                &sh.run_id,
-                &sh.plan.workflow.name,
-                &self.m.name,
-                &stage,
-                self.round,
-                &hash,
-                &serde_json::to_value(&cache_key).unwrap_or_default(),
-                hit.is_some(),
-                &sh.workflow_file,
-            );
-        }
+        let was_hit = hit.is_some();
+        let record_key = || {
+            if let Some(store) = &sh.store {
+                let _ = store.record_key(
+                    &sh.run_id,
+                    &sh.plan.workflow.name,
+                    &self.m.name,
+                    &stage,
+                    self.round,
+                    &hash,
+                    &serde_json::to_value(&cache_key).unwrap_or_default(),
+                    was_hit,
+                    &sh.workflow_file,
+                );
+            }
+        };
         if let Some(v) = hit {
+            record_key();
             out.cached += 1;
             return Ok(v);
         }
@@ -373,10 +382,8 @@ impl Judge<'_> {
         if self.stop.load(std::sync::atomic::Ordering::SeqCst) {
             return Err((tokens_said, JudgeCause::NotSent));
         }
-        let failed = |e| {
-            self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-            e
-        };
+        // In the ledger only the calls that are made.
+        record_key();
         let mut corrected = false;
         loop {
             let reply = self

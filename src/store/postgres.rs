@@ -165,6 +165,7 @@ fn pgpass_for(config: &Config) -> Option<String> {
 
 fn pgpass_lookup(text: &str, want: [&str; 4]) -> Option<String> {
     for line in text.lines() {
+        let line = line.trim_end_matches('\r');
         if line.trim_start().starts_with('#') || line.trim().is_empty() {
             continue;
         }
@@ -178,6 +179,8 @@ fn pgpass_lookup(text: &str, want: [&str; 4]) -> Option<String> {
                     }
                 }
                 ':' if fields.len() < 5 => fields.push(String::new()),
+                // An unescaped `:` ends the password, as libpq reads it.
+                ':' => break,
                 c => fields.last_mut()?.push(c),
             }
         }
@@ -428,6 +431,10 @@ mod tests {
             Some("fallback")
         );
         assert_eq!(pgpass_lookup("h:1:d:u\n", ["h", "1", "d", "u"]), None);
+        assert_eq!(
+            pgpass_lookup("h:1:d:u:pw:extra\r\n", ["h", "1", "d", "u"]).as_deref(),
+            Some("pw")
+        );
     }
 
     #[test]

@@ -30,19 +30,38 @@ fn case_name_start(before: &str) -> usize {
     let Some(t) = t.strip_suffix(',') else {
         return before.len();
     };
+    // A word of a name: one with a capital (`Ace`, `eBay`, `Inc.`), or the small words
+    // inside names.
+    let small = |w: &str| matches!(w, "of" | "the" | "and" | "&" | "ex" | "rel." | "re" | "v.");
+    let name_word = |w: &str| small(w) || w.chars().any(char::is_uppercase);
     let (anchor, at) = match (t.rfind(" v. "), t.rfind("In re ")) {
         (Some(v), _) => (v, v),
         (None, Some(r)) => (r, r),
-        _ => return before.len(),
+        // A short form's name alone (`Ace, 10 Cal. 3d at 620`): the whole stretch is a name.
+        _ => {
+            let words: Vec<&str> = t.split_whitespace().collect();
+            return if !words.is_empty()
+                && words.len() <= 6
+                && words
+                    .iter()
+                    .all(|w| name_word(w) && !w.ends_with([',', ';', ':']))
+                && words[0].chars().next().is_some_and(char::is_uppercase)
+            {
+                before.len() - before.trim_start().len()
+            } else {
+                before.len()
+            };
+        }
     };
     // The words after the anchor must be a name, not a clause.
-    if t[anchor..].split_whitespace().skip(1).any(|w| {
-        w.chars().next().is_some_and(char::is_lowercase)
-            && !matches!(w, "of" | "the" | "and" | "re")
-    }) {
+    if t[anchor..]
+        .split_whitespace()
+        .skip(1)
+        .any(|w| !name_word(w.trim_end_matches(',')))
+    {
         return before.len();
     }
-    // Back from the anchor over capitalised words (and the small words inside names).
+    // Back from the anchor over the words of the name.
     let mut start = at;
     let mut offset = 0;
     let words: Vec<(usize, &str)> = t[..at]
@@ -54,9 +73,7 @@ fn case_name_start(before: &str) -> usize {
         })
         .collect();
     for &(o, w) in words.iter().rev() {
-        let small = matches!(w, "of" | "the" | "and" | "&" | "ex" | "rel.");
-        let capital = w.chars().next().is_some_and(char::is_uppercase);
-        if w.is_empty() || w.ends_with([',', ';', ':']) || !(small || capital) {
+        if w.is_empty() || w.ends_with([',', ';', ':']) || !name_word(w) {
             break;
         }
         start = o;

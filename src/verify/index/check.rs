@@ -12,20 +12,24 @@ impl Index {
             return self.exhibit(label, *pages).unwrap_or_default();
         }
         if let Some((o, first, pins)) = self.opinion_cited(key) {
+            // The first page is the text before the first marker, and the text after a
+            // marker for it, if the report prints one.
             return pins
                 .into_iter()
-                .filter_map(|p| {
-                    let n = if p == first { 0 } else { p };
-                    let (_, page) = o.starts.iter().find(|(m, _)| *m == n)?;
-                    let loc = Location {
-                        file: o.path.clone(),
-                        page: *page,
-                        bates: None,
-                        star: Some(p),
-                        snippet: String::new(),
-                        span: (0, 0),
-                    };
-                    Some(((o.file, super::STAR | n), loc))
+                .flat_map(|p| {
+                    let at = if p == first { vec![0, p] } else { vec![p] };
+                    at.into_iter().filter_map(move |n| {
+                        let (_, page) = o.starts.iter().find(|(m, _)| *m == n)?;
+                        let loc = Location {
+                            file: o.path.clone(),
+                            page: *page,
+                            bates: None,
+                            star: Some(p),
+                            snippet: String::new(),
+                            span: (0, 0),
+                        };
+                        Some(((o.file, super::STAR | n), loc))
+                    })
                 })
                 .collect();
         }
@@ -41,6 +45,35 @@ impl Index {
             .filter_map(|n| self.stamps.get(&(p.clone(), n)))
             .map(|l| (l.order, l.loc.clone()))
             .collect()
+    }
+
+    /// Why a pin cite names a page the opinion the sources carry does not have, if it does.
+    fn pin_outside(&self, key: &Key) -> Option<String> {
+        if self.opinions.is_empty() {
+            return None;
+        }
+        let (o, first, pins) = self.opinion_cited(key)?;
+        let has = |p: u32| p == first || o.starts.iter().any(|(m, _)| *m == p);
+        let missing: Vec<String> = pins
+            .iter()
+            .filter(|p| !has(**p))
+            .map(u32::to_string)
+            .collect();
+        if missing.is_empty() {
+            return None;
+        }
+        let last = o
+            .starts
+            .iter()
+            .map(|(m, _)| *m)
+            .max()
+            .unwrap_or(first)
+            .max(first);
+        Some(format!(
+            "the opinion in {} runs from page {first} to page {last} (by its star markers), so it has no page {}",
+            o.path,
+            missing.join(", ")
+        ))
     }
 
     /// Whether a claim cites pages of a reported opinion the sources carry with its star
@@ -174,7 +207,14 @@ impl Index {
                 return self
                     .cases
                     .get(&(*volume, reporter.clone(), *page))
-                    .map(|seen| seen.iter().map(|s| s.order).collect())
+                    .map(|seen| {
+                        seen.iter()
+                            .flat_map(|s| {
+                                std::iter::once(s.order)
+                                    .chain(s.star.map(|n| (s.order.0, super::STAR | n)))
+                            })
+                            .collect()
+                    })
                     .unwrap_or_default()
             }
             _ => None,
@@ -247,6 +287,9 @@ impl Index {
                 .get(thousandths)
                 .map(|l| l.first.loc.clone())
                 .ok_or_else(|| format!("{} appears in no source", claim.text.trim())),
+            Key::Case { .. } if self.pin_outside(&claim.key).is_some() => {
+                Err(self.pin_outside(&claim.key).unwrap_or_default())
+            }
             Key::Case {
                 volume,
                 reporter,

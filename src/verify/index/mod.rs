@@ -83,6 +83,8 @@ struct CaseSeen {
     year: Option<u16>,
     /// (file, page) order, so that merged results keep the first sighting first.
     order: (usize, u32),
+    /// In a reported opinion: the opinion page it is on (0: the first).
+    star: Option<u32>,
     loc: Location,
 }
 

@@ -102,6 +102,43 @@ impl Scanner<'_> {
         }
     }
 
+    /// The star markers of a document and the case it carries, if it is the report of a
+    /// case the draft cites: its first page names that case, and the case's first page comes
+    /// at most 50 pages before the first marker (the closest such case). Otherwise no markers.
+    fn opinion_of(
+        &self,
+        pages: &[(u32, Option<String>, String)],
+    ) -> (super::stars::Stars, Option<(u32, String, u32)>) {
+        let none = (super::stars::Stars::default(), None);
+        let Some((_, _, first_page)) = pages.first() else {
+            return none;
+        };
+        if self.wanted.cases.is_empty() {
+            return none;
+        }
+        let stars = super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()));
+        let Some(first) = stars.first() else {
+            return none;
+        };
+        let carried = extract::citations(first_page, &self.wanted.allowed)
+            .into_iter()
+            .filter_map(|c| match c.key {
+                Key::Case {
+                    volume,
+                    reporter,
+                    page,
+                    ..
+                } => Some((volume, reporter, page)),
+                _ => None,
+            })
+            .filter(|k| self.wanted.cases.contains(k) && k.2 <= first && first - k.2 <= 50)
+            .min_by_key(|k| first - k.2);
+        match carried {
+            Some(k) => (stars, Some(k)),
+            None => none,
+        }
+    }
+
     fn scan_doc(&self, ix: &mut Index, di: usize, path: String, raw: &[String]) {
         let mut empty = Vec::new();
         let pages: Vec<(u32, Option<String>, String)> = raw
@@ -114,14 +151,10 @@ impl Scanner<'_> {
                 (i as u32 + 1, crate::sources::stamp_of(r), normalize(r))
             })
             .collect();
-        // A reported opinion's star markers (`*629`: page 629 of the reporter begins here), so
-        // that each place in it is known by its opinion page too.
-        // (Looked for only when the draft cites a case: nothing else is bound to them.)
-        let stars = if self.wanted.cases.is_empty() {
-            super::stars::Stars::default()
-        } else {
-            super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()))
-        };
+        // A reported opinion the draft cites, with its star markers (`*629`: page 629 of the
+        // reporter begins here), so that each place in it is known by its opinion page too.
+        // Any other file has no opinion pages, whatever stars it holds.
+        let (stars, carried) = self.opinion_of(&pages);
         let loc = |number: u32, bates: &Option<String>, text: &str, s: usize, e: usize| Located {
             order: (di, number),
             star: stars.at(number, s),
@@ -216,11 +249,13 @@ impl Scanner<'_> {
                     {
                         let k = (*volume, reporter.clone(), *page);
                         if w.cases.contains(&k) {
+                            let l = loc(*number, bates, text, c.start, c.end);
                             ix.cases.entry(k).or_default().push(CaseSeen {
                                 pin: pin.clone(),
                                 year: *year,
                                 order: (di, *number),
-                                loc: loc(*number, bates, text, c.start, c.end).loc,
+                                star: l.star,
+                                loc: l.loc,
                             });
                         }
                     }
@@ -285,24 +320,12 @@ impl Scanner<'_> {
                 }
             }
         }
-        // The opinion this file carries: a case the draft cites, named on the file's first
-        // page, whose first page comes just before the first star marker.
-        if let Some(first) = stars.first() {
-            let carried = ix
-                .cases
-                .iter()
-                .filter(|(k, seen)| {
-                    k.2 <= first && first - k.2 <= 50 && seen.iter().any(|s| s.order == (di, 1))
-                })
-                .min_by_key(|(k, _)| first - k.2)
-                .map(|(k, _)| k.clone());
-            if let Some(k) = carried {
-                ix.opinions.entry(k).or_insert(super::Opinion {
-                    file: di,
-                    path: path.clone(),
-                    starts: stars.starts(),
-                });
-            }
+        if let Some(k) = carried {
+            ix.opinions.entry(k).or_insert(super::Opinion {
+                file: di,
+                path: path.clone(),
+                starts: stars.starts(),
+            });
         }
         ix.files.push(SourceFile {
             path,

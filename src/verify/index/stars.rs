@@ -1,8 +1,10 @@
 //! Star paging: a reported opinion as a source carries its reporter's page breaks as markers
 //! in the text — `*629` (Westlaw) or `[*629]` (Lexis) where page 629 begins; a double star
-//! marks a parallel reporter's pages and is not read. The text before the first marker is
-//! on the opinion's first page, given as 0 here (the first page is known only from the
-//! citation the file carries).
+//! marks a parallel reporter's pages and is not read, and so does a pin cite inside the
+//! opinion's text (`2019 WL 1234, at *3`). Pages only go forward: a marker not above the one
+//! before it is someone else's page. The text before the first marker is on the opinion's
+//! first page, given as 0 here (the first page is known only from the citation the file
+//! carries).
 
 /// The star markers of one document: (page index from 1, byte offset, opinion page), in order.
 #[derive(Debug, Default)]
@@ -10,10 +12,12 @@ pub(super) struct Stars(Vec<(u32, usize, u32)>);
 
 impl Stars {
     pub(super) fn of<'a>(pages: impl Iterator<Item = &'a str>) -> Stars {
-        let mut out = Vec::new();
+        let mut out: Vec<(u32, usize, u32)> = Vec::new();
         for (i, text) in pages.enumerate() {
             for (at, n) in markers(text) {
-                out.push((i as u32 + 1, at, n));
+                if out.last().is_none_or(|&(_, _, last)| n > last) {
+                    out.push((i as u32 + 1, at, n));
+                }
             }
         }
         Stars(out)
@@ -61,6 +65,15 @@ fn markers(text: &str) -> Vec<(usize, u32)> {
         {
             continue;
         }
+        // `at *3`: a pin cite to another report, not a page break of this one.
+        let lead = text[..star].trim_end_matches([' ', '[', '(']);
+        let lb = lead.as_bytes();
+        if lb.len() >= 2 && lb[lb.len() - 2..].eq_ignore_ascii_case(b"at") && {
+            let w = lb.len() - 2;
+            w == 0 || !lb[w - 1].is_ascii_alphanumeric()
+        } {
+            continue;
+        }
         let digits = b[star + 1..]
             .iter()
             .take_while(|c| c.is_ascii_digit())
@@ -91,6 +104,11 @@ mod tests {
         let t = "held so. *629 The court [*630] then said 2*3 and **5 and *7a, (*631).";
         let m: Vec<u32> = markers(t).into_iter().map(|(_, n)| n).collect();
         assert_eq!(m, vec![629, 630, 631]);
+        // A pin cite to another report is no page break; nor is a page going back.
+        let t = "*629 See Doe v. Roe, 2019 WL 1234, at *3. As held, at *4, and *630 more; *12.";
+        let s = Stars::of([t].into_iter());
+        let pages: Vec<u32> = s.0.iter().map(|m| m.2).collect();
+        assert_eq!(pages, vec![629, 630]);
     }
 
     #[test]
