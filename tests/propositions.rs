@@ -487,14 +487,7 @@ fn the_real_llama_server_judges_under_the_schema() {
 /// before the one before it has been answered.
 #[test]
 fn a_judge_with_several_slots_judges_the_sets_of_pages_together() {
-    let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("propositions");
-    let st = std::process::Command::new("cp")
-        .args(["-r", "tests/propositions"])
-        .arg(&copy)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let (dir, copy) = fixture_copy();
     let text = fs::read_to_string("tests/propositions/judged.lex").unwrap();
     let pool = "pool bench {\n  host  \"test\"\n  gpus  1\n  vram  32 GiB\n";
     assert!(text.contains(pool));
@@ -535,14 +528,7 @@ fn a_judge_with_several_slots_judges_the_sets_of_pages_together() {
 /// citing pages are judged like a stage's, as a step `judge TOOL` of their own.
 #[test]
 fn a_verify_draft_tool_with_a_judge_judges_a_written_draft() {
-    let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("propositions");
-    let st = std::process::Command::new("cp")
-        .args(["-r", "tests/propositions"])
-        .arg(&copy)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let (dir, copy) = fixture_copy();
     fs::create_dir_all(copy.join("matter/drafts")).unwrap();
     fs::write(copy.join("matter/drafts/declaration.md"), DRAFT).unwrap();
     let text = fs::read_to_string(copy.join("judged.lex")).unwrap();
@@ -603,4 +589,17 @@ fn a_verify_draft_tool_with_a_judge_judges_a_written_draft() {
     let o = lexrun(&["check", wf.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("chekcer"), "{}", stderr(&o));
+}
+
+/// A copy of `tests/propositions` (workflows and matter) in a folder of its own, to change.
+fn fixture_copy() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("propositions");
+    let st = std::process::Command::new("cp")
+        .args(["-r", "tests/propositions"])
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    (dir, copy)
 }
