@@ -603,3 +603,67 @@ fn fixture_copy() -> (tempfile::TempDir, PathBuf) {
     assert!(st.success());
     (dir, copy)
 }
+
+/// `lexrun why FILE "judge STAGE"`: the judge's calls of the last run against the run before,
+/// and what changed in a call not made before.
+#[test]
+fn why_explains_a_judges_calls() {
+    let drafts = std::sync::atomic::AtomicUsize::new(0);
+    let f = Fake::start(Speaks::Llama, Duration::ZERO, move |s: &Seen| {
+        let p = s.prompt();
+        let text = if p.contains(MARK) {
+            verdicts(&p, &honest)
+        } else if drafts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            DRAFT.to_string()
+        } else {
+            DRAFT.replace(
+                "promptly repaired the heating",
+                "never repaired the heating",
+            )
+        };
+        Answer { text, fault: None }
+    });
+    let (out, store) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let why = || {
+        lexrun(&[
+            "why",
+            "tests/propositions/judged.lex",
+            "judge draft",
+            "--store",
+            store.path().to_str().unwrap(),
+        ])
+    };
+    run(&f.url, &f.url, out.path(), store.path());
+    let o = why();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        said.contains("3 calls, 0 answered from the cache, 3 sent to the judge"),
+        "{said}"
+    );
+    // The draft is asked for again and changes one sentence: one call is new.
+    let o = lexrun(&[
+        "run",
+        "tests/propositions/judged.lex",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--store",
+        store.path().to_str().unwrap(),
+        "--endpoint",
+        &format!("gpu={}", f.url),
+        "--endpoint",
+        &format!("bench={}", f.url),
+        "--refresh",
+        "draft",
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&why().stdout).to_string();
+    // (`--refresh draft` asks the judge of `draft` again too, so nothing is from the cache.)
+    assert!(
+        said.contains("3 calls, 0 answered from the cache, 3 sent to the judge")
+            && said.contains("2 the same, 1 not made before")
+            && said.contains("prompt: the rendered prompt differs")
+            && said.contains("never repaired the heating"),
+        "{said}"
+    );
+}

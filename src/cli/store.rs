@@ -86,11 +86,16 @@ pub(super) fn cmd_why(
         Ok(x) => x,
         Err(c) => return c,
     };
-    if !plan.steps.iter().any(|s| s.name == stage) {
-        eprintln!("error: the workflow has no stage `{stage}`");
+    let is_step = |s: &str| plan.steps.iter().any(|x| x.name == s);
+    let judged = stage.strip_prefix("judge ").is_some_and(is_step);
+    if !is_step(stage) && !judged {
+        eprintln!("error: the workflow has no stage `{stage}` (a judge's calls are `judge STAGE`)");
         return exit::USAGE;
     }
     let ledger_file = super::run::ledger_file(file);
+    if judged {
+        return print_out(&why_judge(&st, &plan.workflow.name, &ledger_file, stage));
+    }
     let keys = st.recent_keys(&plan.workflow.name, &ledger_file, stage, 200);
     let failures = st.recent_failures(&plan.workflow.name, &ledger_file, stage, 200);
     // A stage that failed after its last key (or never got one) is reported as failing.
@@ -151,6 +156,72 @@ pub(super) fn cmd_why(
         }
     }
     print_out(&out)
+}
+
+/// A judge's calls in the last run that made any, against the run before it on the same
+/// matter: how many were answered from the cache, and, for each call not made before, what
+/// changed from the nearest earlier one (a set of pages or its sentences, usually).
+fn why_judge(st: &crate::store::Store, workflow: &str, ledger_file: &str, stage: &str) -> String {
+    let keys = st.recent_keys(workflow, ledger_file, stage, 1000);
+    let Some(last) = keys.first() else {
+        return format!("`{stage}` has judged nothing with this store yet\n");
+    };
+    let (run, matter) = (last.0.clone(), last.1.clone());
+    let of = |r: &str| -> Vec<&(String, String, u32, String, serde_json::Value, bool, i64)> {
+        keys.iter().filter(|k| k.0 == r && k.1 == matter).collect()
+    };
+    let now = of(&run);
+    let hits = now.iter().filter(|k| k.5).count();
+    let mut out = format!(
+        "`{stage}` in run {run} (matter {matter}): {} call{}, {hits} answered from the cache, {} sent to the judge\n",
+        now.len(),
+        if now.len() == 1 { "" } else { "s" },
+        now.len() - hits
+    );
+    let Some(prev) = keys
+        .iter()
+        .find(|k| k.0 != run && k.1 == matter)
+        .map(|k| k.0.clone())
+    else {
+        out.push_str("no earlier run of this judge for this matter to compare with\n");
+        return out;
+    };
+    let before = of(&prev);
+    let old_keys: std::collections::BTreeSet<&str> = before.iter().map(|k| k.3.as_str()).collect();
+    let fresh: Vec<_> = now
+        .iter()
+        .filter(|k| !old_keys.contains(k.3.as_str()))
+        .collect();
+    out.push_str(&format!(
+        "compared with run {prev}: {} the same, {} not made before\n",
+        now.len() - fresh.len(),
+        fresh.len()
+    ));
+    let parse = |v: &serde_json::Value| serde_json::from_value::<CacheKey>(v.clone()).ok();
+    for k in fresh {
+        out.push_str(&format!("call with key {}:\n", short_hash(&k.3)));
+        let (Some(new), olds) = (parse(&k.4), before.iter().filter_map(|b| parse(&b.4))) else {
+            out.push_str("  the stored key is from another version of lexrun\n");
+            continue;
+        };
+        // The nearest earlier call: fewest changed components, then the most similar prompt.
+        let text = |h: &str| st.get(h).map(|b| String::from_utf8_lossy(&b).into_owned());
+        let new_prompt = text(&new.prompt).unwrap_or_default();
+        let likeness = |o: &CacheKey| {
+            let old = text(&o.prompt).unwrap_or_default();
+            (similar::TextDiff::from_lines(&old, &new_prompt).ratio() * 1e6) as i64
+        };
+        let nearest = olds.min_by_key(|o| (new.changes_since(o).len(), -likeness(o)));
+        match nearest.map(|o| new.changes_since(&o)) {
+            Some(changes) => {
+                for c in &changes {
+                    explain_change(st, c, &mut out);
+                }
+            }
+            None => out.push_str("  no earlier call to compare with\n"),
+        }
+    }
+    out
 }
 
 /// One line (or a diff, for the prompt) per changed component of a cache key.
