@@ -91,7 +91,7 @@ pub(super) fn cmd_verify(
     if ledger.is_some() {
         let seen = seen.clone();
         evidence.observer = crate::verify::evidence::Observer::new(move |path, pages| {
-            let th = crate::store::shingles::text_hash(&pages.join("\n"));
+            let th = crate::store::shingles::text_hash_pages(pages);
             if let Ok(mut m) = seen.lock() {
                 m.insert(path.to_string(), th);
             }

@@ -90,18 +90,113 @@ pub fn fold(text: &str) -> String {
     out
 }
 
+/// The words of `text` as [`fold`] folds it (the runs of alphanumeric characters), each
+/// followed by one space, appended to `out` — the same bytes as folding the text and then
+/// splitting it, in one pass and without the folded copy. `in_word` says whether `out` ends
+/// inside a word; it carries across calls, so that a text can be given in pieces that a
+/// non-alphanumeric character separates.
+pub fn fold_words(text: &str, out: &mut Vec<u8>, in_word: &mut bool) {
+    let table = &*ASCII;
+    let one = &*ONE;
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut piece = String::new();
+    while i < b.len() {
+        let Some(n) = b[i..].iter().position(|&x| x >= 0x80) else {
+            ascii_words(&b[i..], one, table, out, in_word);
+            break;
+        };
+        let run_start = if n > 0 { i + n - 1 } else { i };
+        ascii_words(&b[i..run_start], one, table, out, in_word);
+        let run_end = b[i + n..]
+            .iter()
+            .position(|&x| x < 0x80)
+            .map_or(b.len(), |m| i + n + m);
+        piece.clear();
+        fold_normalised(&text[run_start..run_end], table, &mut piece);
+        for c in piece.chars() {
+            word_char(c, out, in_word);
+        }
+        i = run_end;
+    }
+}
+
+/// One folded character into the words: part of a word, or the end of one.
+fn word_char(c: char, out: &mut Vec<u8>, in_word: &mut bool) {
+    if c.is_alphanumeric() {
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        *in_word = true;
+    } else if *in_word {
+        out.push(b' ');
+        *in_word = false;
+    }
+}
+
+/// ASCII bytes folded into the words, a byte at a time.
+fn ascii_words(
+    bytes: &[u8],
+    one: &[u8; 128],
+    table: &[String],
+    out: &mut Vec<u8>,
+    in_word: &mut bool,
+) {
+    let same = &*SAME;
+    let mut i = 0;
+    while i < bytes.len() {
+        // A run of letters and digits that fold to themselves, copied at once.
+        let start = i;
+        while i < bytes.len() && same[bytes[i] as usize] {
+            i += 1;
+        }
+        if i > start {
+            out.extend_from_slice(&bytes[start..i]);
+            *in_word = true;
+        }
+        let Some(&x) = bytes.get(i) else { break };
+        i += 1;
+        match one[x as usize] {
+            0 => {
+                for c in table[x as usize].chars() {
+                    word_char(c, out, in_word);
+                }
+            }
+            f if f.is_ascii_alphanumeric() => {
+                out.push(f);
+                *in_word = true;
+            }
+            _ if *in_word => {
+                out.push(b' ');
+                *in_word = false;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The ASCII letters and digits that fold to themselves.
+static SAME: LazyLock<[bool; 128]> = LazyLock::new(|| {
+    let mut same = [false; 128];
+    for (b, s) in ASCII.iter().enumerate() {
+        same[b] = s.len() == 1 && s.as_bytes()[0] == b as u8 && (b as u8).is_ascii_alphanumeric();
+    }
+    same
+});
+
+/// Each ASCII byte's folded form when it is one byte (upper case to lower), else 0.
+static ONE: LazyLock<[u8; 128]> = LazyLock::new(|| {
+    let mut one = [0u8; 128];
+    for (b, s) in ASCII.iter().enumerate() {
+        if s.len() == 1 {
+            one[b] = s.as_bytes()[0];
+        }
+    }
+    one
+});
+
 /// ASCII bytes folded through the table: one byte each (upper case to lower) in all but the
 /// rare cases the table maps to more.
 fn push_ascii(bytes: &[u8], table: &[String], out: &mut String) {
-    static ONE: LazyLock<[u8; 128]> = LazyLock::new(|| {
-        let mut one = [0u8; 128];
-        for (b, s) in ASCII.iter().enumerate() {
-            if s.len() == 1 {
-                one[b] = s.as_bytes()[0];
-            }
-        }
-        one
-    });
     let one = &*ONE;
     out.reserve(bytes.len());
     for &x in bytes {

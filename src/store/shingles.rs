@@ -28,32 +28,21 @@ fn words(text: &str) -> Vec<u64> {
 /// The hash of the folded text's words in order: the same for any copy that differs only in
 /// wrapping, punctuation, file format, case or disguise.
 pub fn text_hash(text: &str) -> String {
+    text_hash_pages(&[text])
+}
+
+/// [`text_hash`] of the pages joined by line breaks, without joining them.
+pub fn text_hash_pages(pages: &[impl AsRef<str>]) -> String {
     // The words, each followed by one space, hashed in one call (many small updates cost
     // more than the hashing itself).
-    let folded = super::fold::fold(text);
-    let mut words = Vec::with_capacity(folded.len() + 1);
-    if folded.is_ascii() {
-        // The same words, a byte at a time.
-        let mut in_word = false;
-        for &b in folded.as_bytes() {
-            if b.is_ascii_alphanumeric() {
-                words.push(b);
-                in_word = true;
-            } else if in_word {
-                words.push(b' ');
-                in_word = false;
-            }
-        }
+    let mut words = Vec::with_capacity(pages.iter().map(|p| p.as_ref().len() + 1).sum());
+    let mut in_word = false;
+    for p in pages {
+        super::fold::fold_words(p.as_ref(), &mut words, &mut in_word);
+        // The line break between pages ends a word.
         if in_word {
             words.push(b' ');
-        }
-    } else {
-        for w in folded
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-        {
-            words.extend_from_slice(w.as_bytes());
-            words.push(b' ');
+            in_word = false;
         }
     }
     blake3::hash(&words).to_hex().to_string()
@@ -147,6 +136,44 @@ pub fn containment(a: &[u64], b: &[u64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hashing_pages_is_hashing_their_folded_words_joined() {
+        // The old definition: fold the joined text, split it into words.
+        let old = |pages: &[String]| {
+            let folded = crate::store::fold::fold(&pages.join("\n"));
+            let mut words = String::new();
+            for w in folded
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+            {
+                words.push_str(w);
+                words.push(' ');
+            }
+            blake3::hash(words.as_bytes()).to_hex().to_string()
+        };
+        let alphabet: Vec<char> =
+            "aZ9 .,e\u{301}\u{327}\u{1100}\u{1161}\u{FB01}\u{200B}\u{00AD}§—“ｌа\u{2460}\n"
+                .chars()
+                .collect();
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..5_000 {
+            let pages: Vec<String> = (0..next() % 4)
+                .map(|_| {
+                    (0..next() % 10)
+                        .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                        .collect()
+                })
+                .collect();
+            assert_eq!(text_hash_pages(&pages), old(&pages), "{pages:?}");
+        }
+    }
 
     #[test]
     fn the_text_hash_is_the_hash_of_the_folded_words() {

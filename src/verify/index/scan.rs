@@ -116,11 +116,9 @@ impl Scanner<'_> {
         if self.wanted.cases.is_empty() {
             return none;
         }
-        let stars = super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()));
-        let Some(first) = stars.first() else {
-            return none;
-        };
-        let carried = extract::citations(first_page, &self.wanted.allowed)
+        // The draft's cases named on the first page: the candidates, before any marker is
+        // looked for (most files name none).
+        let named: Vec<(u32, String, u32)> = extract::citations(first_page, &self.wanted.allowed)
             .into_iter()
             .filter_map(|c| match c.key {
                 Key::Case {
@@ -131,7 +129,18 @@ impl Scanner<'_> {
                 } => Some((volume, reporter, page)),
                 _ => None,
             })
-            .filter(|k| self.wanted.cases.contains(k) && k.2 <= first && first - k.2 <= 50)
+            .filter(|k| self.wanted.cases.contains(k))
+            .collect();
+        if named.is_empty() {
+            return none;
+        }
+        let stars = super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()));
+        let Some(first) = stars.first() else {
+            return none;
+        };
+        let carried = named
+            .into_iter()
+            .filter(|k| k.2 <= first && first - k.2 <= 50)
             .min_by_key(|k| first - k.2);
         match carried {
             Some(k) => (stars, Some(k)),

@@ -55,7 +55,7 @@ fn markers(text: &str) -> Vec<(usize, u32)> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(k) = b[from..].iter().position(|&c| c == b'*') {
+    while let Some(k) = text[from..].find('*') {
         let star = from + k;
         from = star + 1;
         let before = star.checked_sub(1).map(|i| b[i]);
