@@ -132,8 +132,24 @@ fn step<'a>(rec: &'a Value, name: &str) -> &'a Value {
 
 /// The proposition claims of the verification report.
 fn propositions(run: &Path) -> Vec<Value> {
-    let r: Value =
-        serde_json::from_slice(&fs::read(run.join("verify-draft/report.json")).unwrap()).unwrap();
+    propositions_in(&run.join("verify-draft/report.json"))
+}
+
+/// What the honest judge's verdicts make of the draft's four sentences.
+fn honest_verdicts() -> Vec<(String, String)> {
+    [
+        ("supported", "supported"),
+        ("supported", "supported"),
+        ("unsupported", "contradicted"),
+        ("supported", "supported"),
+    ]
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .to_vec()
+}
+
+/// The proposition claims of a report (`report.json`).
+fn propositions_in(report: &Path) -> Vec<Value> {
+    let r: Value = serde_json::from_slice(&fs::read(report).unwrap()).unwrap();
     r["claims"]
         .as_array()
         .unwrap()
@@ -179,16 +195,7 @@ fn an_honest_judge_one_call_per_set_of_pages() {
     );
     let (run_dir, rec) = record(out.path());
     let claims = propositions(&run_dir);
-    assert_eq!(
-        statuses(&claims),
-        [
-            ("supported", "supported"),
-            ("supported", "supported"),
-            ("unsupported", "contradicted"),
-            ("supported", "supported")
-        ]
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-    );
+    assert_eq!(statuses(&claims), honest_verdicts());
     // Each claim carries its sentence's byte span, its pages and the quotation.
     let draft = fs::read_to_string(run_dir.join("draft/output.md")).unwrap();
     for c in &claims {
@@ -559,25 +566,8 @@ fn a_verify_draft_tool_with_a_judge_judges_a_written_draft() {
     assert_eq!(judge_calls(&f).len(), 3, "one call per set of pages");
     let (run_dir, rec) = record(&out);
     assert_eq!(step(&rec, "judge check")["status"], "done", "{rec:#}");
-    let r: Value =
-        serde_json::from_slice(&fs::read(run_dir.join("check/report.json")).unwrap()).unwrap();
-    let claims: Vec<Value> = r["claims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["kind"] == "proposition")
-        .cloned()
-        .collect();
-    assert_eq!(
-        statuses(&claims),
-        [
-            ("supported", "supported"),
-            ("supported", "supported"),
-            ("unsupported", "contradicted"),
-            ("supported", "supported")
-        ]
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-    );
+    let claims = propositions_in(&run_dir.join("check/report.json"));
+    assert_eq!(statuses(&claims), honest_verdicts());
     // A judge that is not a declared model is refused before anything runs.
     fs::write(
         &wf,
