@@ -91,22 +91,40 @@ fn judge_calls(f: &Fake) -> Vec<Seen> {
 }
 
 fn run(drafter: &str, judge: &str, out: &Path, store: &Path) -> Output {
-    lexrun(&[
-        "run",
-        "tests/propositions/judged.lex",
-        "--out",
-        &out.display().to_string(),
-        "--store",
-        &store.display().to_string(),
-        "--endpoint",
-        &format!("gpu={drafter}"),
-        "--endpoint",
-        &format!("bench={judge}"),
-        "--backoff-ms",
-        "20",
-        "--retries",
-        "1",
-    ])
+    run_workflow(
+        Path::new("tests/propositions/judged.lex"),
+        drafter,
+        judge,
+        out,
+        store,
+        &["--backoff-ms", "20", "--retries", "1"],
+    )
+}
+
+/// `lexrun run WORKFLOW` with the drafter's pool (`gpu`) and the judge's (`bench`) sent to
+/// the given servers, the run folders in `out`, the store in `store`, and `extra` arguments.
+fn run_workflow(
+    workflow: &Path,
+    drafter: &str,
+    judge: &str,
+    out: &Path,
+    store: &Path,
+    extra: &[&str],
+) -> Output {
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        workflow.display().to_string(),
+        "--out".into(),
+        out.display().to_string(),
+        "--store".into(),
+        store.display().to_string(),
+        "--endpoint".into(),
+        format!("gpu={drafter}"),
+        "--endpoint".into(),
+        format!("bench={judge}"),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    lexrun(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 /// The one run folder in `out` and its record.
@@ -255,18 +273,14 @@ fn an_honest_judge_one_call_per_set_of_pages() {
 fn flagged_propositions_reach_the_documents_appendix() {
     let f = server(|s, _| verdicts(&s.prompt(), &honest));
     let (out, store) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let o = lexrun(&[
-        "run",
-        "tests/propositions/flagged.lex",
-        "--out",
-        &out.path().display().to_string(),
-        "--store",
-        &store.path().display().to_string(),
-        "--endpoint",
-        &format!("gpu={}", f.url),
-        "--endpoint",
-        &format!("bench={}", f.url),
-    ]);
+    let o = run_workflow(
+        Path::new("tests/propositions/flagged.lex"),
+        &f.url,
+        &f.url,
+        out.path(),
+        store.path(),
+        &[],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let xml = docx_text(&out.path().join("draft.docx"));
     for want in [
@@ -410,20 +424,14 @@ fn pages_too_large_for_the_judge_are_a_clear_error() {
     fs::write(&wf, lex).unwrap();
     let f = server(|s, _| verdicts(&s.prompt(), &honest));
     let (out, store) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let o = lexrun(&[
-        "run",
-        &wf.display().to_string(),
-        "--matter",
-        "tests/propositions/matter",
-        "--out",
-        &out.path().display().to_string(),
-        "--store",
-        &store.path().display().to_string(),
-        "--endpoint",
-        &format!("gpu={}", f.url),
-        "--endpoint",
-        &format!("bench={}", f.url),
-    ]);
+    let o = run_workflow(
+        &wf,
+        &f.url,
+        &f.url,
+        out.path(),
+        store.path(),
+        &["--matter", "tests/propositions/matter"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
@@ -508,18 +516,14 @@ fn a_judge_with_several_slots_judges_the_sets_of_pages_together() {
         }
     });
     let drafter = server(|s, _| verdicts(&s.prompt(), &honest));
-    let o = lexrun(&[
-        "run",
-        wf.to_str().unwrap(),
-        "--out",
-        dir.path().join("out").to_str().unwrap(),
-        "--store",
-        dir.path().join("store").to_str().unwrap(),
-        "--endpoint",
-        &format!("gpu={}", drafter.url),
-        "--endpoint",
-        &format!("bench={}", judge.url),
-    ]);
+    let o = run_workflow(
+        &wf,
+        &drafter.url,
+        &judge.url,
+        &dir.path().join("out"),
+        &dir.path().join("store"),
+        &[],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let mut calls = judge_calls(&judge);
     assert_eq!(calls.len(), 3);
@@ -550,18 +554,7 @@ fn a_verify_draft_tool_with_a_judge_judges_a_written_draft() {
     .unwrap();
     let f = server(|s, _| verdicts(&s.prompt(), &honest));
     let out = dir.path().join("out");
-    let o = lexrun(&[
-        "run",
-        wf.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--store",
-        dir.path().join("store").to_str().unwrap(),
-        "--endpoint",
-        &format!("bench={}", f.url),
-        "--endpoint",
-        &format!("gpu={}", f.url),
-    ]);
+    let o = run_workflow(&wf, &f.url, &f.url, &out, &dir.path().join("store"), &[]);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
     assert_eq!(judge_calls(&f).len(), 3, "one call per set of pages");
     let (run_dir, rec) = record(&out);
@@ -632,20 +625,14 @@ fn why_explains_a_judges_calls() {
         "{said}"
     );
     // The draft is asked for again and changes one sentence: one call is new.
-    let o = lexrun(&[
-        "run",
-        "tests/propositions/judged.lex",
-        "--out",
-        out.path().to_str().unwrap(),
-        "--store",
-        store.path().to_str().unwrap(),
-        "--endpoint",
-        &format!("gpu={}", f.url),
-        "--endpoint",
-        &format!("bench={}", f.url),
-        "--refresh",
-        "draft",
-    ]);
+    let o = run_workflow(
+        Path::new("tests/propositions/judged.lex"),
+        &f.url,
+        &f.url,
+        out.path(),
+        store.path(),
+        &["--refresh", "draft"],
+    );
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
     let said = String::from_utf8_lossy(&why().stdout).to_string();
     // (`--refresh draft` asks the judge of `draft` again too, so nothing is from the cache.)
