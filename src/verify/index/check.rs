@@ -287,18 +287,20 @@ impl Index {
                 .get(thousandths)
                 .map(|l| l.first.loc.clone())
                 .ok_or_else(|| format!("{} appears in no source", claim.text.trim())),
-            Key::Case { .. } if self.pin_outside(&claim.key).is_some() => {
-                Err(self.pin_outside(&claim.key).unwrap_or_default())
-            }
             Key::Case {
                 volume,
                 reporter,
                 page,
                 pin,
                 year,
-            } => self
-                .check_case(*volume, reporter, *page, pin, *year)
-                .map_err(|e| e.unwrap_or_else(|| format!("no source cites {}", claim.text.trim()))),
+            } => match self.pin_outside(&claim.key) {
+                Some(why) => Err(why),
+                None => self
+                    .check_case(*volume, reporter, *page, pin, *year)
+                    .map_err(|e| {
+                        e.unwrap_or_else(|| format!("no source cites {}", claim.text.trim()))
+                    }),
+            },
             Key::Statute { code, section } => self
                 .statutes
                 .get(&(code.clone(), section.clone()))
