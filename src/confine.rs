@@ -87,6 +87,100 @@ fn escape_of(root: &Path, real_root: &Path, path: &Path, real: &Path) -> Escape 
     }
 }
 
+/// The workflow library: the folder a workflow and everything it is made of (the files it
+/// `use`s, its prompt templates, the drafts it verifies) live in. It is the nearest folder
+/// at or above the workflow's own that holds a `lexrun.toml` or a `.git`; with neither, the
+/// workflow's folder. A library laid out as `workflows/`, `prompts/` and `lib/` side by side
+/// is one library; a file outside it is refused, by `..`, an absolute path or a link alike.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Library {
+    pub root: PathBuf,
+    /// The file that makes `root` the library (`lexrun.toml` or `.git`), if one does.
+    pub marker: Option<&'static str>,
+}
+
+/// The rule, as the messages state it.
+pub const LIBRARY_RULE: &str = "a workflow reads only files inside its library, the nearest folder at or above it holding a `lexrun.toml` or `.git` (else its own folder)";
+
+impl Library {
+    /// The library of a workflow in folder `dir` (relative folders are taken from the current
+    /// one).
+    pub fn of(dir: &Path) -> Library {
+        let abs = absolute(dir);
+        for d in abs.ancestors() {
+            for marker in ["lexrun.toml", ".git"] {
+                if d.join(marker).exists() {
+                    return Library {
+                        root: d.to_path_buf(),
+                        marker: Some(marker),
+                    };
+                }
+            }
+        }
+        Library {
+            root: abs,
+            marker: None,
+        }
+    }
+
+    /// Checks that `written` (a path as the file at `from` wrote it, relative to `from`)
+    /// stays inside the library, symbolic links included. A file that does not exist is
+    /// judged by its path alone: reading it reports the rest. `what` names it in the message
+    /// ("the template `x`").
+    pub fn admit(&self, from: &Path, written: &str, what: &str) -> Result<(), String> {
+        let from = lexical(&absolute(from));
+        let full = lexical(&from.join(written));
+        let root = lexical(&self.root);
+        // The library as seen from the file that names the path, so messages read the same
+        // on every machine.
+        let seen = match from.strip_prefix(&root) {
+            Ok(rest) if rest.as_os_str().is_empty() => "this file's folder".to_string(),
+            Ok(rest) => format!("`{}`", vec![".."; rest.components().count()].join("/")),
+            Err(_) => format!("`{}`", root.display()),
+        };
+        let whose = match self.marker {
+            Some(m) => format!("the workflow library ({seen}, the nearest folder holding `{m}`)"),
+            None => format!(
+                "the workflow library ({seen}: no folder above holds a `lexrun.toml` or `.git`)"
+            ),
+        };
+        if !full.starts_with(&root) {
+            return Err(format!(
+                "{what} `{written}` leads out of {whose}; {LIBRARY_RULE}"
+            ));
+        }
+        match resolve_within(&root, &full) {
+            Err(ConfineError::Escape(e)) => Err(format!(
+                "{what} `{written}` is outside {whose}: {e}; {LIBRARY_RULE}"
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    }
+}
+
+/// `a/b/../c` → `a/c`, without touching the disk.
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfineError {
     #[error("cannot read `{}`: {}", .0.display(), .1)]
@@ -232,5 +326,50 @@ mod tests {
             panic!("resolved outside")
         };
         assert!(e.linked && e.to_string().contains("symbolic link"));
+    }
+
+    #[test]
+    fn the_library_is_the_nearest_marked_folder() {
+        let t = tempfile::tempdir().unwrap();
+        let lib = t.path().join("firm");
+        for d in ["workflows/deep", "prompts", "lib"] {
+            std::fs::create_dir_all(lib.join(d)).unwrap();
+        }
+        std::fs::write(lib.join("lexrun.toml"), "").unwrap();
+        std::fs::write(lib.join("prompts/demand.hbs"), "x").unwrap();
+        std::fs::write(t.path().join("leak.hbs"), "x").unwrap();
+        let l = Library::of(&lib.join("workflows/deep"));
+        assert_eq!(l.root, lib);
+        let from = lib.join("workflows");
+        assert!(l
+            .admit(&from, "../prompts/demand.hbs", "the template")
+            .is_ok());
+        assert!(l.admit(&from, "../lib/missing.lex", "the file").is_ok());
+        let e = l
+            .admit(&from, "../../leak.hbs", "the template")
+            .unwrap_err();
+        assert!(
+            e.contains("leads out of the workflow library") && e.contains("lexrun.toml"),
+            "{e}"
+        );
+        symlink(t.path().join("leak.hbs"), lib.join("prompts/linked.hbs")).unwrap();
+        let e = l
+            .admit(&from, "../prompts/linked.hbs", "the template")
+            .unwrap_err();
+        assert!(e.contains("symbolic link"), "{e}");
+        // No marker: the workflow's own folder.
+        let bare = tempfile::tempdir().unwrap();
+        std::fs::create_dir(bare.path().join("w")).unwrap();
+        let l = Library::of(&bare.path().join("w"));
+        if l.marker.is_none() {
+            assert_eq!(l.root, bare.path().join("w"));
+            let e = l
+                .admit(&bare.path().join("w"), "../x.lex", "the file")
+                .unwrap_err();
+            assert!(
+                e.contains("this file's folder") && e.contains("its own folder"),
+                "{e}"
+            );
+        }
     }
 }

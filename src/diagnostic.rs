@@ -212,6 +212,7 @@ codes! {
     MissingSetting = "E015", Error, "a required setting is missing";
     UnreadableFile = "E016", Error, "a file could not be read";
     NonAscii = "E017", Error, "a character that is not ASCII where a name or symbol belongs (often a look-alike letter)";
+    ImportOutside = "E018", Error, "a `use` of a file outside the workflow library";
     StageCycle = "E020", Error, "stages that wait on each other in a circle";
     ReadsLaterStage = "E021", Error, "a stage depends on a stage that does not run before it";
     BadRevise = "E022", Error, "a `revise` that cannot loop";
@@ -224,7 +225,7 @@ codes! {
     TemplateSyntax = "E040", Error, "a prompt template does not parse";
     TemplateVariable = "E041", Error, "a prompt template uses a variable the stage does not provide";
     TemplateNotFound = "E042", Error, "a prompt template file does not exist";
-    TemplateOutside = "E043", Error, "a prompt template outside the workflow's folder";
+    TemplateOutside = "E043", Error, "a prompt template outside the workflow library";
     SharedGpu = "E050", Error, "two pools on one host claim the same GPU";
     VramExceeded = "E051", Error, "the models on a pool do not fit in its VRAM";
     QuantizedVNeedsFlash = "E052", Error, "a quantized V cache without flash attention";

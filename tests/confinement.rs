@@ -175,12 +175,105 @@ fn a_template_outside_the_workflow_folder_is_refused() {
     symlink(dir.path().join("leak.hbs"), wf.join("prompts/linked.hbs")).unwrap();
     let lex = fs::read_to_string("tests/diagnostics/template-outside.lex")
         .unwrap()
-        .replace("../../prompts/leak.hbs", "prompts/linked.hbs");
+        .replace("../../../leak.hbs", "prompts/linked.hbs");
     fs::write(wf.join("w.lex"), lex).unwrap();
     let o = Lexrun::new().arg("check").arg(wf.join("w.lex")).output();
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.contains("E043") && e.contains("symbolic link"), "{e}");
+}
+
+/// A workflow of the diagnostics corpus, clean, with its template and one import as given.
+fn library_workflow(import: &str, template: &str) -> String {
+    let lex = fs::read_to_string("tests/diagnostics/template-outside.lex").unwrap();
+    let lex = lex
+        .replace("// expect: E043 at line 14\n", "")
+        .replace("../../../leak.hbs", template);
+    lex.replacen(
+        "workflow w\n",
+        &format!("workflow w\nuse \"{import}\"\n"),
+        1,
+    )
+}
+
+/// `workflows/`, `prompts/` and `lib/` side by side under `root`.
+fn library(root: &Path, import: &str, template: &str) -> PathBuf {
+    for d in ["workflows", "prompts", "lib"] {
+        fs::create_dir_all(root.join(d)).unwrap();
+    }
+    fs::write(root.join("prompts/demand.hbs"), "Write the demand letter.").unwrap();
+    fs::write(
+        root.join("lib/common.lex"),
+        "template demand_note \"Note the demand.\"\n",
+    )
+    .unwrap();
+    let w = root.join("workflows/demand.lex");
+    fs::write(&w, library_workflow(import, template)).unwrap();
+    w
+}
+
+#[test]
+fn imports_and_templates_anywhere_in_the_library_are_read() {
+    for marker in ["lexrun.toml", ".git"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("firm");
+        let w = library(&root, "../lib/common.lex", "../prompts/demand.hbs");
+        fs::create_dir_all(root.join(marker).parent().unwrap()).unwrap();
+        if marker == ".git" {
+            fs::create_dir(root.join(".git")).unwrap();
+        } else {
+            fs::write(root.join(marker), "").unwrap();
+        }
+        let o = Lexrun::new().arg("check").arg(&w).output();
+        assert_eq!(o.status.code(), Some(0), "{marker}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn without_a_marker_the_library_is_the_workflows_folder_and_the_rule_is_stated() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("firm");
+    // Both lead out of `workflows/`, the library when no folder is marked.
+    for (import, template, code) in [
+        ("../lib/common.lex", "demand.hbs", "E018"),
+        ("common.lex", "../prompts/demand.hbs", "E043"),
+    ] {
+        let w = library(&root, import, template);
+        fs::copy(
+            root.join("lib/common.lex"),
+            root.join("workflows/common.lex"),
+        )
+        .unwrap();
+        fs::copy(
+            root.join("prompts/demand.hbs"),
+            root.join("workflows/demand.hbs"),
+        )
+        .unwrap();
+        let o = Lexrun::new().arg("check").arg(&w).output();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(e.contains(code), "{code}: {e}");
+        assert!(
+            e.contains("the workflow library")
+                && e.contains("lexrun.toml")
+                && e.contains("else its own folder"),
+            "the message states the rule: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_link_out_of_the_library_is_refused_for_imports_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("firm");
+    fs::write(dir.path().join("outside.lex"), "template x \"x\"\n").unwrap();
+    let w = library(&root, "../lib/linked.lex", "../prompts/demand.hbs");
+    fs::write(root.join("lexrun.toml"), "").unwrap();
+    symlink(dir.path().join("outside.lex"), root.join("lib/linked.lex")).unwrap();
+    let o = Lexrun::new().arg("check").arg(&w).output();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("E018") && e.contains("symbolic link"), "{e}");
 }
 
 /// A llama.cpp-protocol server for `tests/runtime/pipeline.lex` (gate, draft, review).

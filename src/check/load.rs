@@ -3,6 +3,7 @@
 use camino::{Utf8Path, Utf8PathBuf};
 
 use super::stdlib;
+use crate::confine::Library;
 use crate::diagnostic::{Code, Diagnostic, FileId, SourceMap, Span};
 use crate::suggest::did_you_mean;
 use crate::syntax::{self, ast};
@@ -23,29 +24,34 @@ pub struct Module {
     pub origin: Origin,
 }
 
-/// Loads the entry file, given as its bytes, and its imports, which are read relative to it.
+/// Loads the entry file, given as its bytes, and its imports, which are read relative to it
+/// and must lie inside the entry's workflow library (returned with the modules).
 pub fn load(
     entry: &Utf8Path,
     bytes: Vec<u8>,
+    open: super::Overlay,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
-) -> Vec<Module> {
+) -> (Vec<Module>, Library) {
+    let dir = entry
+        .parent()
+        .map(Utf8Path::to_path_buf)
+        .unwrap_or_default();
+    let library = Library::of(dir.as_std_path());
     let mut loader = Loader {
         sources,
         diags,
         modules: Vec::new(),
         stack: Vec::new(),
         seen: Vec::new(),
+        library,
+        open,
     };
-    let dir = entry
-        .parent()
-        .map(Utf8Path::to_path_buf)
-        .unwrap_or_default();
     let key = canonical(entry);
     loader.stack.push((key.clone(), entry.to_string()));
     loader.seen.push(key);
     loader.add(entry.as_str().to_string(), bytes, Origin::Disk { dir });
-    loader.modules
+    (loader.modules, loader.library)
 }
 
 fn canonical(p: &Utf8Path) -> String {
@@ -61,6 +67,9 @@ struct Loader<'a> {
     /// Files being loaded, outermost first, to detect cycles: (canonical key, name shown).
     stack: Vec<(String, String)>,
     seen: Vec<String>,
+    library: Library,
+    /// Files open in an editor, read in place of the disk.
+    open: super::Overlay<'a>,
 }
 
 impl Loader<'_> {
@@ -139,7 +148,17 @@ impl Loader<'_> {
             }
             (ast::UseTarget::File(p), Origin::Disk { dir }) => {
                 let path = dir.join(&p.node);
-                if !path.is_file() {
+                let edited = (self.open)(&path);
+                if let Err(why) = self.library.admit(dir.as_std_path(), &p.node, "the import") {
+                    self.diags.push(
+                        Diagnostic::new(Code::ImportOutside, why)
+                            .in_file(from)
+                            .label(p.span, "outside the workflow library")
+                            .help("move the file into the library, or mark the folder that holds both with an empty `lexrun.toml`"),
+                    );
+                    return;
+                }
+                if edited.is_none() && !path.is_file() {
                     self.diags.push(
                         Diagnostic::new(
                             Code::ImportNotFound,
@@ -168,7 +187,11 @@ impl Loader<'_> {
                 if self.seen.contains(&key) {
                     return;
                 }
-                let bytes = match std::fs::read(&path) {
+                let read = match edited {
+                    Some(b) => Ok(b),
+                    None => std::fs::read(&path),
+                };
+                let bytes = match read {
                     Ok(b) => b,
                     Err(e) => {
                         self.diags.push(

@@ -75,15 +75,25 @@ pub fn check_path(path: &Utf8Path) -> Checked {
 /// Checks the text of a `.lex` file as if it were at `path` (imports and relative paths
 /// resolve against its folder). Never panics, whatever the bytes.
 pub fn check_bytes(path: &Utf8Path, bytes: Vec<u8>) -> Checked {
+    check_bytes_with(path, bytes, &|_| None)
+}
+
+/// What an editor has open: the text of a file that is read in place of the file on disk
+/// (an unsaved edit to an imported file), by the file's path.
+pub type Overlay<'a> = &'a dyn Fn(&Utf8Path) -> Option<Vec<u8>>;
+
+/// [`check_bytes`], reading imported files through `open` first.
+pub fn check_bytes_with(path: &Utf8Path, bytes: Vec<u8>, open: Overlay) -> Checked {
     let mut sources = SourceMap::default();
     let mut diags = Vec::new();
-    let modules = load::load(path, bytes, &mut sources, &mut diags);
+    let (modules, library) = load::load(path, bytes, open, &mut sources, &mut diags);
     let mut cx = Cx {
         modules: &modules,
         sources: &mut sources,
         diags,
         names: BTreeMap::new(),
         templates: HashMap::new(),
+        library: Some(library),
     };
     let workflow = cx.run();
     let mut diagnostics = cx.diags;
@@ -181,6 +191,8 @@ pub(crate) struct Cx<'a> {
     pub names: BTreeMap<String, Entry<'a>>,
     /// Parsed prompt templates, by their text.
     pub templates: HashMap<String, templates::Analysis>,
+    /// The workflow library of the entry file, when it is on disk.
+    pub library: Option<crate::confine::Library>,
 }
 
 impl<'a> Cx<'a> {

@@ -278,28 +278,18 @@ fn locate(
             let (display, text) = match cx.dir_of(module).clone() {
                 Origin::Disk { dir } => {
                     let full = dir.join(&path.node);
-                    // A template is the workflow's own: it never reads from outside its folder,
-                    // by `..`, an absolute path or a symbolic link.
-                    let name = &path.node;
-                    let escape = if !crate::confine::lexically_inside(name.as_ref()) {
-                        Some(format!(
-                            "the template `{name}` leads out of the workflow's folder"
-                        ))
-                    } else {
-                        match crate::confine::resolve_within(dir.as_std_path(), full.as_std_path())
-                        {
-                            Err(crate::confine::ConfineError::Escape(e)) => Some(format!(
-                                "the template `{name}` is outside the workflow's folder: {e}"
-                            )),
-                            _ => None,
-                        }
-                    };
+                    // A template is part of the workflow: it is read only from inside the
+                    // workflow library, whether by `..`, an absolute path or a symbolic link.
+                    let escape = cx
+                        .library
+                        .as_ref()
+                        .and_then(|l| l.admit(dir.as_std_path(), &path.node, "the template").err());
                     if let Some(why) = escape {
                         cx.error(
                             Diagnostic::new(Code::TemplateOutside, why)
                             .in_file(file)
-                            .label(path.span, "")
-                            .help("keep prompt templates in the workflow's folder (e.g. `prompts/`), so what a stage sends is part of the workflow"),
+                            .label(path.span, "outside the workflow library")
+                            .help("move the template into the library (e.g. a `prompts/` folder beside the workflows), or mark the folder that holds both with an empty `lexrun.toml`"),
                         );
                         return None;
                     }

@@ -19,7 +19,28 @@ const USAGE: u8 = 2;
 pub struct Unformattable(pub String);
 
 /// Formats a file's text by its kind (`.test.lex` or `.lex`), naming it `name` in errors.
+///
+/// A byte-order mark and CRLF line ends are the file's own and are kept: the text is laid out
+/// with plain `\n` and given them back.
 pub fn format_file(path: &Path, text: &str, color: bool) -> Result<String, Unformattable> {
+    let bom = text.starts_with('\u{FEFF}');
+    let body = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    let crlf = body.find('\n').is_some_and(|i| body[..i].ends_with('\r'));
+    if !bom && !body.contains('\r') {
+        return format_plain(path, body, color);
+    }
+    let plain = body.replace("\r\n", "\n");
+    let mut out = format_plain(path, &plain, color)?;
+    if crlf {
+        out = out.replace('\n', "\r\n");
+    }
+    if bom {
+        out.insert(0, '\u{FEFF}');
+    }
+    Ok(out)
+}
+
+fn format_plain(path: &Path, text: &str, color: bool) -> Result<String, Unformattable> {
     let name = path.display().to_string();
     if name.ends_with(".test.lex") {
         format_test_lex(path, text)

@@ -184,6 +184,9 @@ fn non_ascii(
     match c {
         // `vram 4 × 32 GiB` is part of the language.
         '×' => at + len,
+        // A byte-order mark opening the file (what Windows Notepad writes) is no character
+        // of the text; the grammar reads it as a space.
+        '\u{FEFF}' if at == 0 => at + len,
         '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{2033}' => {
             out.diagnostics.push(curly(file, at, c));
             let line = line_of(text, at);

@@ -11,6 +11,6 @@ model m on p {
 }
 stage s {
   model m
-  prompt "../../prompts/leak.hbs"
+  prompt "../../../leak.hbs"
 }
 output "out.md" from s
