@@ -388,3 +388,31 @@ fn formatting_returns_the_canonical_text() {
     assert_eq!(f[0]["range"]["end"], json!({"line": 5, "character": 0}));
     assert!(c.shutdown().success());
 }
+
+/// The VS Code extension, run by its own language client against this binary (a stand-in
+/// `vscode` module in place of the editor). Needs Node.js and the extension's npm packages
+/// (`scripts/vscode-deps`); without them it says so and passes.
+#[test]
+fn the_vscode_extension_starts_its_server_and_follows_its_setting() {
+    let dir = Path::new("editors/vscode");
+    let node = std::process::Command::new("node").arg("--version").output();
+    if node.is_err() || !dir.join("node_modules/vscode-languageclient").is_dir() {
+        eprintln!(
+            "skipped: run scripts/vscode-deps to install Node.js and the extension's packages"
+        );
+        return;
+    }
+    let o = std::process::Command::new("node")
+        .arg("tests/client/run.js")
+        .arg(EXE)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("diagnostic E010 at line 12"), "{out}");
+}

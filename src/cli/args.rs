@@ -55,7 +55,23 @@ pub(super) enum Command {
         check: bool,
     },
     /// A language server for .lex files on standard input and output (for editors).
-    Lsp,
+    Lsp {
+        /// Speak over standard input and output (the default; editors' clients pass it).
+        #[arg(long, conflicts_with_all = ["pipe", "socket"])]
+        stdio: bool,
+        /// Connect to the Unix socket the editor listens on, instead of standard input/output.
+        #[arg(long, value_name = "PATH")]
+        pipe: Option<String>,
+        /// Connect to the TCP port on this machine the editor listens on.
+        #[arg(long, value_name = "PORT", conflicts_with = "pipe")]
+        socket: Option<u16>,
+        /// Node.js IPC, which only Node.js servers can speak: refused with a hint.
+        #[arg(long = "node-ipc", hide = true)]
+        node_ipc: bool,
+        /// The editor's process: the server ends when it is gone.
+        #[arg(long = "clientProcessId", value_name = "PID")]
+        client_process_id: Option<u32>,
+    },
     /// Run a workflow over one or more matters against its model servers (also
     /// `lexrun FILE.lex`). Exit 0: every output produced; 1: a step failed or was blocked;
     /// 3: a gate stopped the workflow by design; 2: usage or I/O error; 130: interrupted.

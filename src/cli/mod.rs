@@ -58,7 +58,13 @@ pub fn main() -> ExitCode {
         } => cmd_plan(&file, format, store.as_deref(), color),
         Command::Explain { code } => cmd_explain(&code),
         Command::Fmt { files, check } => crate::editor::fmt::run(&files, check, color),
-        Command::Lsp => crate::editor::lsp::run(),
+        Command::Lsp {
+            stdio: _,
+            pipe,
+            socket,
+            node_ipc,
+            client_process_id,
+        } => cmd_lsp(pipe, socket, node_ipc, client_process_id),
         Command::Run(args) => cmd_run(&args, color),
         Command::Why { file, stage, store } => cmd_why(&file, &stage, store.as_deref(), color),
         Command::Audit {
@@ -256,4 +262,18 @@ fn init_logging(verbose: u8) {
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .try_init();
+}
+
+fn cmd_lsp(pipe: Option<String>, socket: Option<u16>, node_ipc: bool, pid: Option<u32>) -> u8 {
+    use crate::editor::lsp::Transport;
+    if node_ipc {
+        eprintln!("error: lexrun lsp cannot speak Node.js IPC (`--node-ipc`)\n  help: start it with `--stdio` (in vscode-languageclient: `transport: TransportKind.stdio`), `--pipe PATH` or `--socket PORT`");
+        return 2;
+    }
+    let transport = match (pipe, socket) {
+        (Some(p), _) => Transport::Pipe(p),
+        (None, Some(port)) => Transport::Socket(port),
+        (None, None) => Transport::Stdio,
+    };
+    crate::editor::lsp::run(transport, pid)
 }

@@ -1,6 +1,7 @@
 //! One open document, checked: the checker's diagnostics and workflow, and the name index.
 
 use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -43,12 +44,18 @@ pub fn doc_path(uri: &Url) -> Utf8PathBuf {
     })
 }
 
-pub fn analyze(uri: &Url, text: &str) -> Analysis {
+/// Checks a document, reading the files in `open` (the other open documents, by path) from
+/// their text in the editor rather than from disk.
+pub fn analyze(uri: &Url, text: &str, open: &HashMap<PathBuf, &str>) -> Analysis {
     let path = doc_path(uri);
     if path.as_str().ends_with(".test.lex") {
         return test_file(&path, text);
     }
-    let checked = check::check_bytes(&path, text.as_bytes().to_vec());
+    let overlay = |p: &camino::Utf8Path| {
+        let key = crate::confine::lexical(&std::path::absolute(p.as_std_path()).ok()?);
+        open.get(&key).map(|t| t.as_bytes().to_vec())
+    };
+    let checked = check::check_bytes_with(&path, text.as_bytes().to_vec(), &overlay);
     Analysis {
         checked,
         index: OnceCell::new(),

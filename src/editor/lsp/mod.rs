@@ -1,20 +1,33 @@
-//! `lexrun lsp`: a language server over standard input and output.
+//! `lexrun lsp`: a language server over standard input and output (or a pipe or a socket,
+//! as a client may ask with `--pipe` or `--socket`).
 //!
-//! One thread reads messages in order. Edits mark a document stale; once no further message
-//! is waiting, every stale document is checked and its diagnostics published, so a burst of
-//! keystrokes costs one check (the debounce) and a pause costs none. A request about a stale
-//! document checks it first. Each handler runs behind `catch_unwind`: a bug answers one
-//! request with an error and the server keeps serving.
+//! One thread reads messages ([`transport`]) and hands them to the main thread in order; a
+//! message that is not one is answered with the protocol's error (-32700 or -32600) and the
+//! server reads on. The lifecycle is the protocol's: requests before `initialize` are
+//! answered -32002, requests after `shutdown` -32600, and `exit` ends the server with 0 after
+//! `shutdown` and 1 without.
+//!
+//! Checking is debounced. An edit to a document whose diagnostics are up to date is checked
+//! at once; an edit that comes while an earlier one still waits for its check starts a burst,
+//! and the document is checked once no edit has come for [`QUIET`]. Checks run one at a time,
+//! and a check whose document changed while it ran is not published (its result is stale).
+//! So a burst of edits costs two checks, the first and the last, however long it is. A
+//! request about a document checks it first if it changed. Each handler runs behind
+//! `catch_unwind`: a bug answers one request with an error and the server keeps serving.
 
 mod analysis;
 mod features;
 mod index;
 mod lines;
+pub mod transport;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
+use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
-use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_server::{ErrorCode, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
     Notification as _, PublishDiagnostics,
@@ -30,10 +43,28 @@ use lsp_types::{
     SemanticTokensServerCapabilities, ServerCapabilities, TextDocumentSyncCapability,
     TextDocumentSyncKind, TextEdit, Url,
 };
+use serde_json::{json, Value};
 
 use crate::plan::workflow::Workflow;
 use analysis::Analysis;
 use lines::Lines;
+use transport::Incoming;
+
+/// How long a burst of edits must pause before the document is checked.
+pub const QUIET: Duration = Duration::from_millis(80);
+
+/// The protocol's error for a request that comes before `initialize`.
+const SERVER_NOT_INITIALIZED: i32 = -32002;
+
+/// Where the server speaks with its client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Stdio,
+    /// A Unix socket (named pipe) the client listens on.
+    Pipe(String),
+    /// A TCP port on this machine the client listens on.
+    Socket(u16),
+}
 
 struct Doc {
     text: String,
@@ -42,20 +73,40 @@ struct Doc {
     analysis: Option<Analysis>,
     /// Whether `analysis` is of the current `text`.
     fresh: bool,
+    /// Whether the diagnostics of the current `text` went out.
+    published: bool,
+    /// When the document is due for a check, if it waits for one.
+    due: Option<Instant>,
     /// The workflow of the last check without errors, so hovers keep their figures while a
     /// line is half typed.
     last_good: Option<Workflow>,
 }
 
-struct Server<'a> {
-    conn: &'a Connection,
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Before `initialize`.
+    Waiting,
+    Running,
+    /// After `shutdown`: only `exit` is expected.
+    ShutDown,
+}
+
+struct Server {
+    out: Box<dyn Write>,
+    incoming: mpsc::Receiver<Incoming>,
     docs: HashMap<Url, Doc>,
-    stale: BTreeSet<Url>,
+    phase: Phase,
+    /// Checks run so far (`lexrun/stats` answers it).
+    checks: u64,
+    /// Checks whose result was dropped because the document changed meanwhile.
+    dropped: u64,
 }
 
 fn capabilities() -> ServerCapabilities {
     ServerCapabilities {
-        text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(
+            TextDocumentSyncKind::INCREMENTAL,
+        )),
         hover_provider: Some(lsp_types::HoverProviderCapability::Simple(true)),
         definition_provider: Some(OneOf::Left(true)),
         references_provider: Some(OneOf::Left(true)),
@@ -83,76 +134,295 @@ fn capabilities() -> ServerCapabilities {
     }
 }
 
-/// Runs the server until the client says `exit`; returns the process exit code.
-pub fn run() -> u8 {
-    let (conn, io) = Connection::stdio();
-    let caps = match serde_json::to_value(capabilities()) {
-        Ok(c) => c,
-        Err(_) => return 2,
+/// Runs the server until the client says `exit` (or its input ends, or the process
+/// `client_pid` is gone); returns the process exit code.
+pub fn run(transport: Transport, client_pid: Option<u32>) -> u8 {
+    let (input, out): (Box<dyn std::io::Read + Send>, Box<dyn Write>) = match &transport {
+        Transport::Stdio => (Box::new(std::io::stdin()), Box::new(std::io::stdout())),
+        Transport::Pipe(path) => match std::os::unix::net::UnixStream::connect(path) {
+            Ok(s) => match s.try_clone() {
+                Ok(r) => (Box::new(r), Box::new(s)),
+                Err(e) => return cannot_connect(&format!("the pipe `{path}`"), &e),
+            },
+            Err(e) => return cannot_connect(&format!("the pipe `{path}`"), &e),
+        },
+        Transport::Socket(port) => match std::net::TcpStream::connect(("127.0.0.1", *port)) {
+            Ok(s) => match s.try_clone() {
+                Ok(r) => (Box::new(r), Box::new(s)),
+                Err(e) => return cannot_connect(&format!("port {port}"), &e),
+            },
+            Err(e) => return cannot_connect(&format!("port {port}"), &e),
+        },
     };
-    if let Err(e) = conn.initialize(caps) {
-        eprintln!("lexrun lsp: the client did not initialize: {e}");
-        return 1;
+    let (tx, rx) = mpsc::channel();
+    let reader_tx = tx.clone();
+    std::thread::spawn(move || {
+        let mut r = transport::Reader::new(std::io::BufReader::with_capacity(1 << 16, input));
+        while let Some(m) = r.next_message() {
+            if reader_tx.send(m).is_err() {
+                break;
+            }
+        }
+    });
+    if let Some(pid) = client_pid {
+        watch_client(pid, tx);
+    } else {
+        drop(tx);
     }
     let mut server = Server {
-        conn: &conn,
+        out,
+        incoming: rx,
         docs: HashMap::new(),
-        stale: BTreeSet::new(),
+        phase: Phase::Waiting,
+        checks: 0,
+        dropped: 0,
     };
-    let code = server.serve();
-    drop(server);
-    drop(conn);
-    let _ = io.join();
-    code
+    server.serve()
 }
 
-impl Server<'_> {
+fn cannot_connect(what: &str, e: &std::io::Error) -> u8 {
+    eprintln!("error: lexrun lsp cannot connect to {what}: {e}\n  help: start `lexrun lsp` from the editor that listens there, or use `lexrun lsp --stdio`");
+    2
+}
+
+/// Ends the server (as if its input ended) once the editor's process is gone.
+fn watch_client(pid: u32, tx: mpsc::Sender<Incoming>) {
+    let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
+    if !std::path::Path::new("/proc/self").exists() {
+        return;
+    }
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_secs(3));
+        if !proc.exists() {
+            let _ = tx.send(Incoming::Bad {
+                code: 0,
+                message: String::new(),
+            });
+            return;
+        }
+    });
+}
+
+/// What the main loop does next.
+enum Step {
+    Go,
+    Exit(u8),
+}
+
+impl Server {
     fn serve(&mut self) -> u8 {
-        while let Ok(msg) = self.conn.receiver.recv() {
-            if self.handle(msg) {
-                return 0;
+        loop {
+            let next = match self.next_due() {
+                Some(due) => {
+                    let wait = due.saturating_duration_since(Instant::now());
+                    match self.incoming.recv_timeout(wait) {
+                        Ok(m) => Some(m),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => return self.ended(),
+                    }
+                }
+                None => match self.incoming.recv() {
+                    Ok(m) => Some(m),
+                    Err(_) => return self.ended(),
+                },
+            };
+            if let Some(m) = next {
+                if let Step::Exit(code) = self.take(m) {
+                    return code;
+                }
             }
             // Take whatever else is already waiting before checking anything.
-            while let Ok(msg) = self.conn.receiver.try_recv() {
-                if self.handle(msg) {
-                    return 0;
-                }
+            if let Step::Exit(code) = self.drain() {
+                return code;
             }
-            self.flush();
+            if let Step::Exit(code) = self.flush() {
+                return code;
+            }
         }
-        0
     }
 
-    /// Handles one message; true when the server should stop.
-    fn handle(&mut self, msg: Message) -> bool {
-        match msg {
-            Message::Request(req) => {
-                match self.conn.handle_shutdown(&req) {
-                    Ok(true) => return true,
-                    Ok(false) => {}
-                    Err(_) => return true,
-                }
-                let id = req.id.clone();
-                let method = req.method.clone();
+    /// The exit code when the input ends without `exit`.
+    fn ended(&self) -> u8 {
+        u8::from(self.phase != Phase::ShutDown)
+    }
+
+    fn drain(&mut self) -> Step {
+        while let Ok(m) = self.incoming.try_recv() {
+            if let Step::Exit(code) = self.take(m) {
+                return Step::Exit(code);
+            }
+        }
+        Step::Go
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        self.docs.values().filter_map(|d| d.due).min()
+    }
+
+    fn send(&mut self, msg: &Value) {
+        let _ = transport::write(&mut *self.out, msg);
+    }
+
+    fn error(&mut self, id: Value, code: i32, message: &str) {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        );
+    }
+
+    /// Handles one thing read.
+    fn take(&mut self, m: Incoming) -> Step {
+        let mut m = match m {
+            Incoming::Message(m) => m,
+            // The editor's process is gone.
+            Incoming::Bad { code: 0, .. } => return Step::Exit(self.ended()),
+            Incoming::Bad { code, message } => {
+                self.error(Value::Null, code, &message);
+                return Step::Go;
+            }
+        };
+        let id = m.remove("id");
+        let method = match m.remove("method") {
+            Some(Value::String(s)) => Some(s),
+            None => None,
+            Some(_) => {
+                self.error(
+                    id.filter(valid_id).unwrap_or(Value::Null),
+                    transport::INVALID_REQUEST,
+                    "a message's `method` must be a string",
+                );
+                return Step::Go;
+            }
+        };
+        let params = m.remove("params").unwrap_or(Value::Null);
+        match (id, method) {
+            // A response to a request of ours (the server sends none), passed over.
+            (Some(_), None) if m.contains_key("result") || m.contains_key("error") => Step::Go,
+            (Some(id), Some(method)) if valid_id(&id) => {
+                self.on_request(id, method, params);
+                Step::Go
+            }
+            (Some(id), _) if !valid_id(&id) => {
+                self.error(
+                    Value::Null,
+                    transport::INVALID_REQUEST,
+                    "a request's `id` must be a number or a string",
+                );
+                Step::Go
+            }
+            (None, Some(method)) => self.on_notification(method, params),
+            (id, _) => {
+                self.error(
+                    id.unwrap_or(Value::Null),
+                    transport::INVALID_REQUEST,
+                    "a message needs a `method` (a request or notification) or a `result` or `error` (a response)",
+                );
+                Step::Go
+            }
+        }
+    }
+
+    fn on_request(&mut self, id: Value, method: String, params: Value) {
+        match (self.phase, method.as_str()) {
+            (Phase::Waiting, "initialize") => {
+                self.phase = Phase::Running;
+                let result = json!({
+                    "capabilities": capabilities(),
+                    "serverInfo": {"name": "lexrun", "version": env!("CARGO_PKG_VERSION")},
+                });
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+            }
+            (Phase::Waiting, _) => self.error(
+                id,
+                SERVER_NOT_INITIALIZED,
+                &format!("`{method}` before `initialize`: the client must send `initialize` first"),
+            ),
+            (Phase::Running, "initialize") => self.error(
+                id,
+                transport::INVALID_REQUEST,
+                "`initialize` was sent already; it is sent once",
+            ),
+            (Phase::Running, "shutdown") => {
+                self.phase = Phase::ShutDown;
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+            }
+            (Phase::Running, "lexrun/stats") => {
+                let result = json!({"checks": self.checks, "dropped": self.dropped});
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+            }
+            (Phase::Running, _) => {
+                let req = Request {
+                    id: RequestId::from(0),
+                    method: method.clone(),
+                    params,
+                };
                 let resp =
                     catch_unwind(AssertUnwindSafe(|| self.request(req))).unwrap_or_else(|_| {
                         Response::new_err(
-                            id,
+                            RequestId::from(0),
                             ErrorCode::InternalError as i32,
                             format!("lexrun lsp failed on {method}; the server keeps running"),
                         )
                     });
-                let _ = self.conn.sender.send(Message::Response(resp));
-            }
-            Message::Notification(n) => {
-                if n.method == "exit" {
-                    return true;
+                let mut v = serde_json::to_value(resp).unwrap_or(Value::Null);
+                v["jsonrpc"] = json!("2.0");
+                v["id"] = id;
+                if v.get("result").is_none() && v.get("error").is_none() {
+                    v["result"] = Value::Null;
                 }
-                let _ = catch_unwind(AssertUnwindSafe(|| self.notification(n)));
+                self.send(&v);
             }
-            Message::Response(_) => {}
+            (Phase::ShutDown, _) => self.error(
+                id,
+                transport::INVALID_REQUEST,
+                &format!("`{method}` after `shutdown`: only `exit` may follow"),
+            ),
         }
-        false
+    }
+
+    fn on_notification(&mut self, method: String, params: Value) -> Step {
+        if method == "exit" {
+            return Step::Exit(u8::from(self.phase != Phase::ShutDown));
+        }
+        if self.phase != Phase::Running {
+            return Step::Go;
+        }
+        let n = Notification { method, params };
+        let _ = catch_unwind(AssertUnwindSafe(|| self.notification(n)));
+        Step::Go
+    }
+
+    /// Marks a document changed: checked at once when its diagnostics were up to date,
+    /// else once the burst pauses.
+    fn changed(&mut self, uri: &Url) {
+        let now = Instant::now();
+        if let Some(doc) = self.docs.get_mut(uri) {
+            let waiting = !doc.published;
+            doc.fresh = false;
+            doc.published = false;
+            doc.due = Some(if waiting { now + QUIET } else { now });
+        }
+        // The documents that import this one are checked again, with the same pause.
+        let Some(path) = uri.to_file_path().ok() else {
+            return;
+        };
+        let name = path.display().to_string();
+        for (u, d) in self.docs.iter_mut() {
+            if u == uri {
+                continue;
+            }
+            let imports = d.analysis.as_ref().is_some_and(|a| {
+                let s = &a.checked.sources;
+                (1..s.len()).any(|f| {
+                    let n = &s.get(f).name;
+                    *n == name || crate::confine::lexical(std::path::Path::new(n)) == path
+                })
+            });
+            if imports {
+                d.fresh = false;
+                d.published = false;
+                d.due = Some(d.due.map_or(now + QUIET, |t| t.max(now + QUIET)));
+            }
+        }
     }
 
     fn notification(&mut self, n: Notification) {
@@ -169,10 +439,12 @@ impl Server<'_> {
                             version: p.text_document.version,
                             analysis: None,
                             fresh: false,
+                            published: true,
+                            due: None,
                             last_good: None,
                         },
                     );
-                    self.stale.insert(uri);
+                    self.changed(&uri);
                 }
             }
             DidChangeTextDocument::METHOD => {
@@ -184,7 +456,6 @@ impl Server<'_> {
                         for change in p.content_changes {
                             match change.range {
                                 None => doc.text = change.text,
-                                // Full sync is announced; a ranged change is applied anyway.
                                 Some(r) => {
                                     let l = Lines::new(&doc.text);
                                     let (s, e) = (l.offset(r.start), l.offset(r.end));
@@ -193,18 +464,20 @@ impl Server<'_> {
                             }
                         }
                         doc.version = p.text_document.version;
-                        doc.fresh = false;
-                        self.stale.insert(uri);
+                        self.changed(&uri);
                     }
                 }
             }
             DidSaveTextDocument::METHOD => {
-                // A saved file may be imported by the others: check them all again.
-                for doc in self.docs.values_mut() {
-                    doc.fresh = false;
-                }
+                // A file saved by another program may be imported: check them all again.
                 let all: Vec<Url> = self.docs.keys().cloned().collect();
-                self.stale.extend(all);
+                for u in all {
+                    if let Some(d) = self.docs.get_mut(&u) {
+                        d.fresh = false;
+                        d.published = false;
+                        d.due = Some(d.due.unwrap_or_else(Instant::now));
+                    }
+                }
             }
             DidCloseTextDocument::METHOD => {
                 if let Ok(p) =
@@ -212,7 +485,6 @@ impl Server<'_> {
                 {
                     let uri = p.text_document.uri;
                     self.docs.remove(&uri);
-                    self.stale.remove(&uri);
                     self.publish(uri, Vec::new(), None);
                 }
             }
@@ -220,32 +492,69 @@ impl Server<'_> {
         }
     }
 
-    /// Checks every stale document and publishes its diagnostics.
-    fn flush(&mut self) {
-        let stale = std::mem::take(&mut self.stale);
-        for uri in stale {
-            let _ = catch_unwind(AssertUnwindSafe(|| {
-                self.refresh(&uri);
-                if let Some(doc) = self.docs.get(&uri) {
-                    if let Some(a) = &doc.analysis {
-                        let diags = a.diagnostics(&uri);
-                        let version = Some(doc.version);
-                        self.publish(uri.clone(), diags, version);
-                    }
-                }
-            }));
+    /// Checks every document that is due, one at a time, and publishes its diagnostics
+    /// unless it changed while it was checked.
+    fn flush(&mut self) -> Step {
+        loop {
+            let now = Instant::now();
+            let Some(uri) = self
+                .docs
+                .iter()
+                .filter(|(_, d)| d.due.is_some_and(|t| t <= now))
+                .min_by_key(|(_, d)| d.due)
+                .map(|(u, _)| u.clone())
+            else {
+                return Step::Go;
+            };
+            let version = self.docs.get(&uri).map(|d| d.version);
+            let _ = catch_unwind(AssertUnwindSafe(|| self.refresh(&uri)));
+            if let Some(d) = self.docs.get_mut(&uri) {
+                d.due = None;
+            }
+            // What came while the check ran decides whether its result still stands.
+            if let Step::Exit(code) = self.drain() {
+                return Step::Exit(code);
+            }
+            let Some(doc) = self.docs.get_mut(&uri) else {
+                continue;
+            };
+            if !doc.fresh || Some(doc.version) != version {
+                self.dropped += 1;
+                continue;
+            }
+            if let Some(a) = &doc.analysis {
+                let diags =
+                    catch_unwind(AssertUnwindSafe(|| a.diagnostics(&uri))).unwrap_or_default();
+                doc.published = true;
+                let version = Some(doc.version);
+                self.publish(uri.clone(), diags, version);
+            }
         }
     }
 
-    /// Checks a document again if it changed since its last check.
+    /// Checks a document again if it changed since its last check, reading the other open
+    /// documents in place of their files.
     fn refresh(&mut self, uri: &Url) {
-        let Some(doc) = self.docs.get_mut(uri) else {
+        let Some(doc) = self.docs.get(uri) else {
             return;
         };
         if doc.fresh {
             return;
         }
-        let a = analysis::analyze(uri, &doc.text);
+        let open: HashMap<std::path::PathBuf, &str> = self
+            .docs
+            .iter()
+            .filter(|(u, _)| *u != uri)
+            .filter_map(|(u, d)| {
+                let p = crate::confine::lexical(&u.to_file_path().ok()?);
+                Some((p, d.text.as_str()))
+            })
+            .collect();
+        let a = analysis::analyze(uri, &doc.text, &open);
+        self.checks += 1;
+        let Some(doc) = self.docs.get_mut(uri) else {
+            return;
+        };
         if let Some(w) = a.workflow() {
             doc.last_good = Some(w.clone());
         }
@@ -253,18 +562,18 @@ impl Server<'_> {
         doc.fresh = true;
     }
 
-    fn publish(&self, uri: Url, diagnostics: Vec<lsp_types::Diagnostic>, version: Option<i32>) {
+    fn publish(&mut self, uri: Url, diagnostics: Vec<lsp_types::Diagnostic>, version: Option<i32>) {
         let params = PublishDiagnosticsParams {
             uri,
             diagnostics,
             version,
         };
-        let n = Notification::new(PublishDiagnostics::METHOD.into(), params);
-        let _ = self.conn.sender.send(Message::Notification(n));
+        let n = json!({"jsonrpc": "2.0", "method": PublishDiagnostics::METHOD, "params": params});
+        self.send(&n);
     }
 
     /// The document a request is about, checked if it changed since.
-    /// (Its diagnostics still go out at the next flush.)
+    /// (Its diagnostics go out when it is due.)
     fn doc(&mut self, uri: &Url) -> Option<&Doc> {
         self.refresh(uri);
         self.docs.get(uri)
@@ -401,4 +710,9 @@ fn bad_params(id: RequestId) -> Response {
         ErrorCode::InvalidParams as i32,
         "the request's parameters do not have the protocol's form".into(),
     )
+}
+
+/// Whether a request id has the protocol's form: an integer or a string.
+fn valid_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
 }
