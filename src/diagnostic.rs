@@ -260,6 +260,10 @@ codes! {
     UnknownTool = "E090", Error, "a tool lexrun does not have";
     UnknownOption = "E091", Error, "a tool option that the tool does not take";
     TestFile = "E100", Error, "a line of a `.test.lex` file that `lexrun test` cannot read";
+    UndefinedDesignation = "E110", Error, "a `designate` naming a legend the production does not declare";
+    BadRedaction = "E111", Error, "a redaction rule lexrun cannot apply: an unknown or empty-matching pattern, a box outside the page";
+    BadField = "E112", Error, "a load-file field lexrun does not write";
+    ProductionPatternUnmatched = "E113", Warning, "a production's document pattern that matches no file in the matter";
 }
 
 impl fmt::Display for Code {

@@ -10,7 +10,7 @@ use lexrun::plan::{lower, Plan};
 mod support;
 use support::lexrun;
 
-const EXAMPLES: &[&str] = &["affidavit", "motion", "summary", "exhibits"];
+const EXAMPLES: &[&str] = &["affidavit", "motion", "summary", "exhibits", "production"];
 
 fn plan_of(path: &Utf8Path) -> Plan {
     let checked = check_path(path);

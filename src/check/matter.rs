@@ -17,6 +17,20 @@ fn skipped(name: &str) -> bool {
 /// At most this many entries are looked at, so a huge folder cannot slow a check down.
 const MAX_ENTRIES: usize = 50_000;
 
+/// The files of the workflow's own matter folder, when it has one on disk.
+pub(crate) fn own_files(cx: &Cx) -> Option<Vec<String>> {
+    let entry = cx.modules.first()?;
+    let Origin::Disk { dir } = &entry.origin else {
+        return None;
+    };
+    let m = entry.ast.items.iter().find_map(|i| match i {
+        ast::Item::Matter(m) => Some(m),
+        _ => None,
+    })?;
+    let folder = dir.join(&m.node);
+    folder.is_dir().then(|| list(folder.as_std_path()))
+}
+
 pub(crate) fn matter(cx: &mut Cx) {
     let Some(entry) = cx.modules.first() else {
         return;
@@ -85,7 +99,7 @@ pub(crate) fn matter(cx: &mut Cx) {
 }
 
 /// The files under `root`, as `/`-separated paths relative to it, sorted.
-fn list(root: &std::path::Path) -> Vec<String> {
+pub(crate) fn list(root: &std::path::Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     let mut seen = 0;

@@ -13,6 +13,7 @@ pub use load::discover;
 mod models;
 mod outputs;
 mod pools;
+mod production;
 mod speed;
 pub mod stdlib;
 mod step_graph;

@@ -62,6 +62,10 @@ pub(crate) fn tool_stage(
     t: &ast::ToolDecl,
     infos: &BTreeMap<String, Info>,
 ) -> Option<StepKind> {
+    if let Some(p) = &t.production {
+        let files = super::matter::own_files(cx);
+        return super::production::stage(cx, f, t, p, infos, files.as_deref());
+    }
     let Some(spec) = tool_options(&t.kind.node) else {
         let d = Diagnostic::new(
             Code::UnknownTool,
@@ -220,6 +224,7 @@ pub(crate) fn tool_stage(
         StepKind::Tool(ToolStage {
             tool: t.kind.node.clone(),
             options,
+            production: None,
         })
     })
 }

@@ -155,6 +155,14 @@ fn is_entry(rule: Rule) -> bool {
             | on_failure_e
             | allow_e
             | judge_e
+            | volume_e
+            | legend_e
+            | designate_e
+            | redact_e
+            | withhold_e
+            | natives_e
+            | images_e
+            | fields_e
             | bad_entry
     )
 }
@@ -184,6 +192,7 @@ fn is_block(rule: Rule) -> bool {
             | Rule::tool_decl
             | Rule::verify_decl
             | Rule::ruleset_decl
+            | Rule::production_decl
     )
 }
 

@@ -3,4 +3,5 @@
 
 pub mod bates;
 pub mod merge;
+pub mod production;
 pub mod winansi;

@@ -8,6 +8,7 @@
 pub mod condition;
 mod dot;
 mod graph;
+pub mod production;
 mod text;
 pub mod workflow;
 

@@ -339,6 +339,21 @@ fn step(s: &mut String, n: usize, st: &Step, p: &Plan) {
                 let _ = writeln!(s, "       times out after {}", duration(t));
             }
         }
+        StepKind::Tool(t) if t.production.is_some() => {
+            let _ = writeln!(s, "  {n}. {} — production on CPU", st.name);
+            if !st.after.is_empty() {
+                let _ = writeln!(s, "       after {}", st.after.join(", "));
+            }
+            let _ = writeln!(s, "       reads {}", st.reads.join(", "));
+            for line in t
+                .production
+                .as_ref()
+                .map(|p| p.describe())
+                .unwrap_or_default()
+            {
+                let _ = writeln!(s, "       {line}");
+            }
+        }
         StepKind::Tool(t) => {
             let _ = writeln!(s, "  {n}. {} — {} tool on CPU", st.name, t.tool);
             if !st.after.is_empty() {

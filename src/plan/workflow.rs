@@ -260,6 +260,9 @@ pub struct Revise {
 pub struct ToolStage {
     pub tool: String,
     pub options: BTreeMap<String, OptionValue>,
+    /// A `production` step's volume, numbering, designations and redactions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production: Option<Box<super::production::Production>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -24,6 +24,7 @@ pub mod intake;
 mod judge;
 mod matter;
 mod outputs;
+mod production;
 pub mod prompt;
 mod provenance;
 mod prune;

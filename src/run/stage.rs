@@ -33,12 +33,14 @@ pub(super) async fn run_tool_unit(
     };
     let ran = match judge {
         Some(model) => judged_draft(sh, m, i, &step, &tool, &model, results, done).await,
-        None => tokio::task::spawn_blocking(move || {
-            tools::run(&step, &tool, &ins, &dir, &m2.dir, &sh2.bates_of, &res)
+        None => tokio::task::spawn_blocking(move || match &tool.production {
+            Some(p) => production::run(p, &ins, &m2.dir, &m2.out_dir).map_err(|e| e.to_string()),
+            None => tools::run(&step, &tool, &ins, &dir, &m2.dir, &sh2.bates_of, &res)
+                .map_err(|e| e.to_string()),
         })
         .await
         .map_err(|e| e.to_string())
-        .and_then(|r| r.map_err(|e| e.to_string())),
+        .and_then(|r| r),
     };
     rec.duration_ms = started.elapsed().as_millis() as u64;
     rec.inputs = inputs.iter().map(|p| p.display().to_string()).collect();

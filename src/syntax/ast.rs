@@ -330,6 +330,61 @@ pub struct ToolDecl {
     pub options: Vec<ToolOption>,
     /// Settings whose lines did not parse; the checker does not call them missing.
     pub broken: Vec<String>,
+    /// A `production` declaration's own settings (its kind is then `production`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub production: Option<Box<ProductionDecl>>,
+}
+
+/// `production NAME { … }`: a volume of documents handed to the other side.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ProductionDecl {
+    pub volume: Option<Spanned<String>>,
+    pub bates: Option<BatesDecl>,
+    /// `legend NAME "WORDS"`, in the order written (later is more protective).
+    pub legends: Vec<(Name, Spanned<String>)>,
+    /// `designate NAME "GLOB", …`
+    pub designate: Vec<(Name, Vec<Spanned<String>>)>,
+    pub redact: Vec<RedactDecl>,
+    pub withhold: Vec<WithholdDecl>,
+    /// Documents produced natively, by pattern.
+    pub natives: Vec<Spanned<String>>,
+    /// `images pdf` or `images tiff`.
+    pub images: Option<Name>,
+    /// The load file's fields, in order.
+    pub fields: Vec<Name>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RedactDecl {
+    pub what: RedactWhat,
+    /// The reason the box is labelled with: `PII`, `PRIVILEGE`.
+    pub reason: Spanned<String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RedactWhat {
+    /// `ssn`, `account`, `dob`: a pattern lexrun knows.
+    Kind(Name),
+    /// `pattern "REGEX"`
+    Pattern(Spanned<String>),
+    /// `box "FILE" page N at X, Y, W, H` (points from the page's top-left corner).
+    Box {
+        file: Spanned<String>,
+        page: Spanned<u32>,
+        rect: Spanned<[f64; 4]>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WithholdDecl {
+    pub files: Vec<Spanned<String>>,
+    /// The privilege asserted.
+    pub privilege: Spanned<String>,
+    /// The description for the privilege log.
+    pub because: Option<Spanned<String>>,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

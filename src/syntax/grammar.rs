@@ -26,4 +26,5 @@ pub(crate) enum Block {
     Stage,
     Tool,
     Verify,
+    Production,
 }

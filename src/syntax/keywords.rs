@@ -3,8 +3,20 @@
 
 /// Words that start a top-level declaration.
 pub const TOP: &[&str] = &[
-    "workflow", "matter", "ledger", "use", "pool", "model", "sources", "stage", "tool", "verify",
-    "output", "template", "ruleset",
+    "workflow",
+    "matter",
+    "ledger",
+    "use",
+    "pool",
+    "model",
+    "sources",
+    "stage",
+    "tool",
+    "verify",
+    "output",
+    "template",
+    "ruleset",
+    "production",
 ];
 
 pub const POOL: &[&str] = &[
@@ -59,13 +71,29 @@ pub const STAGE: &[&str] = &[
 
 pub const TOOL: &[&str] = &["reads", "after"];
 
+pub const PRODUCTION: &[&str] = &[
+    "reads",
+    "after",
+    "volume",
+    "bates",
+    "legend",
+    "designate",
+    "redact",
+    "withhold",
+    "natives",
+    "images",
+    "fields",
+];
+
 /// A `verify` block's own settings; the claim kinds ([`super::CLAIM_KINDS`]) come on top.
 pub const VERIFY: &[&str] = &["rules", "on", "judge"];
 
 /// Every setting of every block, once each, in a stable order.
 pub fn settings() -> Vec<&'static str> {
     let mut all: Vec<&'static str> = Vec::new();
-    for list in [POOL, MODEL, SAMPLING, SOURCES, STAGE, TOOL, VERIFY] {
+    for list in [
+        POOL, MODEL, SAMPLING, SOURCES, STAGE, TOOL, VERIFY, PRODUCTION,
+    ] {
         for k in list {
             if !all.contains(k) {
                 all.push(k);

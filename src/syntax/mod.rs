@@ -10,6 +10,7 @@ mod lexical;
 mod limits;
 mod literal;
 mod parse;
+mod production;
 mod recover;
 pub mod test_file;
 

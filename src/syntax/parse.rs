@@ -186,6 +186,7 @@ impl Builder {
             Rule::sources_decl => Item::Sources(self.sources(pair, span)?),
             Rule::stage_decl => Item::Stage(Box::new(self.stage(pair, span)?)),
             Rule::tool_decl => Item::Tool(self.tool(pair, span)?),
+            Rule::production_decl => Item::Tool(self.production(pair, span)?),
             Rule::verify_decl => {
                 let mut it = pair.into_inner();
                 it.next();
@@ -284,39 +285,7 @@ impl Builder {
                 match e.as_rule() {
                     Rule::files_e => d.files.extend(inner.map(|p| self.string(p))),
                     Rule::bates_e => {
-                        let prefix = self.string(inner.next()?);
-                        let mut b = BatesDecl {
-                            prefix,
-                            start: None,
-                            width: None,
-                            suffix: None,
-                            span: espan,
-                        };
-                        for opt in inner {
-                            let mut o = opt.into_inner();
-                            let key = o.next()?;
-                            let val = o.next()?;
-                            let vspan = self.span(&val);
-                            match (key.as_str(), val.as_rule()) {
-                                ("start", Rule::int) => b.start = self.int_u64(val),
-                                ("width", Rule::int) => b.width = self.int_u32(val),
-                                ("suffix", Rule::string) => b.suffix = Some(self.string(val)),
-                                (k, _) => self.err(
-                                    Code::InvalidValue,
-                                    vspan,
-                                    format!(
-                                        "`{k}` in a Bates declaration takes {}",
-                                        if k == "suffix" {
-                                            "a quoted text"
-                                        } else {
-                                            "a whole number"
-                                        }
-                                    ),
-                                    "this value",
-                                    "write it like `bates \"SMITH\" start 1 width 6 suffix \"-C\"`",
-                                ),
-                            }
-                        }
+                        let b = self.bates(inner, espan)?;
                         let f = *first_bates.get_or_insert(espan);
                         self.set(&mut d.bates, b, "bates", espan, f);
                     }
@@ -339,6 +308,48 @@ impl Builder {
             })();
         }
         Some(d)
+    }
+
+    /// `bates "PREFIX" start N width N suffix "S"`, in a `sources` or `production` block.
+    pub(super) fn bates(
+        &mut self,
+        mut inner: pest::iterators::Pairs<Rule>,
+        espan: Span,
+    ) -> Option<BatesDecl> {
+        let prefix = self.string(inner.next()?);
+        let mut b = BatesDecl {
+            prefix,
+            start: None,
+            width: None,
+            suffix: None,
+            span: espan,
+        };
+        for opt in inner {
+            let mut o = opt.into_inner();
+            let key = o.next()?;
+            let val = o.next()?;
+            let vspan = self.span(&val);
+            match (key.as_str(), val.as_rule()) {
+                ("start", Rule::int) => b.start = self.int_u64(val),
+                ("width", Rule::int) => b.width = self.int_u32(val),
+                ("suffix", Rule::string) => b.suffix = Some(self.string(val)),
+                (k, _) => self.err(
+                    Code::InvalidValue,
+                    vspan,
+                    format!(
+                        "`{k}` in a Bates declaration takes {}",
+                        if k == "suffix" {
+                            "a quoted text"
+                        } else {
+                            "a whole number"
+                        }
+                    ),
+                    "this value",
+                    "write it like `bates \"SMITH\" start 1 width 6 suffix \"-C\"`",
+                ),
+            }
+        }
+        Some(b)
     }
 
     pub(super) fn stage(&mut self, pair: Pair<Rule>, span: Span) -> Option<StageDecl> {
@@ -451,6 +462,7 @@ impl Builder {
             reads: Vec::new(),
             after: Vec::new(),
             options: Vec::new(),
+            production: None,
         };
         for e in it {
             let espan = self.span(&e);

@@ -23,6 +23,7 @@ fn block_keys(block: Block) -> Vec<&'static str> {
         Block::Stage => keywords::STAGE.to_vec(),
         Block::Tool => keywords::TOOL.to_vec(),
         Block::Verify => [super::CLAIM_KINDS, keywords::VERIFY].concat(),
+        Block::Production => keywords::PRODUCTION.to_vec(),
     };
     if matches!(block, Block::Model | Block::Stage) {
         keys.extend_from_slice(keywords::SAMPLING);
@@ -38,6 +39,7 @@ fn block_name(block: Block) -> &'static str {
         Block::Stage => "stage",
         Block::Tool => "tool",
         Block::Verify => "verify",
+        Block::Production => "production",
     }
 }
 
@@ -86,6 +88,14 @@ fn expected_form(key: &str) -> &'static str {
         "citations" | "statutes" | "dates" | "amounts" => "write e.g. `citations must appear` (optionally `or flag`)",
         "bates_rule" => "write `bates must exist`",
         "quotes" => "write `quotes must match exactly`",
+        "volume" => "name the volume: `volume \"VOL001\"`",
+        "legend" => "name a designation and its words: `legend aeo \"HIGHLY CONFIDENTIAL – ATTORNEYS' EYES ONLY\"`",
+        "designate" => "give a declared legend and the documents it covers: `designate aeo \"finance/**\"`",
+        "redact" => "write `redact ssn as \"PII\"`, `redact pattern \"ACCT-[0-9]+\" as \"PII\"` or `redact box \"letter.pdf\" page 1 at 72, 90, 200, 14 as \"PRIVILEGE\"`",
+        "withhold" => "write `withhold \"memo/**\" as \"Attorney-Client Privilege\" because \"Advice on the lease\"`",
+        "natives" => "list quoted patterns of documents produced natively: `natives \"**/*.xlsx\"`",
+        "images" => "write `images pdf` or `images tiff`",
+        "fields" => "list load-file fields: `fields BEGBATES, ENDBATES, PGCOUNT`",
         "temperature" | "top_p" | "top_k" | "min_p" | "repeat_penalty" | "seed" | "max_tokens" => {
             "give a number, e.g. `temperature 0.2`"
         }
@@ -130,8 +140,17 @@ fn entry_rule(key: &str, block: Block) -> Option<Rule> {
         (Block::Sources, "ocr") => Rule::ocr_e,
         (Block::Stage, "model") => Rule::model_e,
         (Block::Stage, "prompt") => Rule::prompt_e,
-        (Block::Stage | Block::Tool, "reads") => Rule::reads_e,
-        (Block::Stage | Block::Tool, "after") => Rule::after_e,
+        (Block::Stage | Block::Tool | Block::Production, "reads") => Rule::reads_e,
+        (Block::Stage | Block::Tool | Block::Production, "after") => Rule::after_e,
+        (Block::Production, "volume") => Rule::volume_e,
+        (Block::Production, "bates") => Rule::bates_e,
+        (Block::Production, "legend") => Rule::legend_e,
+        (Block::Production, "designate") => Rule::designate_e,
+        (Block::Production, "redact") => Rule::redact_e,
+        (Block::Production, "withhold") => Rule::withhold_e,
+        (Block::Production, "natives") => Rule::natives_e,
+        (Block::Production, "images") => Rule::images_e,
+        (Block::Production, "fields") => Rule::fields_e,
         (Block::Stage, "when") => Rule::when_e,
         (Block::Stage, "returns") => Rule::returns_e,
         (Block::Stage, "stop") => Rule::stop_e,
@@ -160,6 +179,7 @@ fn decl_rule(word: &str) -> Option<Rule> {
         "output" => Rule::output_decl,
         "template" => Rule::template_decl,
         "ruleset" => Rule::ruleset_decl,
+        "production" => Rule::production_decl,
         _ => return None,
     })
 }
@@ -178,6 +198,9 @@ fn decl_form(word: &str) -> &'static str {
         "output" => "write `output \"affidavit.docx\" from STAGE`",
         "template" => "write `template NAME \"prompts/file.hbs\"`",
         "ruleset" => "write `ruleset NAME { citations must appear … }`",
+        "production" => {
+            "write `production NAME { reads SOURCES  bates \"PREFIX\" start 1 width 7 … }`"
+        }
         _ => "",
     }
 }

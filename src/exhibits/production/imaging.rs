@@ -1,0 +1,440 @@
+//! Turning a document into produced pages. PDFs and images are rasterised at the
+//! production's resolution (`pdftoppm`), their words found in the text layer or, for a scan,
+//! by tesseract; every other kind is set as text from what lexrun reads of it. Redactions are
+//! marked on words (raster pages) or characters (text pages) so the pixels or characters
+//! under them never reach the produced page.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::page::{self, Gray, Label, PxBox, TextPage};
+use super::words;
+use super::{BoxRule, Pattern, ProductionError};
+use crate::sources::limits;
+
+/// A page ready to be written, with what was redacted on it.
+pub struct Prepared {
+    pub body: Body,
+    /// The page's text as produced: every redacted stretch replaced by its label.
+    pub text: String,
+    /// The strings that were redacted, each with its label and whether only a declared box
+    /// (not a pattern) covered it: such a string is looked for on its own page only.
+    pub redacted: Vec<(String, String, bool)>,
+    /// The page was read by OCR (so OCR is how it is read back).
+    pub ocr: bool,
+}
+
+pub enum Body {
+    Raster { img: Gray, labels: Vec<Label> },
+    Text(TextPage),
+}
+
+/// The redactions a page's text gets: byte ranges with their label.
+fn matches(text: &str, patterns: &[Pattern]) -> Vec<(usize, usize, String, usize)> {
+    let mut out = Vec::new();
+    for (i, p) in patterns.iter().enumerate() {
+        for m in super::spans(&p.regex, text) {
+            out.push((m.0, m.1, p.label(), i));
+        }
+    }
+    out.sort_by_key(|m| (m.0, m.1));
+    out
+}
+
+/// Whether the redactions would leave nothing of a page worth producing: then the document
+/// should be withheld, or the pattern narrowed.
+fn whole_page(covered: usize, total: usize) -> bool {
+    total >= 20 && covered * 10 >= total * 9
+}
+
+pub struct Hits<'a> {
+    pub patterns: &'a [Pattern],
+    /// How many times each pattern matched, added to.
+    pub counts: &'a mut Vec<usize>,
+}
+
+/// Text pages from a document's page texts: long lines wrapped, long pages continued.
+pub fn text_pages(
+    name: &str,
+    texts: &[String],
+    hits: &mut Hits,
+    boxes: &[&BoxRule],
+) -> Result<Vec<Prepared>, ProductionError> {
+    let (cols, rows) = page::text_capacity();
+    let mut out = Vec::new();
+    for (pi, t) in texts.iter().enumerate() {
+        let t = t.replace('\r', "").replace('\t', "    ");
+        let ms = matches(&t, hits.patterns);
+        for m in &ms {
+            hits.counts[m.3] += 1;
+        }
+        // Which characters are redacted, by char index, and with which label.
+        let chars: Vec<(usize, char)> = t.char_indices().collect();
+        let mut label_of: Vec<Option<(String, bool)>> = vec![None; chars.len()];
+        for (ci, (bi, c)) in chars.iter().enumerate() {
+            if *c == '\n' {
+                continue;
+            }
+            if let Some(m) = ms.iter().find(|m| m.0 <= *bi && *bi < m.1) {
+                label_of[ci] = Some((m.2.clone(), false));
+            }
+        }
+        let nonblank = chars.iter().filter(|(_, c)| !c.is_whitespace()).count();
+        let covered = chars
+            .iter()
+            .zip(&label_of)
+            .filter(|((_, c), l)| !c.is_whitespace() && l.is_some())
+            .count();
+        if whole_page(covered, nonblank) {
+            return Err(ProductionError::WholePage {
+                document: name.into(),
+                page: pi as u32 + 1,
+            });
+        }
+        // Lay out: lines wrapped at `cols` characters, pages of `rows` lines.
+        let mut lines: Vec<Vec<(char, Option<(String, bool)>)>> = vec![Vec::new()];
+        for ((_, c), l) in chars.iter().zip(label_of) {
+            if *c == '\n' {
+                lines.push(Vec::new());
+                continue;
+            }
+            if lines.last().is_some_and(|l| l.len() >= cols) {
+                lines.push(Vec::new());
+            }
+            if let Some(last) = lines.last_mut() {
+                last.push((*c, l));
+            }
+        }
+        for chunk in lines.chunks(rows.max(1)) {
+            let mut page_lines = Vec::new();
+            let mut produced = String::new();
+            let mut redacted = Vec::new();
+            for (li, line) in chunk.iter().enumerate() {
+                let mut shown = String::new();
+                let mut runs: Vec<(usize, usize, String)> = Vec::new();
+                let mut was = String::new();
+                for (col, (c, l)) in line.iter().enumerate() {
+                    // A box drawn on a text page covers the characters under it.
+                    let boxed = boxes.iter().find(|b| {
+                        b.page as usize == out.len() + 1 && {
+                            let cw = page::TEXT_SIZE * page::COURIER;
+                            let x = page::MARGIN + col as f64 * cw;
+                            let top = page::MARGIN + li as f64 * page::TEXT_LEAD;
+                            let [bx, by, bw, bh] = b.rect;
+                            x + cw > bx
+                                && x < bx + bw
+                                && top + page::TEXT_LEAD > by
+                                && top < by + bh
+                        }
+                    });
+                    let l = l.clone().or_else(|| boxed.map(|b| (b.label(), true)));
+                    match l {
+                        Some((why, from_box)) => {
+                            shown.push(' ');
+                            match runs.last_mut() {
+                                Some(r) if r.1 == col && r.2 == why => {
+                                    r.1 = col + 1;
+                                }
+                                _ => runs.push((col, col + 1, why.clone())),
+                            }
+                            was.push(*c);
+                            if col + 1 == line.len()
+                                || line
+                                    .get(col + 1)
+                                    .is_none_or(|n| n.1.as_ref().map(|x| &x.0) != Some(&why))
+                            {
+                                redacted.push((std::mem::take(&mut was), why, from_box));
+                            }
+                        }
+                        None => shown.push(*c),
+                    }
+                }
+                // The text file: each redacted run as its label.
+                let mut text_line = String::new();
+                let mut col = 0;
+                for r in &runs {
+                    let before: String = line[col..r.0].iter().map(|x| x.0).collect();
+                    text_line.push_str(&before);
+                    text_line.push_str(&format!("[{}]", r.2));
+                    col = r.1;
+                }
+                let rest: String = line[col.min(line.len())..].iter().map(|x| x.0).collect();
+                text_line.push_str(&rest);
+                produced.push_str(&text_line);
+                produced.push('\n');
+                page_lines.push((shown, runs));
+            }
+            redacted.retain(|(s, _, _)| !s.trim().is_empty());
+            out.push(Prepared {
+                body: Body::Text(TextPage { lines: page_lines }),
+                text: produced,
+                redacted,
+                ocr: false,
+            });
+        }
+    }
+    if out.is_empty() {
+        out.push(Prepared {
+            body: Body::Text(TextPage { lines: Vec::new() }),
+            text: String::new(),
+            redacted: Vec::new(),
+            ocr: false,
+        });
+    }
+    Ok(out)
+}
+
+fn tool_err(document: &str, e: limits::ToolError) -> ProductionError {
+    ProductionError::Unimageable {
+        document: document.into(),
+        why: e.to_string(),
+    }
+}
+
+/// Pages of a PDF (or of an image, made a PDF by tesseract first), rasterised, with their
+/// redactions blacked out in the pixels.
+#[allow(clippy::too_many_arguments)]
+pub fn raster_pages(
+    name: &str,
+    pdf: &Path,
+    image: bool,
+    work: &Path,
+    dpi: u32,
+    lang: &str,
+    hits: &mut Hits,
+    boxes: &[&BoxRule],
+) -> Result<Vec<Prepared>, ProductionError> {
+    std::fs::create_dir_all(work).map_err(|e| ProductionError::Io(work.to_path_buf(), e))?;
+    let mut pdf = pdf.to_path_buf();
+    if image {
+        // tesseract writes the image as a PDF page at its resolution, with its words.
+        let base = work.join("image");
+        limits::run(
+            "tesseract",
+            Command::new("tesseract")
+                .arg(&pdf)
+                .arg(&base)
+                .args(["--dpi", "300", "-l", lang, "pdf"]),
+            work,
+        )
+        .map_err(|e| tool_err(name, e))?;
+        pdf = base.with_extension("pdf");
+    }
+    let layout = work.join("words.html");
+    limits::run(
+        "pdftotext",
+        Command::new("pdftotext")
+            .arg("-bbox-layout")
+            .arg(&pdf)
+            .arg(&layout),
+        work,
+    )
+    .map_err(|e| tool_err(name, e))?;
+    let html =
+        std::fs::read_to_string(&layout).map_err(|e| ProductionError::Io(layout.clone(), e))?;
+    let pages = words::from_bbox_layout(&html, dpi as f64);
+    let prefix = work.join("page");
+    limits::run(
+        "pdftoppm",
+        Command::new("pdftoppm")
+            .args(["-gray", "-r", &dpi.to_string()])
+            .arg(&pdf)
+            .arg(&prefix),
+        work,
+    )
+    .map_err(|e| tool_err(name, e))?;
+    let mut rasters: Vec<PathBuf> = std::fs::read_dir(work)
+        .map_err(|e| ProductionError::Io(work.to_path_buf(), e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pgm"))
+        .collect();
+    rasters.sort_by_key(|p| {
+        p.file_stem()
+            .and_then(|s| s.to_str())
+            .and_then(|s| s.rsplit('-').next())
+            .and_then(|n| n.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    if rasters.len() != pages.len() || rasters.is_empty() {
+        return Err(ProductionError::Unimageable {
+            document: name.into(),
+            why: format!(
+                "{} pages rendered of the {} its text layer has",
+                rasters.len(),
+                pages.len()
+            ),
+        });
+    }
+    if let Some(b) = boxes.iter().find(|b| b.page as usize > rasters.len()) {
+        return Err(ProductionError::BoxOutside {
+            document: name.into(),
+            page: b.page,
+            rect: b.rect,
+            size: (0.0, 0.0),
+        });
+    }
+    let k = dpi as f64 / 72.0;
+    let mut out = Vec::new();
+    for (i, (raster, (pw, ph, layer))) in rasters.iter().zip(pages).enumerate() {
+        let bytes = std::fs::read(raster).map_err(|e| ProductionError::Io(raster.clone(), e))?;
+        let _ = std::fs::remove_file(raster);
+        let mut img = Gray::from_pgm(&bytes).ok_or_else(|| ProductionError::Unimageable {
+            document: name.into(),
+            why: format!("pdftoppm wrote no readable image of page {}", i + 1),
+        })?;
+        // A page without a text layer is a scan: its words come from OCR of the raster.
+        let (words, ocr) = if layer.iter().all(|w| w.text.trim().is_empty()) {
+            let pgm = work.join(format!("ocr-{}.pgm", i + 1));
+            std::fs::write(&pgm, img.to_pgm()).map_err(|e| ProductionError::Io(pgm.clone(), e))?;
+            let base = work.join(format!("ocr-{}", i + 1));
+            limits::run(
+                "tesseract",
+                Command::new("tesseract").arg(&pgm).arg(&base).args([
+                    "--dpi",
+                    &dpi.to_string(),
+                    "-l",
+                    lang,
+                    "tsv",
+                ]),
+                work,
+            )
+            .map_err(|e| tool_err(name, e))?;
+            let tsv_path = base.with_extension("tsv");
+            let tsv = std::fs::read_to_string(&tsv_path).unwrap_or_default();
+            let _ = std::fs::remove_file(&pgm);
+            (words::from_tsv(&tsv), true)
+        } else {
+            (layer, image)
+        };
+        let joined = words::join(&words);
+        let ms = matches(&joined.text, hits.patterns);
+        for m in &ms {
+            hits.counts[m.3] += 1;
+        }
+        let mut label_of: Vec<Option<String>> = vec![None; words.len()];
+        for (wi, (a, b)) in joined.ranges.iter().enumerate() {
+            if let Some(m) = ms.iter().find(|m| m.0 < *b && *a < m.1) {
+                label_of[wi] = Some(m.2.clone());
+            }
+        }
+        let covered = label_of.iter().filter(|l| l.is_some()).count();
+        let chars: usize = words.iter().map(|w| w.text.chars().count()).sum();
+        let covered_chars: usize = words
+            .iter()
+            .zip(&label_of)
+            .filter(|(_, l)| l.is_some())
+            .map(|(w, _)| w.text.chars().count())
+            .sum();
+        if covered > 0 && whole_page(covered_chars, chars) {
+            return Err(ProductionError::WholePage {
+                document: name.into(),
+                page: i as u32 + 1,
+            });
+        }
+        let mut labels = Vec::new();
+        let mut redacted = Vec::new();
+        let mut px_boxes: Vec<(PxBox, String)> = Vec::new();
+        // Adjacent words under one label on one line make one box.
+        for (wi, w) in words.iter().enumerate() {
+            let Some(why) = &label_of[wi] else { continue };
+            let joins =
+                wi > 0 && label_of[wi - 1].as_ref() == Some(why) && words[wi - 1].line == w.line;
+            match px_boxes.last_mut() {
+                Some((b, _)) if joins => {
+                    b.x0 = b.x0.min(w.bx.x0);
+                    b.y0 = b.y0.min(w.bx.y0);
+                    b.x1 = b.x1.max(w.bx.x1);
+                    b.y1 = b.y1.max(w.bx.y1);
+                }
+                _ => px_boxes.push((w.bx, why.clone())),
+            }
+        }
+        for m in &ms {
+            redacted.push((joined.text[m.0..m.1].to_string(), m.2.clone(), false));
+        }
+        // Declared boxes, in points from the page's top-left corner.
+        let (pw_px, ph_px) = (img.w as f64 / k, img.h as f64 / k);
+        let (pw, ph) = if pw > 0.0 { (pw, ph) } else { (pw_px, ph_px) };
+        for b in boxes.iter().filter(|b| b.page as usize == i + 1) {
+            let [x, y, w, h] = b.rect;
+            if x + w > pw + 0.5 || y + h > ph + 0.5 {
+                return Err(ProductionError::BoxOutside {
+                    document: name.into(),
+                    page: b.page,
+                    rect: b.rect,
+                    size: (pw, ph),
+                });
+            }
+            let bx = PxBox {
+                x0: (x * k) as usize,
+                y0: (y * k) as usize,
+                x1: ((x + w) * k).ceil() as usize,
+                y1: ((y + h) * k).ceil() as usize,
+            };
+            // Words under a declared box are redacted text too.
+            for (wi, wd) in words.iter().enumerate() {
+                let o = wd.bx;
+                if o.x0 < bx.x1 && bx.x0 < o.x1 && o.y0 < bx.y1 && bx.y0 < o.y1 {
+                    if label_of[wi].is_none() {
+                        redacted.push((wd.text.clone(), b.label(), true));
+                    }
+                    label_of[wi] = Some(b.label());
+                }
+            }
+            px_boxes.push((bx, b.label()));
+        }
+        let pad = (dpi as usize) / 100;
+        for (b, why) in &px_boxes {
+            let b = PxBox {
+                x0: b.x0.saturating_sub(pad),
+                y0: b.y0.saturating_sub(pad),
+                x1: (b.x1 + pad).min(img.w),
+                y1: (b.y1 + pad).min(img.h),
+            };
+            img.fill(b);
+            // The label sits on the box, in points from the page's bottom-left corner.
+            labels.push(Label {
+                x: b.x0 as f64 / k,
+                y: (img.h - b.y1) as f64 / k,
+                w: (b.x1 - b.x0) as f64 / k,
+                h: (b.y1 - b.y0) as f64 / k,
+                text: why.clone(),
+            });
+        }
+        // The produced text: words, with each redacted run as its label.
+        let mut text = String::new();
+        let mut last_line = None;
+        for (wi, w) in words.iter().enumerate() {
+            let same = last_line == Some(w.line);
+            match &label_of[wi] {
+                Some(why) => {
+                    let continues = wi > 0 && same && label_of[wi - 1].as_ref() == Some(why);
+                    if continues {
+                        continue;
+                    }
+                    if last_line.is_some() {
+                        text.push(if same { ' ' } else { '\n' });
+                    }
+                    text.push_str(&format!("[{why}]"));
+                }
+                None => {
+                    if last_line.is_some() {
+                        text.push(if same { ' ' } else { '\n' });
+                    }
+                    text.push_str(&w.text);
+                }
+            }
+            last_line = Some(w.line);
+        }
+        text.push('\n');
+        redacted.retain(|(s, _, _)| !s.trim().is_empty());
+        out.push(Prepared {
+            body: Body::Raster { img, labels },
+            text,
+            redacted,
+            ocr,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,18 @@
+// expect: E110 at line 16
+// A designation that no legend declares (a typo of `aeo`).
+workflow production "Plaintiff's first production"
+
+sources collected {
+  files "maria-rivera/**"
+}
+
+production vol001 {
+  reads     collected
+  volume    "VOL001"
+  bates     "RIVERA" start 1 width 7
+  legend    confidential "CONFIDENTIAL"
+  legend    aeo "HIGHLY CONFIDENTIAL – ATTORNEYS' EYES ONLY"
+  designate confidential "maria-rivera/**"
+  designate aoe "maria-rivera/finance/**"
+  redact    ssn as "PII"
+}
