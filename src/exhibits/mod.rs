@@ -1,4 +1,5 @@
-//! Exhibits on CPU: Bates stamping (`bates`) and binding with an exhibit index (`merge`).
+//! Exhibits on CPU: Bates stamping (`bates`), binding with an exhibit index (`merge`), and
+//! production volumes with load files, legends and burned-in redactions (`production`).
 //! Needs no model and no GPU; pages are read through `sources`.
 
 pub mod bates;

@@ -29,6 +29,10 @@ pub enum Body {
     Text(TextPage),
 }
 
+/// A character of a text page, and the label it is redacted under (and whether only a
+/// declared box covers it).
+type Cell = (char, Option<(String, bool)>);
+
 /// The redactions a page's text gets: byte ranges with their label.
 fn matches(text: &str, patterns: &[Pattern]) -> Vec<(usize, usize, String, usize)> {
     let mut out = Vec::new();
@@ -92,7 +96,7 @@ pub fn text_pages(
             });
         }
         // Lay out: lines wrapped at `cols` characters, pages of `rows` lines.
-        let mut lines: Vec<Vec<(char, Option<(String, bool)>)>> = vec![Vec::new()];
+        let mut lines: Vec<Vec<Cell>> = vec![Vec::new()];
         for ((_, c), l) in chars.iter().zip(label_of) {
             if *c == '\n' {
                 lines.push(Vec::new());

@@ -148,15 +148,9 @@ pub enum ProductionError {
     },
     #[error("`{document}` is to be produced natively but holds text to redact ({what}); drop it from `natives` to produce it imaged and redacted, or withhold it")]
     NativeRedaction { document: String, what: String },
-    #[error("Bates numbers {first}–{last} of volume {volume} are already used by volume {earlier} ({earlier_first}–{earlier_last}); start after {earlier_last}, or leave out `start` to continue the numbering")]
-    Collision {
-        volume: String,
-        first: String,
-        last: String,
-        earlier: String,
-        earlier_first: String,
-        earlier_last: String,
-    },
+    /// Bates numbers an earlier volume already used (the message says which).
+    #[error("{0}")]
+    Collision(String),
     #[error("nothing to produce: every collected document is withheld or an exception")]
     Empty,
     #[error("the volume failed its re-reading and was not written:\n  {}", .0.join("\n  "))]
@@ -555,14 +549,16 @@ pub fn produce(
     let (first, last) = (start, n - 1);
     for v in &others {
         if first <= v.last && v.first <= last {
-            return Err(ProductionError::Collision {
-                volume: spec.volume.clone(),
-                first: spec.number(first),
-                last: spec.number(last),
-                earlier: v.volume.clone(),
-                earlier_first: spec.number(v.first),
-                earlier_last: spec.number(v.last),
-            });
+            return Err(ProductionError::Collision(format!(
+                "Bates numbers {}–{} of volume {} are already used by volume {} ({}–{}); start after {}, or leave out `start` to continue the numbering",
+                spec.number(first),
+                spec.number(last),
+                spec.volume,
+                v.volume,
+                spec.number(v.first),
+                spec.number(v.last),
+                spec.number(v.last),
+            )));
         }
     }
     // Build the volume in a staging folder beside its destination.

@@ -119,9 +119,12 @@ pub struct Stamps<'a> {
     pub legend: &'a str,
 }
 
+/// Characters `from..to` of a line, blacked out and labelled.
+pub type Run = (usize, usize, String);
+
 /// A page of Courier text: lines with, for each, the character ranges to black out.
 pub struct TextPage {
-    pub lines: Vec<(String, Vec<(usize, usize, String)>)>,
+    pub lines: Vec<(String, Vec<Run>)>,
 }
 
 pub const TEXT_SIZE: f64 = 9.0;
@@ -233,7 +236,7 @@ fn write_pdf(w: f64, h: f64, content: &[u8], image: Option<(usize, usize, Vec<u8
     let mut offsets = Vec::new();
     let mut obj = |out: &mut Vec<u8>, body: &[u8]| {
         offsets.push(out.len());
-        let _ = write!(out, "{} 0 obj\n", offsets.len());
+        let _ = writeln!(out, "{} 0 obj", offsets.len());
         out.extend_from_slice(body);
         out.extend_from_slice(b"\nendobj\n");
     };
@@ -278,7 +281,7 @@ fn write_pdf(w: f64, h: f64, content: &[u8], image: Option<(usize, usize, Vec<u8
     let xref = out.len();
     let _ = write!(out, "xref\n0 {}\n0000000000 65535 f \n", offsets.len() + 1);
     for o in &offsets {
-        let _ = write!(out, "{o:010} 00000 n \n");
+        let _ = writeln!(out, "{o:010} 00000 n ");
     }
     let _ = write!(
         out,
