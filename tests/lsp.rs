@@ -416,3 +416,237 @@ fn the_vscode_extension_starts_its_server_and_follows_its_setting() {
     );
     assert!(out.contains("diagnostic E010 at line 12"), "{out}");
 }
+
+fn framed(body: &str) -> Vec<u8> {
+    format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+}
+
+/// Messages that are not messages, each answered with the protocol's error (and `id: null`),
+/// after which the server goes on answering: a hover right after each is answered.
+#[test]
+fn every_malformed_message_is_answered_and_the_server_goes_on() {
+    let (u, text) = affidavit();
+    let huge_line = format!("X-Filler: {}\r\n\r\n{{}}", "y".repeat(10_000));
+    let cases: Vec<(&str, Vec<u8>, i64)> = vec![
+        (
+            "invalid JSON",
+            framed("{\"jsonrpc\": \"2.0\", \"method\""),
+            -32700,
+        ),
+        (
+            "a truncated object",
+            framed("{\"jsonrpc\":\"2.0\",\"id\":9,"),
+            -32700,
+        ),
+        (
+            "Content-Length: abc",
+            b"Content-Length: abc\r\n\r\n{}".to_vec(),
+            -32700,
+        ),
+        (
+            "a negative length",
+            b"Content-Length: -5\r\n\r\n{}".to_vec(),
+            -32700,
+        ),
+        (
+            "an absurd length",
+            b"Content-Length: 18446744073709551615\r\n\r\n{}".to_vec(),
+            -32700,
+        ),
+        (
+            "a length past u64",
+            b"Content-Length: 99999999999999999999999999\r\n\r\n{}".to_vec(),
+            -32700,
+        ),
+        (
+            "a length over the limit",
+            b"Content-Length: 1073741824\r\n\r\n{}".to_vec(),
+            -32700,
+        ),
+        (
+            "a missing header",
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"initialized\"}\r\n".to_vec(),
+            -32700,
+        ),
+        (
+            "headers without Content-Length",
+            b"Content-Type: application/vscode-jsonrpc\r\n\r\n{}".to_vec(),
+            -32700,
+        ),
+        (
+            "a short length",
+            b"Content-Length: 12\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"initialized\"}".to_vec(),
+            -32700,
+        ),
+        ("an empty body", framed(""), -32700),
+        ("a header line of 10 kB", huge_line.into_bytes(), -32700),
+        ("deep nesting", framed(&"[".repeat(100_000)), -32700),
+        (
+            "invalid UTF-8",
+            {
+                let mut b = b"Content-Length: 4\r\n\r\n".to_vec();
+                b.extend_from_slice(&[b'"', 0xff, 0xfe, b'"']);
+                b
+            },
+            -32700,
+        ),
+        (
+            "a JSON array (a batch)",
+            framed("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"shutdown\"}]"),
+            -32600,
+        ),
+        ("an empty array", framed("[]"), -32600),
+        ("a number", framed("42"), -32600),
+        ("a string", framed("\"hello\""), -32600),
+        ("null", framed("null"), -32600),
+        (
+            "an object that is no message",
+            framed("{\"jsonrpc\":\"2.0\"}"),
+            -32600,
+        ),
+        (
+            "a method that is a number",
+            framed("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":7}"),
+            -32600,
+        ),
+        (
+            "an id that is an object",
+            framed("{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"textDocument/hover\"}"),
+            -32600,
+        ),
+    ];
+    let (mut c, _) = Client::start(EXE);
+    c.open(&u, &text);
+    c.diagnostics(&u, Some(1));
+    for (what, bytes, code) in &cases {
+        c.raw(bytes);
+        let answer = c.next();
+        assert_eq!(answer["error"]["code"], *code, "{what}: {answer}");
+        // The id, when the message had a valid one; else null.
+        let id = if *what == "a method that is a number" {
+            json!(5)
+        } else {
+            Value::Null
+        };
+        assert_eq!(answer["id"], id, "{what}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.len() > 10),
+            "{what}: {answer}"
+        );
+        // The server reads on.
+        let h = hover_text(&mut c, &u, position(&text, "model   drafter", 0, 9));
+        assert!(h.contains("GiB"), "{what}: then hover gave {h:?}");
+    }
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn an_escaped_lone_surrogate_in_a_document_is_read_as_a_replacement_character() {
+    let (u, text) = affidavit();
+    let (mut c, _) = Client::start(EXE);
+    let marked = text.replacen(
+        "workflow affidavit",
+        "// note: SURROGATE\nworkflow affidavit",
+        1,
+    );
+    let body = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": u, "languageId": "lex", "version": 1, "text": marked}}})
+    .to_string()
+    .replace("SURROGATE", "half \\ud83d of an emoji");
+    c.raw(&framed(&body));
+    let d = c.diagnostics(&u, Some(1));
+    assert!(errors(&d).is_empty(), "{d:?}");
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn the_lifecycle_is_the_protocols() {
+    // Requests before `initialize` are answered -32002; notifications are dropped.
+    let mut c = Client::spawn(EXE, &["--stdio"]);
+    let (u, text) = affidavit();
+    c.open(&u, &text);
+    let e = c
+        .request_raw(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 0}}),
+        )
+        .unwrap_err();
+    assert_eq!(e["code"], -32002, "{e}");
+    let caps = c.initialize();
+    assert_eq!(caps["textDocumentSync"], 2, "incremental sync: {caps}");
+    // A second `initialize` is refused; the server goes on.
+    let e = c
+        .request_raw("initialize", json!({"processId": null, "capabilities": {}}))
+        .unwrap_err();
+    assert_eq!(e["code"], -32600, "{e}");
+    let e = c.request_raw("lexrun/nothing", json!({})).unwrap_err();
+    assert_eq!(e["code"], -32601, "{e}");
+    // A request before `initialized` is answered (the server is initialized once it has
+    // answered `initialize`).
+    let mut early = Client::spawn(EXE, &[]);
+    early.request("initialize", json!({"processId": null, "capabilities": {}}));
+    early.open(&u, &text);
+    let h = hover_text(&mut early, &u, position(&text, "model   drafter", 0, 9));
+    assert!(h.contains("GiB"), "{h}");
+    // `exit` without `shutdown` exits 1.
+    early.notify("exit", Value::Null);
+    assert_eq!(early.exit_status().code(), Some(1));
+    // After `shutdown`, requests are refused and `exit` exits 0.
+    c.request("shutdown", Value::Null);
+    let e = c.request_raw("textDocument/hover", json!({})).unwrap_err();
+    assert_eq!(e["code"], -32600, "{e}");
+    c.notify("exit", Value::Null);
+    assert_eq!(c.exit_status().code(), Some(0));
+    // Input that ends without `exit`: 1 before `shutdown`, 0 after.
+    let mut c = Client::spawn(EXE, &[]);
+    c.initialize();
+    assert_eq!(c.close_input().code(), Some(1));
+    let mut c = Client::spawn(EXE, &[]);
+    c.initialize();
+    c.request("shutdown", Value::Null);
+    assert_eq!(c.close_input().code(), Some(0));
+}
+
+#[test]
+fn the_transport_flags_of_editors_clients_are_understood() {
+    // `--stdio` and `--clientProcessId` are what vscode-languageclient passes.
+    let pid = std::process::id().to_string();
+    let mut c = Client::spawn(EXE, &["--stdio", &format!("--clientProcessId={pid}")]);
+    c.initialize();
+    assert!(c.shutdown().success());
+    // Node IPC is refused with what to use instead.
+    let o = std::process::Command::new(EXE)
+        .args(["lsp", "--node-ipc"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("--stdio"), "{e}");
+    // A socket the editor listens on.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut child = std::process::Command::new(EXE)
+        .args(["lsp", &format!("--socket={port}")])
+        .spawn()
+        .unwrap();
+    let (mut s, _) = listener.accept().unwrap();
+    use std::io::{Read, Write};
+    s.write_all(&framed(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#,
+    ))
+    .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("capabilities") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "the server closed the socket");
+        got.extend_from_slice(&buf[..n]);
+    }
+    s.write_all(&framed(r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#))
+        .unwrap();
+    s.write_all(&framed(r#"{"jsonrpc":"2.0","method":"exit"}"#))
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

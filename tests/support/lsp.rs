@@ -16,7 +16,7 @@ const PATIENCE: Duration = Duration::from_secs(20);
 
 pub struct Client {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     incoming: Receiver<Value>,
     next_id: i64,
     /// Notifications seen while waiting for something else, oldest first.
@@ -27,8 +27,26 @@ impl Client {
     /// Starts the server and completes the `initialize` handshake; returns the client and
     /// the server's capabilities.
     pub fn start(exe: &str) -> (Client, Value) {
+        let mut c = Client::spawn(exe, &[]);
+        let caps = c.initialize();
+        (c, caps)
+    }
+
+    /// `initialize` and `initialized`; the server's capabilities.
+    pub fn initialize(&mut self) -> Value {
+        let caps = self.request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {}}),
+        );
+        self.notify("initialized", json!({}));
+        caps["capabilities"].clone()
+    }
+
+    /// Starts `lexrun lsp ARGS…` without saying anything to it.
+    pub fn spawn(exe: &str, args: &[&str]) -> Client {
         let mut child = Command::new(exe)
             .arg("lsp")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -45,19 +63,43 @@ impl Client {
                 }
             }
         });
-        let mut c = Client {
+        Client {
             child,
-            stdin,
+            stdin: Some(stdin),
             incoming: rx,
             next_id: 1,
             notifications: Vec::new(),
-        };
-        let caps = c.request(
-            "initialize",
-            json!({"processId": null, "rootUri": null, "capabilities": {}}),
-        );
-        c.notify("initialized", json!({}));
-        (c, caps["capabilities"].clone())
+        }
+    }
+
+    /// Writes bytes as they are, headers and all.
+    pub fn raw(&mut self, bytes: &[u8]) {
+        let w = self.stdin.as_mut().expect("input open");
+        w.write_all(bytes).expect("write");
+        w.flush().expect("flush");
+    }
+
+    /// The next message from the server, whatever it is.
+    pub fn next(&mut self) -> Value {
+        self.recv()
+    }
+
+    /// Waits for the server to exit on its own and returns its status.
+    pub fn exit_status(mut self) -> std::process::ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().expect("wait") {
+                return s;
+            }
+            assert!(start.elapsed() < PATIENCE, "lexrun lsp did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Closes the server's input.
+    pub fn close_input(mut self) -> std::process::ExitStatus {
+        self.stdin = None;
+        self.exit_status()
     }
 
     pub fn notify(&mut self, method: &str, params: Value) {
@@ -150,8 +192,9 @@ impl Client {
 
     fn send(&mut self, msg: &Value) {
         let body = msg.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
-        self.stdin.flush().expect("flush");
+        let w = self.stdin.as_mut().expect("input open");
+        write!(w, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
+        w.flush().expect("flush");
     }
 
     fn recv(&mut self) -> Value {
