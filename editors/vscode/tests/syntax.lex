@@ -86,3 +86,41 @@ verify figures against client {
 /* a block
    comment */
 // <-- comment.block.lex
+
+model big on board_a {
+  params 30.5B  active 3B
+//^^^^^^ variable.other.property.lex
+//       ^^^^ constant.numeric.lex
+//           ^ keyword.other.unit.lex
+//              ^^^^^^ variable.other.property.lex
+//                     ^ constant.numeric.lex
+//                      ^ keyword.other.unit.lex
+  params 122B
+//       ^^^ constant.numeric.lex
+//          ^ keyword.other.unit.lex
+  weights 35B
+//        ^^ constant.numeric.lex
+//          ^ keyword.other.unit.lex
+  weights 70.6 GB
+//        ^^^^ constant.numeric.lex
+//             ^^ keyword.other.unit.lex
+}
+
+pool typing {
+  api_key "KEY"
+//^^^^^^^ variable.other.property.lex
+}
+
+stage
+// <----- storage.type.lex
+
+stage s {
+  prompt "Summarise {{#if grounds}}{{claims.0}}{{else}}nothing{{/if}} {{! a note }}"
+//                  ^^ punctuation.definition.tag.begin.handlebars
+//                    ^ keyword.control.handlebars
+//                     ^^ keyword.control.handlebars
+//                        ^^^^^^^ variable.other.handlebars
+//                               ^^ punctuation.definition.tag.end.handlebars
+//                                               ^^^^ keyword.control.handlebars
+//                                                                    ^^^^^^^^^^^^^ comment.block.handlebars
+}
