@@ -650,3 +650,57 @@ fn the_transport_flags_of_editors_clients_are_understood() {
         .unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn symbols_and_a_one_click_fix_for_a_misspelt_name() {
+    let (mut c, caps) = Client::start(EXE);
+    assert_eq!(caps["documentSymbolProvider"], true, "{caps}");
+    let (u, text) = affidavit();
+    c.open(&u, &text);
+    c.diagnostics(&u, Some(1));
+    let syms = c.request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": u}}),
+    );
+    let names: Vec<&str> = syms
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"draft") || names.len() > 3, "{names:?}");
+    assert!(
+        syms.as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["location"]["uri"] == u),
+        "only the document's own: {syms}"
+    );
+    // Workspace symbols reach into the imports (the cluster's pools).
+    let ws = c.request("workspace/symbol", json!({"query": "board"}));
+    let ws = ws.as_array().unwrap();
+    assert!(
+        ws.iter().any(|s| s["location"]["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("lib/cluster.lex")),
+        "{ws:?}"
+    );
+    // `drafterr`: the fix `drafter` in one click.
+    let broken = text.replace("model   drafter", "model   drafterr");
+    c.change(&u, 2, &broken);
+    c.diagnostics(&u, Some(2));
+    let at = position(&broken, "drafterr", 0, 3);
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": u}, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}),
+    );
+    let a = &actions[0];
+    assert_eq!(a["kind"], "quickfix", "{actions}");
+    assert_eq!(a["isPreferred"], true);
+    let edit = &a["edit"]["changes"][u.as_str()][0];
+    assert_eq!(edit["newText"], "drafter", "{a}");
+    assert_eq!(edit["range"]["start"], position(&broken, "drafterr", 0, 0));
+    assert_eq!(edit["range"]["end"], position(&broken, "drafterr", 0, 8));
+    assert!(c.shutdown().success());
+}

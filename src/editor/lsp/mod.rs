@@ -33,8 +33,9 @@ use lsp_types::notification::{
     Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
-    Completion, Formatting, GotoDefinition, HoverRequest, PrepareRenameRequest, References, Rename,
-    Request as _, SemanticTokensFullRequest,
+    CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
+    PrepareRenameRequest, References, Rename, Request as _, SemanticTokensFullRequest,
+    WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CompletionOptions, GotoDefinitionResponse, OneOf, PrepareRenameResponse,
@@ -119,6 +120,14 @@ fn capabilities() -> ServerCapabilities {
             ..Default::default()
         }),
         document_formatting_provider: Some(OneOf::Left(true)),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        workspace_symbol_provider: Some(OneOf::Left(true)),
+        code_action_provider: Some(lsp_types::CodeActionProviderCapability::Options(
+            lsp_types::CodeActionOptions {
+                code_action_kinds: Some(vec![lsp_types::CodeActionKind::QUICKFIX]),
+                ..Default::default()
+            },
+        )),
         semantic_tokens_provider: Some(SemanticTokensServerCapabilities::SemanticTokensOptions(
             SemanticTokensOptions {
                 legend: SemanticTokensLegend {
@@ -669,6 +678,31 @@ impl Server {
                     lsp_types::Range::new(lsp_types::Position::new(0, 0), end),
                     formatted,
                 )])
+            }),
+            DocumentSymbolRequest::METHOD => self.with::<DocumentSymbolRequest>(req, |s, p| {
+                let uri = p.text_document.uri;
+                let a = s.doc(&uri)?.analysis.as_ref()?;
+                Some(lsp_types::DocumentSymbolResponse::Flat(
+                    features::document_symbols(a, &uri),
+                ))
+            }),
+            WorkspaceSymbolRequest::METHOD => self.with::<WorkspaceSymbolRequest>(req, |s, p| {
+                let uris: Vec<Url> = s.docs.keys().cloned().collect();
+                for u in &uris {
+                    s.refresh(u);
+                }
+                let docs = s
+                    .docs
+                    .iter()
+                    .filter_map(|(u, d)| Some((u, d.analysis.as_ref()?)));
+                Some(lsp_types::WorkspaceSymbolResponse::Flat(
+                    features::workspace_symbols(docs, &p.query),
+                ))
+            }),
+            CodeActionRequest::METHOD => self.with::<CodeActionRequest>(req, |s, p| {
+                let uri = p.text_document.uri;
+                let a = s.doc(&uri)?.analysis.as_ref()?;
+                Some(features::code_actions(a, &uri, p.range))
             }),
             SemanticTokensFullRequest::METHOD => {
                 self.with::<SemanticTokensFullRequest>(req, |s, p| {

@@ -4,6 +4,7 @@
 mod complete;
 mod hover;
 mod navigate;
+mod symbols;
 mod tokens;
 
 use lsp_types::Url;
@@ -13,6 +14,7 @@ use super::analysis::file_url;
 pub use complete::completion;
 pub use hover::hover;
 pub use navigate::{definition, references, rename, rename_target};
+pub use symbols::{code_actions, document_symbols, workspace_symbols};
 pub use tokens::{semantic_tokens, TOKEN_TYPES};
 
 /// The word (letters, digits, `_` and `.`) around a byte offset.
