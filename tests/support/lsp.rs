@@ -176,6 +176,14 @@ impl Client {
         );
     }
 
+    /// An incremental change: `changes` is the protocol's `contentChanges` array.
+    pub fn change_ranges(&mut self, uri: &str, version: i64, changes: Value) {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}),
+        );
+    }
+
     /// `shutdown`, `exit`, and the process's exit status.
     pub fn shutdown(mut self) -> std::process::ExitStatus {
         self.request("shutdown", Value::Null);
