@@ -9,6 +9,7 @@
 //! a number (`La.App. 1 Cir.`) the longer reading wins. Words shaped like a reporter that the
 //! catalogue does not know come back as [`Cite::Unknown`], so the verifier can fail closed.
 
+mod editions;
 mod shape;
 
 pub use shape::citation_shaped;
@@ -102,6 +103,11 @@ pub fn scan(text: &str, allowed: &Allowed) -> Vec<Found> {
         if e - s > 4 || !volume_may_start(text, s) {
             continue;
         }
+        if let Some(found) = editions::dashed_at(text, s, e) {
+            i = found.end;
+            out.push(found);
+            continue;
+        }
         // Most numbers in prose are followed by punctuation or an ordinary word: a reporter
         // starts with a capital, a bracket, or one of the catalogue's few lower-case spellings.
         let next = b[e..]
@@ -123,11 +129,11 @@ pub fn scan(text: &str, allowed: &Allowed) -> Vec<Found> {
         let Ok(volume) = text[s..e].parse::<u32>() else {
             continue;
         };
-        let words = words_after(text, e);
+        let (words, broken) = words_after(text, e);
         if words.len() < 2 {
             continue;
         }
-        if let Some(found) = read_cite(text, s, volume, &words, allowed) {
+        if let Some(found) = read_cite(text, s, volume, &words, &broken, allowed) {
             // A recognised citation is consumed whole; anything else may still hold one.
             if !matches!(found.cite, Cite::Unknown { .. }) {
                 i = found.end.max(e);
@@ -135,6 +141,8 @@ pub fn scan(text: &str, allowed: &Allowed) -> Vec<Found> {
             out.push(found);
         }
     }
+    out.extend(editions::lettered(text));
+    out.sort_by_key(|f| f.start);
     out
 }
 
@@ -153,11 +161,14 @@ fn volume_may_start(text: &str, s: usize) -> bool {
     }
 }
 
-/// The words after a volume: byte spans of whitespace-separated tokens, at most one line
-/// break between two of them.
-fn words_after(text: &str, mut p: usize) -> Vec<(usize, usize)> {
+/// The words after a volume: byte spans of whitespace-separated tokens, and whether a blank
+/// line (a page break or a paragraph in PDF text) comes before any of them. A citation that
+/// a page break splits (`434\n\n\nA.2d 1372`) is rejoined, but only where the words after the
+/// break are a reporter the catalogue knows.
+fn words_after(text: &str, mut p: usize) -> (Vec<(usize, usize)>, Vec<bool>) {
     let b = text.as_bytes();
     let mut words = Vec::new();
+    let mut broken = Vec::new();
     while words.len() <= MAX_WORDS {
         let ws = p;
         let mut newlines = 0;
@@ -165,7 +176,7 @@ fn words_after(text: &str, mut p: usize) -> Vec<(usize, usize)> {
             newlines += usize::from(b[p] == b'\n');
             p += 1;
         }
-        if p == ws || newlines > 1 || p - ws > 6 || p >= b.len() {
+        if p == ws || newlines > 4 || p - ws > 12 || p >= b.len() {
             break;
         }
         let start = p;
@@ -173,8 +184,9 @@ fn words_after(text: &str, mut p: usize) -> Vec<(usize, usize)> {
             p += 1;
         }
         words.push((start, p));
+        broken.push(newlines > 1);
     }
-    words
+    (words, broken)
 }
 
 /// A page number (with the punctuation that may follow it) or a blank placeholder.
@@ -190,11 +202,19 @@ fn page_word(w: &str) -> Option<PageWord> {
         r.chars()
             .all(|c| matches!(c, ',' | ';' | '.' | ':' | ')' | ']'))
     };
-    if (1..=7).contains(&digits) && trailing_ok(rest) {
+    // An unpublished or lettered slip number (`51192(U)`, `134[A]`, `143684-B`) is part of
+    // its page; a pin cite written without a space after the comma (`461,472`) follows it.
+    let suffix = ["(U)", "[U]", "(A)", "[A]", "-U", "-B"]
+        .iter()
+        .find(|s| rest.starts_with(**s))
+        .map_or(0, |s| s.len());
+    let rest = &rest[suffix..];
+    let pin_follows = rest.starts_with(',') && rest[1..].starts_with(|c: char| c.is_ascii_digit());
+    if (1..=7).contains(&digits) && (trailing_ok(rest) || pin_follows) {
         return w[..digits]
             .parse()
             .ok()
-            .map(|n| PageWord::Number(n, digits));
+            .map(|n| PageWord::Number(n, digits + suffix));
     }
     let blank = w.bytes().take_while(|c| matches!(c, b'_' | b'-')).count();
     if blank >= 2 && (w.starts_with("__") || blank >= 3) && trailing_ok(&w[blank..]) {
@@ -219,10 +239,20 @@ fn read_cite(
     start: usize,
     volume: u32,
     words: &[(usize, usize)],
+    broken: &[bool],
     allowed: &Allowed,
 ) -> Option<Found> {
     let word = |i: usize| &text[words[i].0..words[i].1];
     let span = |from: usize, to: usize| &text[words[from].0..words[to - 1].1];
+    // A number before a parenthesis is a pin cite or a chapter before its court and year
+    // (`771 n.1 (Alaska 1982)`, `Ch. 799 (S.B. 519)`), never a volume: no reporter's name
+    // begins with a bracket.
+    if word(0).starts_with(['(', '[']) {
+        return None;
+    }
+    if let Some(f) = editions::loose_leaf(text, start, volume, words) {
+        return Some(f);
+    }
     // The first page number or `at` after at least one word of reporter.
     let k = (1..words.len()).find(|&k| page_word(word(k)).is_some() || word(k) == "at")?;
     if word(k) == "at" {
@@ -250,6 +280,16 @@ fn read_cite(
         Some(reporter) => Some(full(text, start, volume, reporter, words[k], word(k))),
         None => {
             let abbreviation = span(0, k).trim_end_matches(',').to_string();
+            // Across a page break only a reporter the catalogue knows is rejoined; and a
+            // street address's town, state and ZIP code (`Suite 420 Oakland, CA 94612`) is no
+            // citation.
+            if broken[..=k].iter().any(|&b| b) || shape::is_address(&abbreviation, word(k)) {
+                return None;
+            }
+            let abbreviation = abbreviation
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
             citation_shaped(&abbreviation).then(|| Found {
                 start,
                 end: words[k].0
@@ -347,6 +387,15 @@ fn pin_after_comma(text: &str, from: usize) -> Option<(String, usize)> {
     let mut p = skip_spaces(text, from);
     if text[p..].starts_with("at ") {
         p = skip_spaces(text, p + 2);
+    }
+    // A paragraph pinpoint (`2018 IL App (2d) 170001, ¶ 27`).
+    if let Some(r) = text[p..].strip_prefix('¶') {
+        let q = skip_spaces(
+            text,
+            p + '¶'.len_utf8() + (r.len() - r.trim_start_matches('¶').len()),
+        );
+        let (pin, end) = pin_digits(text, q)?;
+        return Some((format!("¶{pin}"), end));
     }
     let (pin, end) = pin_digits(text, p)?;
     // `…, 99 (2000)` but not `…, 2000 WL` or a following citation's volume (`…, 12 F.3d 4`).
@@ -462,7 +511,90 @@ mod tests {
     }
 
     #[test]
+    fn pattern_defined_editions_and_loose_leaf_services() {
+        assert_eq!(
+            cites("Smith v. Comm'r, T.C. Memo. 2007-340."),
+            ["2007 tcmemo 340 (2007)"]
+        );
+        assert_eq!(
+            cites("T.C.\nMemo. 1989-142, at 5"),
+            ["1989 tcmemo 142, 5 (1989)"]
+        );
+        assert_eq!(
+            cites("T.C. Summary Opinion 2019-233"),
+            ["2019 tcsummop 233 (2019)"]
+        );
+        assert_eq!(
+            cites("State v. Roe, 2006-Ohio-2095, ¶ 12"),
+            ["2006 ohioneutral 2095, ¶12 (2006)"]
+        );
+        assert_eq!(cites("2007-NMCERT-008"), ["2007 nmcert 8 (2007)"]);
+        assert_eq!(
+            cites("affd. 70-1 USTC par. 9373 (9th Cir. 1970)"),
+            ["701 ustc 9373 (1970)"]
+        );
+        assert_eq!(cites("2004-2 U.S.T.C. ¶ 50,123"), ["20042 ustc 50123"]);
+        assert_eq!(
+            cites("Fed. Sec. L. Rep. (CCH) ¶ 95,123"),
+            Vec::<String>::new(),
+            "no volume, no citation"
+        );
+        assert_eq!(
+            cites("4 Fed. Sec. L. Rep. (CCH) ¶ 95,123"),
+            ["4 fedseclrepcch 95123"]
+        );
+        assert_eq!(
+            cites("2017 IL App (1st) 143684-B"),
+            ["2017 ilapp1st 143684"]
+        );
+        assert_eq!(
+            cites("2024 N.Y. Slip Op. 51192(U)"),
+            ["2024 nyslipop 51192"]
+        );
+        assert_eq!(cites("11 Misc 3d 134[A]"), ["11 misc3d 134"]);
+        // Docket numbers are no neutral citations.
+        assert!(cites("No. 2020-CV-12345").is_empty());
+    }
+
+    #[test]
+    fn pin_cites_without_a_space_and_citations_across_page_breaks() {
+        assert_eq!(
+            cites("377 Mass. 461,472 (1979)"),
+            ["377 mass 461, 472 (1979)"]
+        );
+        assert_eq!(cites("434\n\n\n\nA.2d 1372, 1374"), ["434 a2d 1372, 1374"]);
+        assert_eq!(cites("902\n\nF.2d\n\n1028"), ["902 f2d 1028"]);
+        // Across a blank line only a known reporter is rejoined.
+        assert!(cites("in 2019\n\nI. BACKGROUND 5").is_empty());
+    }
+
+    #[test]
+    fn a_number_before_a_parenthesis_is_no_volume() {
+        for t in [
+            "645 P.2d 767, 771 n.1 (Alaska 1982)",
+            "1979 N.C. Sess. Laws Ch. 799 (S.B. 519)",
+            "434 A.2d 1372, 1374 (D.C. 1981)",
+            "on January 3, 2024 (RTX 3060)",
+        ] {
+            let c = cites(t);
+            assert!(
+                c.len() <= 1 && !c.iter().any(|c| c.contains('(') && !c.contains(" (")),
+                "{t}: {c:?}"
+            );
+        }
+        assert!(cites("on January 3, 2024 (RTX 3060)").is_empty());
+        assert!(cites("Ch. 799 (S.B. 519)").is_empty());
+    }
+
+    #[test]
     fn unknown_reporters_fail_closed_and_addresses_are_no_citations() {
+        for t in [
+            "Suite 420\nOakland, CA 94612",
+            "Room 2304 Raleigh, NC 27601.",
+            "401 Sky Gap Court\nAntioch, TN 37013",
+        ] {
+            assert!(cites(t).is_empty(), "{t}: {:?}", cites(t));
+        }
         assert_eq!(cites("12 Zzq. Rptr. 3d 45 (2001)"), ["? Zzq. Rptr. 3d"]);
         for t in [
             "111 S.W. 12th St. 4",

@@ -411,13 +411,39 @@ fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification, Index) {
                 .collect()
         })
         .collect();
+    // A fact cited only to numbers no source carries (`on January 3, 2024 (RTX 3060)`) is
+    // not supported by finding it elsewhere: its cite is the fabrication.
+    let invented: Vec<Option<String>> = binding
+        .iter()
+        .map(|cites| {
+            (!cites.is_empty()
+                && cites.iter().all(|&c| {
+                    all[c].kind == Kind::Bates && matches!(all[c].key, Key::Unresolved(_))
+                }))
+            .then(|| {
+                cites
+                    .iter()
+                    .map(|&c| format!("`{}`", all[c].text.trim()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+        })
+        .collect();
     let mut outcomes = Vec::with_capacity(all.len());
     let mut document_dates = Vec::new();
-    for ((claim, own), cited) in all.into_iter().zip(own).zip(cited) {
+    for (((claim, own), cited), invented) in all.into_iter().zip(own).zip(cited).zip(invented) {
         if own {
             document_dates.push(claim);
         } else {
-            outcomes.push(index.check_cited(claim, &cited));
+            let mut o = index.check_cited(claim, &cited);
+            if let (Some(names), Status::Supported) = (invented, o.status) {
+                o.status = Status::Unsupported;
+                o.reason = Some(format!(
+                    "cited to {names}, which no source carries; cite the page that shows it"
+                ));
+                o.source = None;
+            }
+            outcomes.push(o);
         }
     }
     let v = Verification {

@@ -197,3 +197,19 @@ pub fn citation_shaped(abbreviation: &str) -> bool {
     }
     abbreviated
 }
+
+const US_STATES: &[&str] = &[
+    "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA",
+    "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM",
+    "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA",
+    "WV", "WI", "WY",
+];
+
+/// Whether words and the number after them are the end of a mailing address: a town, a
+/// state's postal code and a ZIP code (`Oakland, CA 94612`, `Antioch, TN 37013-1234`).
+pub fn is_address(words: &str, number: &str) -> bool {
+    let last = words.split_whitespace().last().unwrap_or("");
+    let digits = number.bytes().take_while(u8::is_ascii_digit).count();
+    let zip = digits == 5 && !number[5..].starts_with(|c: char| c.is_ascii_alphanumeric());
+    zip && US_STATES.contains(&last.trim_end_matches(['.', ',']))
+}

@@ -160,6 +160,7 @@ pub fn amounts(text: &str) -> Vec<Claim> {
 pub fn bates(text: &str, prefixes: &[String], skip: &[(usize, usize)]) -> Vec<Claim> {
     let mut out: Vec<Claim> = Vec::new();
     let mut taken_until = 0;
+    let mut last_declared: Option<usize> = None;
     let skip = crate::verify::spans::Spans::new(skip.to_vec());
     for c in BATES_LIKE.captures_iter(text) {
         let m = c.get(0).expect("match");
@@ -176,7 +177,13 @@ pub fn bates(text: &str, prefixes: &[String], skip: &[(usize, usize)]) -> Vec<Cl
         let (prefix, digits) = (&c["p"], &c["n"]);
         let declared = prefixes.iter().find(|p| p.eq_ignore_ascii_case(prefix));
         let Some(declared) = declared else {
-            if looks_incidental(prefix, digits, &text[m.end()..]) {
+            // Named among the sources' own Bates numbers, a number stands as one.
+            let among_bates = last_declared.is_some_and(|e: usize| {
+                m.start() - e < 200 && !text[e..m.start()].contains("\n\n")
+            });
+            if looks_incidental(prefix, digits, &text[m.end()..])
+                || !could_be_bates(text, m.start(), m.end(), prefix, digits, among_bates)
+            {
                 continue;
             }
             out.push(Claim::new(
@@ -211,9 +218,88 @@ pub fn bates(text: &str, prefixes: &[String], skip: &[(usize, usize)]) -> Vec<Cl
             }
         }
         taken_until = end;
+        last_declared = Some(end);
         out.push(Claim::new(Kind::Bates, text, m.start(), end, key));
     }
     out
+}
+
+/// Bills and resolutions (`SB 683`, `HB 588`, `H.R. 1`): never a production's prefix.
+const BILL_PREFIXES: &[&str] = &[
+    "HB", "SB", "AB", "HR", "SR", "HF", "SF", "LB", "LD", "HJR", "SJR", "HCR", "SCR", "HJRES",
+    "SJRES", "HRES", "SRES", "ACR", "AJR", "SCA", "ACA", "SSB", "HSB", "CSHB", "CSSB",
+];
+
+/// Whether an undeclared prefix and number may be a Bates number at all: one with the shape
+/// of a production number (letters, then a zero-padded run of digits: `ABC0001234`,
+/// `ABC-000123`), or one standing where a record cite stands (alone in parentheses or
+/// brackets, as in `(RTX 3060)`, or named beside the sources' own Bates numbers) — and never a statute's name (`KRS 117.235`), a docket or
+/// case number (`No. 5:24-CV-481-FL`, `No. ED108783`) or a bill (`SB 683`).
+fn could_be_bates(
+    text: &str,
+    start: usize,
+    end: usize,
+    prefix: &str,
+    digits: &str,
+    among_bates: bool,
+) -> bool {
+    let before = text[..start].trim_end_matches([' ', '\t']);
+    let after = &text[end..];
+    let alpha: String = prefix.chars().filter(char::is_ascii_alphabetic).collect();
+    let law = {
+        let c = &*CATALOGUE;
+        c.law(prefix).is_some() || c.law(&alpha).is_some()
+    };
+    // A section (`117.235`), a docket's parts (`5:24-CV-481-FL`), a number's other half.
+    let continues = after.starts_with(['.', '-', ':', '/'])
+        && after[1..].starts_with(|c: char| c.is_ascii_alphanumeric());
+    let docket = before.ends_with(['-', ':', '/', '#']) || {
+        let last = before
+            .rsplit(|c: char| c.is_whitespace())
+            .next()
+            .unwrap_or("")
+            .trim_end_matches([':', ','])
+            .to_ascii_lowercase();
+        matches!(
+            last.as_str(),
+            "no."
+                | "nos."
+                | "no"
+                | "nr"
+                | "nr."
+                | "number"
+                | "docket"
+                | "case"
+                | "dkt."
+                | "appeal"
+                | "cause"
+                | "index"
+                | "file"
+        )
+    };
+    let bill = BILL_PREFIXES.contains(&alpha.as_str())
+        || before.ends_with("Bill")
+        || before.ends_with("Act");
+    if law || continues || docket || bill {
+        return false;
+    }
+    let padded = digits.len() >= 4 && digits.starts_with('0');
+    let record_position = {
+        let open = before.ends_with(['(', '[', ';'])
+            || ["See", "see", "See also", "see also", "at", "Ex.", "Exhibit"]
+                .iter()
+                .any(|w| {
+                    before
+                        .strip_suffix(w)
+                        .is_some_and(|b| b.trim_end().ends_with(['(', '[', ';', ',']))
+                });
+        let close = after
+            .trim_start_matches(' ')
+            .starts_with([')', ']', ';', ','])
+            || BATES_RANGE_SEP.is_match(after);
+        open && close
+    };
+    padded || record_position || among_bates
 }
 
 /// Prefix-and-number pairs that are not Bates numbers: ZIP codes after a state, years,

@@ -163,13 +163,45 @@ mod tests {
     #[test]
     fn bates_numbers_ranges_and_inventions() {
         let p = vec!["SMITH".to_string()];
-        let t = "See SMITH000123–SMITH000130, SMITH 000140 and RTX 3060. Oakland, CA 94612.";
+        let t = "See SMITH000123–SMITH000130, SMITH 000140 and (RTX 3060). Oakland, CA 94612.";
         let b = bates(t, &p, &[]);
         let k = keys(b);
         assert_eq!(k[0], "SMITH000123–SMITH000130");
         assert_eq!(k[1], "SMITH000140");
         assert!(k[2].contains("`RTX` is not a Bates prefix"), "{k:?}");
         assert_eq!(k.len(), 3, "the ZIP code is not a Bates number: {k:?}");
+    }
+
+    #[test]
+    fn undeclared_prefixes_only_where_a_bates_number_can_be() {
+        let p = vec!["SMITH".to_string()];
+        // A production number's shape, or a record cite's place: claims.
+        for t in [
+            "produced as ACME0001234.",
+            "see ACME-000123 and",
+            "paid (RTX 3060).",
+            "paid (See RTX 3060; SMITH000001).",
+        ] {
+            assert_eq!(
+                bates(t, &p, &[]).len(),
+                1 + usize::from(t.contains("SMITH")),
+                "{t}"
+            );
+        }
+        // Statutes, dockets, case numbers, bills, running text: none.
+        for t in [
+            "KRS 117.235(3)(c) and (KRS 424.290).",
+            "RCW 59.18.060; ORS 90.320",
+            "No. 5:24-CV-481-FL; Case No. 20-CV-02731-VC",
+            "No. ED108783, No. ED 83155, No. 1711-CC00064",
+            "Citation Nr: A25084404",
+            "SB 683 imposes; (HB 588); Senate Bill SB 12",
+            "AMERICAN CIVIL LIBERTIES UNION FOUNDATION OF SOUTHERN CALIFORNIA 1313 West Eighth",
+            "an RTX 3060 card",
+        ] {
+            let b = bates(t, &p, &[]);
+            assert!(b.is_empty(), "{t}: {:?}", keys(b));
+        }
     }
 
     #[test]

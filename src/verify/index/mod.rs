@@ -378,8 +378,20 @@ mod tests {
     }
 
     #[test]
+    fn a_date_cited_to_an_invented_bates_number_is_not_supported() {
+        // The date is in the evidence, but the draft cites it to a number no source carries.
+        let got = statuses("The term began on June 1, 2022 (RTX 3060).");
+        assert_eq!(got.len(), 2, "{got:#?}");
+        assert!(
+            got.iter().all(|(_, s, _)| *s != Status::Supported),
+            "{got:#?}"
+        );
+        assert_eq!(got[1].0, "RTX 3060", "{got:#?}");
+    }
+
+    #[test]
     fn fabrications_are_caught_with_reasons() {
-        let draft = "On June 2, 2022 rent was $2,510.00 (SMITH000009). \"Landlord shall commence repairs within ninety days.\" 10 Cal. 3d 616, 640 (1974); 11 Cal. 3d 616; 10 Cal. 3d 616 (1975). Cal. Civ. Code § 1942.4. RTX 3060.";
+        let draft = "On June 2, 2022 rent was $2,510.00 (SMITH000009). \"Landlord shall commence repairs within ninety days.\" 10 Cal. 3d 616, 640 (1974); 11 Cal. 3d 616; 10 Cal. 3d 616 (1975). Cal. Civ. Code § 1942.4. Paid on time (RTX 3060).";
         let got = statuses(draft);
         assert!(
             got.iter().all(|(_, s, _)| *s == Status::Unsupported),
