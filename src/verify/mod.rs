@@ -10,6 +10,7 @@ pub mod cites;
 pub mod evidence;
 pub mod extract;
 mod index;
+pub mod injection;
 mod needs;
 mod normalize;
 pub mod pinpoint;

@@ -355,11 +355,16 @@ pub fn ground(
                     "the judge said supported but quoted {}; a quotation of at least {MIN_QUOTE_WORDS} words from a cited page is needed",
                     if words == 0 { "nothing".to_string() } else { format!("only \"{}\"", one_line(quote)) }
                 ));
-            } else if let Some(page) = pages.iter().find(|pg| flat(&pg.text).contains(&q)) {
-                o.status = Status::Supported;
-                let mut at = page.location.clone();
-                at.snippet = one_line(quote);
-                o.source = Some(at);
+            } else if let Some((page, check)) = on_cited_page(p, pages, &q) {
+                match check {
+                    Ok(()) => {
+                        o.status = Status::Supported;
+                        let mut at = page.location.clone();
+                        at.snippet = one_line(quote);
+                        o.source = Some(at);
+                    }
+                    Err(why) => o.reason = Some(why),
+                }
             } else if let Some(at) = elsewhere(&q) {
                 o.reason = Some(format!(
                     "the judge's quotation is on {}, not on the cited {} ({}); cite {} if it says this",
@@ -377,6 +382,58 @@ pub fn ground(
         }
     }
     o
+}
+
+/// The cited page holding the quotation `q` (flat), and whether it shows the statement: it
+/// must say most of it, and not in a passage addressed to a model (whatever a page tells the
+/// judge, only its evidence counts).
+fn on_cited_page<'a>(
+    p: &Proposition,
+    pages: &'a [Page],
+    q: &str,
+) -> Option<(&'a Page, Result<(), String>)> {
+    use super::injection;
+    let mut found = None;
+    for pg in pages {
+        let text = flat(&pg.text);
+        if !text.contains(q) {
+            continue;
+        }
+        let check = if let Some(passage) = injection::passage_addressing_model(&text) {
+            Err(format!(
+                "the judge's quotation is on {}, which speaks to the model (\"{}\"): a page that gives the judge instructions shows nothing; read it yourself",
+                name(&pg.location),
+                one_line(passage)
+            ))
+        } else if injection::share_said(&statement_words(p), q) < injection::MIN_SHARE_SAID {
+            Err(format!(
+                "the judge said supported, but its quotation (\"{}\") does not say what the statement says",
+                one_line(q)
+            ))
+        } else {
+            return Some((pg, Ok(())));
+        };
+        found.get_or_insert((pg, check));
+    }
+    found
+}
+
+/// The statement as compared with a quotation: flat, without its list number and its cites.
+fn statement_words(p: &Proposition) -> String {
+    let mut s = flat(&p.text);
+    for l in &p.cited {
+        if let Some(b) = &l.bates {
+            s = s.replace(&flat(b), " ");
+        }
+    }
+    let t = s.trim_start();
+    let numbered = t
+        .split_once(". ")
+        .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    match numbered {
+        Some((_, rest)) => rest.to_string(),
+        None => t.to_string(),
+    }
 }
 
 fn plural_pages(p: &Proposition) -> &'static str {
