@@ -293,7 +293,7 @@ pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) -> S
     let texts: Vec<Arc<str>> = sources
         .files
         .iter()
-        .map(|f| Arc::from(mask_url_passwords(&f.text).as_ref()))
+        .map(|f| Arc::from(crate::redact::urls_in_place(&f.text).as_ref()))
         .collect();
     let mut out = String::new();
     for d in diagnostics.iter().take(MAX_SHOWN) {
@@ -309,49 +309,6 @@ pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) -> S
         ));
     }
     out
-}
-
-/// `text` with the password of every `scheme://user:password@host` replaced by as many `*`
-/// as it has bytes.
-pub fn mask_url_passwords(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains("://") {
-        return text.into();
-    }
-    let mut out = text.to_string().into_bytes();
-    let mut from = 0;
-    while let Some(at) = text[from..].find("://") {
-        let start = from + at + 3;
-        let end = text[start..]
-            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\''))
-            .map_or(text.len(), |n| start + n);
-        if let Some(r) = url_password(&text[start..end]) {
-            for c in &mut out[start + r.start..start + r.end] {
-                *c = b'*';
-            }
-        }
-        from = end.max(start);
-    }
-    // Only whole characters between ASCII `:` and `@` were replaced, each byte by a star, so
-    // the text is still UTF-8.
-    String::from_utf8(out).map_or_else(|_| text.into(), Into::into)
-}
-
-/// Where the password is in what follows a URL's `scheme://` (`user:password@host/…`), as a
-/// byte range, if it holds one. The password may hold `?`, `/` or `#` typed unescaped; a `:`
-/// that starts a port (`host:5432/db?opt=a@b`) or sits in the path is no password's.
-pub fn url_password(rest: &str) -> Option<std::ops::Range<usize>> {
-    let at = rest.rfind('@')?;
-    let userinfo = &rest[..at];
-    let colon = userinfo.find(':')?;
-    if userinfo[..colon].contains(['/', '?', '#']) {
-        return None;
-    }
-    let after = &userinfo[colon + 1..];
-    let port = after.split(['/', '?']).next().unwrap_or("");
-    if after.contains(['/', '?']) && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(colon + 1..at)
 }
 
 /// A borrowed diagnostic (or one of its notes) with its source, in the shape miette renders.
@@ -499,32 +456,6 @@ impl miette::Diagnostic for View {
 
 #[cfg(test)]
 mod tests {
-
-    #[test]
-    fn url_passwords_are_starred_out_of_excerpts_byte_for_byte() {
-        let t = "ledger \"postgres://lexrun:hünter2@db:5432/x\"\nserve llama_cpp at \"http://a:b@h/\" // http://plain/";
-        let m = mask_url_passwords(t);
-        assert_eq!(m.len(), t.len());
-        assert!(!m.contains("hünter2") && !m.contains(":b@"), "{m}");
-        assert!(
-            m.contains("postgres://lexrun:********@db:5432/x") && m.contains("http://a:*@h/"),
-            "{m}"
-        );
-        assert!(m.ends_with("// http://plain/"));
-        assert_eq!(mask_url_passwords("no urls"), "no urls");
-        // Passwords holding `?`, `/` or `#`; a port and an `@` in a query are none.
-        for (url, shown) in [
-            ("postgres://u:hun?ter2@db/x", "postgres://u:********@db/x"),
-            ("postgres://u:a/b#c@db/x", "postgres://u:*****@db/x"),
-            (
-                "postgres://db:5432/x?user=a@b",
-                "postgres://db:5432/x?user=a@b",
-            ),
-            ("postgres://u@db:5432/x", "postgres://u@db:5432/x"),
-        ] {
-            assert_eq!(mask_url_passwords(url), shown);
-        }
-    }
 
     use super::*;
 

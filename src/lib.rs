@@ -5,11 +5,11 @@
 //! the serialisable contract for the runtime) → `run` (and `serve`, for the servers a plan
 //! names) → `cli`. `run` and `serve` read only the plan, never the checker or the syntax tree.
 //!
-//! Beneath them, leaves any layer may use: `diagnostic`, `suggest`, `calendar`, `gguf` and
-//! `atomic`; `sources` (every kind of source as text per page, Bates stamps); `verify` (claims
-//! checked against evidence, needing only text), `exhibits` (PDF work on CPU) and `document`
-//! (DOCX and PDF), which read pages through `sources`; `backend` (the model servers) and
-//! `store` (content-addressed artifacts and the ledger).
+//! Beneath them, leaves any layer may use: `diagnostic`, `suggest`, `calendar`, `gguf`,
+//! `atomic` and `redact`; `sources` (every kind of source as text per page, Bates stamps);
+//! `verify` (claims checked against evidence, needing only text), `exhibits` (PDF work on
+//! CPU) and `document` (DOCX and PDF), which read pages through `sources`; `backend` (the
+//! model servers) and `store` (content-addressed artifacts and the ledger).
 //! `review` (the HTML page an attorney reads the verification on) sits above `verify` and
 //! `exhibits`; `run` and `cli` use it.
 
@@ -25,6 +25,7 @@ pub mod editor;
 pub mod exhibits;
 pub mod gguf;
 pub mod plan;
+pub mod redact;
 pub mod review;
 pub mod run;
 pub mod serve;

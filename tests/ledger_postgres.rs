@@ -2,7 +2,11 @@
 //! temporary folder): two desks with stores of their own see each other's outputs at intake,
 //! desks sharing an objects folder share cached answers, claims and first sightings are
 //! shared, and a server that is down stops a run before any model call, naming the URL
-//! without its password and writing nothing.
+//! without its password and writing nothing. Under load: eight desks (processes) running at
+//! once against one server while copies of each other's outputs are offered as evidence,
+//! then the server stopped under running runs — briefly (the runs reconnect and finish) and
+//! for longer than a run waits (the runs fail clearly, are closed as failed when the ledger
+//! returns, and their stored answers are not asked of the model again).
 
 mod support;
 
@@ -277,7 +281,7 @@ fn the_ledger_api_works_the_same_on_postgres() {
     // A second desk sees it, by hash and by fingerprints.
     let dir2 = tempfile::tempdir().unwrap();
     let s2 = lexrun::store::Store::open_with(dir2.path(), Some(&url)).unwrap();
-    assert!(s2.artifact_by_hash("x", &[&a.text_hash]).is_some());
+    assert!(s2.artifact_by_hash("x", &[&a.text_hash]).unwrap().is_some());
     let f = dir2.path().join("copy.txt");
     let edited = text.replace("cold", "freezing").replace("damp", "wet");
     fs::write(&f, &edited).unwrap();
@@ -345,4 +349,235 @@ fn a_server_that_is_down_stops_the_run_before_any_model_call() {
     let o = desk(&store, "mysql://x@y/z", &m, &run_args(&out, &srv.url));
     assert_eq!(o.status.code(), Some(2));
     assert!(support::stderr(&o).contains("must be a postgres:// URL"));
+}
+
+const DESKS: usize = 8;
+
+/// A server whose drafter names the matter its evidence names (`MATTER-k`), `delay` per
+/// token; it counts the drafter's calls.
+fn desk_server(delay: Duration, drafts: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Fake {
+    Fake::start(Speaks::Llama, delay, move |s: &Seen| {
+        let p = s.prompt();
+        let text = if p.contains("screening a new matter") {
+            r#"{"grounds": true, "reason": "Notice was given.", "needs_figures": false}"#.into()
+        } else if p.contains("You are opposing counsel") {
+            r#"{"passes": true, "objections": []}"#.into()
+        } else {
+            drafts.fetch_add(1, Ordering::SeqCst);
+            let k = p
+                .split("MATTER-")
+                .nth(1)
+                .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+                .unwrap_or("?")
+                .to_string();
+            DRAFT.replace("12 Harbor Road", &format!("{k} Harbor Road, desk {k},"))
+        };
+        Answer { text, fault: None }
+    })
+}
+
+struct Desk {
+    store: PathBuf,
+    matter: PathBuf,
+    out: PathBuf,
+}
+
+fn desks(dir: &Path) -> Vec<Desk> {
+    (0..DESKS)
+        .map(|k| {
+            let m = dir.join(format!("matter-{k}"));
+            fs::create_dir_all(m.join("intake")).unwrap();
+            for f in ["01-letter.txt", "02-receipt.txt"] {
+                let t =
+                    fs::read_to_string(Path::new("tests/runtime/matter/intake").join(f)).unwrap();
+                fs::write(m.join("intake").join(f), format!("MATTER-{k}\n{t}")).unwrap();
+            }
+            Desk {
+                store: dir.join(format!("desk-{k}")),
+                matter: m,
+                out: dir.join(format!("out-{k}")),
+            }
+        })
+        .collect()
+}
+
+/// One run at a desk, as a process; `extra` arguments and environment added.
+fn desk_run(d: &Desk, ledger: &str, url: &str, out: &Path, env: &[(&str, &str)]) -> Lexrun {
+    let mut l = Lexrun::new()
+        .env("LEXRUN_STORE", &d.store)
+        .env("LEXRUN_LEDGER", ledger)
+        .args(run_args(out, url))
+        .args(["--backoff-ms", "20", "--keep-runs", "100"])
+        .arg("--matter")
+        .arg(&d.matter);
+    for (k, v) in env {
+        l = l.env(k, v);
+    }
+    l.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+}
+
+/// The run id a finished run wrote in `out`, with its exit.
+fn run_ids(out: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = fs::read_dir(out)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().join("run.json").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn eight_desks_under_load_then_the_ledger_restarts() {
+    let pg = Postgres::start();
+    pg.create_db("firm");
+    let ledger = pg.url("firm");
+    let dir = tempfile::tempdir().unwrap();
+    let drafts = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let srv = desk_server(Duration::ZERO, drafts.clone());
+    let desks = desks(dir.path());
+    const RUNS: usize = 25;
+    // Every desk runs once, so that each has an output another desk can copy.
+    let started = std::time::Instant::now();
+    let first: Vec<_> = desks
+        .iter()
+        .map(|d| desk_run(d, &ledger, &srv.url, &d.out.join("r0"), &[]).spawn())
+        .collect();
+    for (k, c) in first.into_iter().enumerate() {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "desk {k}: {}",
+            support::stderr(&o)
+        );
+    }
+    // Then every desk runs on, and on its fifth run finds in its matter an edited copy of
+    // the next desk's draft: refused, every time, at every desk.
+    std::thread::scope(|s| {
+        for (k, d) in desks.iter().enumerate() {
+            let (ledger, url, next) = (&ledger, &srv.url, &desks[(k + 1) % DESKS]);
+            s.spawn(move || {
+                for i in 1..RUNS {
+                    let copy = d.matter.join("intake/03-notes.txt");
+                    if i == 5 {
+                        let theirs = fs::read_to_string(next.out.join("r0/draft.md")).unwrap();
+                        let bare = theirs.split("\n\n---\n\n").next().unwrap();
+                        fs::write(&copy, bare.replace("cold", "icy").replace(". ", ".\n")).unwrap();
+                    }
+                    let o = desk_run(d, ledger, url, &d.out.join(format!("r{i}")), &[]).output();
+                    let e = support::stderr(&o);
+                    if i == 5 {
+                        assert_eq!(o.status.code(), Some(1), "desk {k}: {e}");
+                        assert!(
+                            e.contains("03-notes.txt") && e.contains("stage `draft`"),
+                            "desk {k}: {e}"
+                        );
+                        fs::remove_file(&copy).unwrap();
+                    } else {
+                        assert_eq!(o.status.code(), Some(0), "desk {k} run {i}: {e}");
+                    }
+                }
+            });
+        }
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let finished = DESKS * (RUNS - 1);
+    println!(
+        "{DESKS} desks × {RUNS} runs against one PostgreSQL ledger: {finished} runs in {elapsed:.1} s = {:.0} runs per minute",
+        finished as f64 / elapsed * 60.0
+    );
+    // No run lost or duplicated: every run that wrote a record is in the ledger once, done.
+    let mut ids = Vec::new();
+    for d in &desks {
+        for i in 0..RUNS {
+            ids.extend(run_ids(&d.out.join(format!("r{i}"))));
+        }
+    }
+    assert_eq!(ids.len(), finished, "a record per run that started");
+    let rows = pg.query("firm", "SELECT run_id, status FROM runs ORDER BY run_id");
+    let done: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r.strip_suffix("|done"))
+        .collect();
+    let mut want: Vec<&str> = ids.iter().map(String::as_str).collect();
+    want.sort();
+    assert_eq!(done, want, "every run in the ledger once, closed as done");
+    assert_eq!(rows.len(), ids.len(), "no other rows: {rows:?}");
+
+    // The server restarts under running runs: they reconnect and finish.
+    let slow = desk_server(Duration::from_millis(15), drafts.clone());
+    let kids: Vec<_> = desks
+        .iter()
+        .map(|d| desk_run(d, &ledger, &slow.url, &d.out.join("restart"), &[]).spawn())
+        .collect();
+    std::thread::sleep(Duration::from_millis(700));
+    pg.stop();
+    std::thread::sleep(Duration::from_millis(1500));
+    pg.start_again();
+    for (k, c) in kids.into_iter().enumerate() {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "desk {k}: {}",
+            support::stderr(&o)
+        );
+    }
+
+    // The server gone for longer than a run waits: the run fails, saying so, with advice
+    // for PostgreSQL; its draft reached the store, not the ledger.
+    let d = &desks[0];
+    let letter = d.matter.join("intake/01-letter.txt");
+    let t = fs::read_to_string(&letter).unwrap();
+    // New evidence, so every stage has a key no run had.
+    fs::write(
+        &letter,
+        format!("{t}\nA further letter of March 9, 2024.\n"),
+    )
+    .unwrap();
+    let lost_out = d.out.join("lost");
+    let before = drafts.load(Ordering::SeqCst);
+    let child = desk_run(
+        d,
+        &ledger,
+        &slow.url,
+        &lost_out,
+        &[("LEXRUN_LEDGER_RETRY_S", "1")],
+    )
+    .spawn();
+    // Stopped while the drafter answers.
+    let t = std::time::Instant::now();
+    while drafts.load(Ordering::SeqCst) == before && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    pg.stop();
+    let o = child.wait_with_output().unwrap();
+    let e = support::stderr(&o);
+    assert_ne!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains("stopped answering"), "{e}");
+    assert!(!e.contains("move it aside"), "SQLite's advice: {e}");
+    let lost = run_ids(&lost_out);
+    assert_eq!(lost.len(), 1, "the record is written: {e}");
+    pg.start_again();
+    // The next run works, closes the lost one as failed, and finds its draft by its key.
+    let calls = drafts.load(Ordering::SeqCst);
+    let o = desk_run(d, &ledger, &slow.url, &d.out.join("after"), &[]).output();
+    assert_eq!(o.status.code(), Some(0), "{}", support::stderr(&o));
+    assert_eq!(
+        drafts.load(Ordering::SeqCst),
+        calls,
+        "the stored draft was not asked of the model again"
+    );
+    let status = pg.query(
+        "firm",
+        &format!("SELECT status FROM runs WHERE run_id = '{}'", lost[0]),
+    );
+    assert_eq!(status, ["failed"]);
+    let open = pg.query("firm", "SELECT run_id FROM runs WHERE status IS NULL");
+    assert!(open.is_empty(), "runs left open: {open:?}");
 }

@@ -134,3 +134,51 @@ fn url_credentials_are_refused_redacted_and_never_sent() {
     }
     assert!(!written.contains("hunter2pw"));
 }
+
+/// Passwords holding `?`, `/`, `#` or `@`, as people type them: never shown, wherever the
+/// address is — a pool's endpoint in the workflow or on the command line, or the ledger.
+#[test]
+fn passwords_holding_url_punctuation_are_never_shown() {
+    let firm = Raw::start(&["drafter"], Reply::Text("Paid. ".into()));
+    let other = Raw::start(&["gatekeeper"], Reply::Text("Fine. ".into()));
+    for secret in ["pa/ss9w", "pa?ss9w", "pa#ss9w", "pa@ss9w", "12/349"] {
+        let with_password = other
+            .url
+            .replace("http://", &format!("http://clerk:{secret}@"));
+        let dir = setup(&firm.url, &with_password);
+        let o = Lexrun::new()
+            .arg("check")
+            .arg(dir.path().join("keys.lex"))
+            .output();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{secret}: {e}");
+        assert!(e.contains("E060"), "{secret}: {e}");
+        // Not in the message, nor in the excerpt of the file (its password starred).
+        assert!(!e.contains(secret), "{secret}: {e}");
+        let dir = setup(&firm.url, &other.url);
+        let o = run(
+            dir.path(),
+            Some(KEY),
+            &["--endpoint", &format!("other={with_password}")],
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{secret}: {e}");
+        assert!(!e.contains(secret), "{secret}: {e}");
+        // A ledger that cannot be reached, named with its password.
+        let o = Lexrun::new()
+            .env("LEXRUN_STORE", dir.path().join("store"))
+            .env(
+                "LEXRUN_LEDGER",
+                format!("postgres://lexrun:{secret}@127.0.0.1:9/ledger"),
+            )
+            .args(["sources"])
+            .arg(dir.path().join("keys.lex"))
+            .output();
+        let e = stderr(&o) + &stdout(&o);
+        assert_eq!(o.status.code(), Some(2), "{secret}: {e}");
+        assert!(
+            !e.contains(secret) && e.contains("lexrun:***@127.0.0.1:9"),
+            "{secret}: {e}"
+        );
+    }
+}

@@ -640,3 +640,80 @@ fn the_default_store_is_in_the_data_folder_and_an_old_one_moves_there_once() {
     assert_eq!(o.status.code(), Some(1), "{}", support::stdout(&o));
     assert!(!other.join(".lexrun").exists());
 }
+
+/// Every file and folder under `dir` with its permission bits, links included (not followed).
+fn modes(dir: &Path, out: &mut Vec<(PathBuf, u32, bool)>) {
+    use std::os::unix::fs::PermissionsExt;
+    for e in fs::read_dir(dir).unwrap().flatten() {
+        let m = fs::symlink_metadata(e.path()).unwrap();
+        out.push((
+            e.path(),
+            m.permissions().mode() & 0o777,
+            m.file_type().is_symlink(),
+        ));
+        if m.is_dir() {
+            modes(&e.path(), out);
+        }
+    }
+}
+
+#[test]
+fn every_file_and_folder_of_the_store_is_owner_only() {
+    let s = setup();
+    let srv = server(Duration::ZERO);
+    // A first run fills the store; a second one is answered from it and brings the
+    // fingerprint filter up to date; an edited copy of the output offered as evidence is
+    // checked against it.
+    for out in ["out1", "out2"] {
+        let o = run(&s, &srv.url, out, &[]);
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    }
+    let mut all = Vec::new();
+    modes(&s.store, &mut all);
+    let names: Vec<String> = all
+        .iter()
+        .map(|(p, _, _)| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for want in ["ledger.sqlite", "objects", "keys"] {
+        assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
+    }
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("fingerprints-") && n.ends_with(".bloom")),
+        "{names:?}"
+    );
+    let open: Vec<_> = all
+        .iter()
+        .filter(|(_, mode, link)| *link || mode & 0o077 != 0)
+        .collect();
+    assert!(open.is_empty(), "not owner-only: {open:?}");
+    use std::os::unix::fs::PermissionsExt;
+    let root = fs::metadata(&s.store).unwrap().permissions().mode() & 0o777;
+    assert_eq!(root, 0o700);
+}
+
+#[test]
+fn a_link_where_the_store_keeps_a_folder_is_refused() {
+    let s = setup();
+    let srv = server(Duration::ZERO);
+    let elsewhere = s.dir.path().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    // The store itself a link: refused, nothing written through it.
+    std::os::unix::fs::symlink(&elsewhere, &s.store).unwrap();
+    let o = run(&s, &srv.url, "out1", &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("symbolic link"), "{}", err(&o));
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+    // Its objects folder a link: refused too.
+    fs::remove_file(&s.store).unwrap();
+    let o = run(&s, &srv.url, "out1", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let objects = s.store.join("objects");
+    fs::rename(&objects, s.dir.path().join("objects-moved")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &objects).unwrap();
+    let o = run(&s, &srv.url, "out2", &["--no-cache"]);
+    assert_ne!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(err(&o).contains("symbolic link"), "{}", err(&o));
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+}

@@ -629,3 +629,272 @@ fn a_laundering_note_stops_the_next_run_until_admitted() {
     let o = lexrun(&["sources", admitted.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", support::stdout(&o));
 }
+
+/// A model text as the labelled set builds it: its words, and which of them it quoted from
+/// the evidence (the guard leaves those out of what it remembers).
+struct Drafted {
+    words: Vec<String>,
+    quoted: Vec<bool>,
+}
+
+impl Drafted {
+    fn text(&self) -> String {
+        self.words.join(" ")
+    }
+}
+
+/// A model text of `own` words of its own around a passage of `quoted` words from `doc`.
+fn drafted(r: &mut Rng, doc: &str, own: usize, quoted: usize) -> Drafted {
+    let mut words = Vec::new();
+    let mut flags = Vec::new();
+    let before = own / 2;
+    let mine = |r: &mut Rng, n: usize| -> Vec<String> {
+        let mut w: Vec<String> = Vec::new();
+        while w.len() < n {
+            let k = 8 + r.below(10);
+            w.extend(sentence(r, k).split(' ').map(str::to_string));
+        }
+        w.truncate(n);
+        w
+    };
+    for w in mine(r, before) {
+        words.push(w);
+        flags.push(false);
+    }
+    for w in quote(r, doc, quoted).split(' ') {
+        words.push(w.to_string());
+        flags.push(true);
+    }
+    for w in mine(r, own - before) {
+        words.push(w);
+        flags.push(false);
+    }
+    Drafted {
+        words,
+        quoted: flags,
+    }
+}
+
+/// `d` with exactly `share` of its words edited: a third replaced, a third deleted, a third
+/// with a word inserted after them.
+fn word_edited(r: &mut Rng, d: &Drafted, share: f64) -> String {
+    let n = d.words.len();
+    let k = (n as f64 * share).round() as usize;
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, r.below(i + 1));
+    }
+    let mut how = vec![0u8; n];
+    for (j, &i) in order[..k].iter().enumerate() {
+        how[i] = 1 + (j % 3) as u8;
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (w, h) in d.words.iter().zip(how) {
+        match h {
+            1 => out.push(r.pick(WORDS).to_string()),
+            2 => {}
+            3 => {
+                out.push(w.clone());
+                out.push(r.pick(WORDS).to_string());
+            }
+            _ => out.push(w.clone()),
+        }
+    }
+    out.join(" ")
+}
+
+/// `d` laid out again: wrapped at 50 columns, each sentence a list item, case changed.
+fn reformatted(d: &Drafted) -> String {
+    let text = d.text().to_uppercase().replace(". ", ".\n- ");
+    let mut out = String::from("- ");
+    let mut col = 0;
+    for w in text.split(' ') {
+        if col + w.len() > 50 {
+            out.push('\n');
+            col = 0;
+        } else if col > 0 {
+            out.push(' ');
+        }
+        out.push_str(w);
+        col += w.len() + 1;
+    }
+    out
+}
+
+/// A new memo holding a contiguous passage of `d` with `share` of its own words, between
+/// new prose as long as the passage.
+fn excerpted(r: &mut Rng, d: &Drafted, share: f64) -> String {
+    let own_total = d.quoted.iter().filter(|q| !**q).count();
+    let want = (own_total as f64 * share).ceil() as usize;
+    let n = d.words.len();
+    // Every start whose passage holds enough of the model's own words; one at random.
+    let mut starts = Vec::new();
+    for s in 0..n {
+        let (mut own, mut e) = (0, s);
+        while e < n && own < want {
+            own += !d.quoted[e] as usize;
+            e += 1;
+        }
+        if own >= want {
+            starts.push((s, e));
+        }
+    }
+    let (s, e) = starts[r.below(starts.len())];
+    let passage = d.words[s..e].join(" ");
+    let around = (e - s) / 12 + 1;
+    format!(
+        "Memo to file. {} {passage} {}",
+        text(r, around),
+        text(r, around)
+    )
+}
+
+struct Tally {
+    rows: Vec<(String, usize, usize)>,
+}
+
+impl Tally {
+    fn add(&mut self, class: &str, refused: bool) {
+        match self.rows.iter_mut().find(|(c, _, _)| c == class) {
+            Some(row) => {
+                row.1 += refused as usize;
+                row.2 += 1;
+            }
+            None => self.rows.push((class.to_string(), refused as usize, 1)),
+        }
+    }
+    fn rate(&self, class: &str) -> f64 {
+        let (_, hit, n) = self.rows.iter().find(|(c, _, _)| c == class).unwrap();
+        *hit as f64 / *n as f64
+    }
+}
+
+/// The labelled set: model texts from 30 to 700 words of their own, each quoting the
+/// evidence; exact, reformatted, 5/10/20%- and 30%-edited copies (words replaced, deleted and
+/// inserted), excerpts holding 30, 40 and 60% of a text's own words pasted into a new memo,
+/// and genuine documents (short letters, prose quoting the evidence heavily, the very
+/// passages the model texts quote, the evidence retold with a fifth of its words changed).
+/// Every copy up to 20% edited and every excerpt refused, at least 90% of the 30% edits,
+/// no genuine document.
+#[test]
+fn a_labelled_set_of_copies_excerpts_and_genuine_documents() {
+    let mut r = Rng(0x1abe_11ed);
+    let evidence: Vec<String> = (0..20).map(|_| text(&mut r, 25)).collect();
+    // Model texts from short to long, each quoting a passage of the evidence.
+    let drafts: Vec<Drafted> = (0..42)
+        .map(|i| {
+            let own = [30, 50, 90, 150, 250, 400, 700][i % 7];
+            let quoted = 20 + r.below(120);
+            drafted(&mut r, &evidence[i % evidence.len()], own, quoted)
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let evidence_fps: std::collections::HashSet<u64> = evidence
+        .iter()
+        .flat_map(|e| lexrun::store::shingles::fingerprints(e))
+        .collect();
+    for (i, d) in drafts.iter().enumerate() {
+        let t = d.text();
+        let a = Artifact {
+            hash: blake3::hash(t.as_bytes()).to_hex().to_string(),
+            text_hash: intake::text_hash(&t),
+            run_id: format!("run-{i}"),
+            matter: "smith".into(),
+            stage: "draft".into(),
+            round: 1,
+            kind: "stage".into(),
+            path: format!("out/{i}.md"),
+            model: "m".into(),
+            inputs: serde_json::Value::Null,
+            plan_hash: String::new(),
+            node_hash: String::new(),
+            created: 0,
+        };
+        store.add_artifact(&a, &t, &evidence_fps).unwrap();
+    }
+    let files = tempfile::tempdir().unwrap();
+    let mut tally = Tally { rows: Vec::new() };
+    let mut wrongly: Vec<String> = Vec::new();
+    let mut check = |class: &str, text: &str, copy: bool, tally: &mut Tally| {
+        let got = refused(&store, files.path(), "f.txt", text);
+        tally.add(class, got.is_some());
+        if !copy {
+            if let Some(why) = got {
+                wrongly.push(format!("{class}: {why}"));
+            }
+        }
+    };
+    for d in &drafts {
+        check("exact", &d.text(), true, &mut tally);
+        check("reformatted", &reformatted(d), true, &mut tally);
+        for share in [0.05, 0.10, 0.20] {
+            for _ in 0..3 {
+                let e = word_edited(&mut r, d, share);
+                check("edited ≤ 20%", &e, true, &mut tally);
+            }
+        }
+        for _ in 0..4 {
+            let e = word_edited(&mut r, d, 0.30);
+            check("edited 30%", &e, true, &mut tally);
+        }
+        for share in [0.30, 0.40, 0.60] {
+            let e = excerpted(&mut r, d, share);
+            check("excerpt ≥ 30%", &e, true, &mut tally);
+        }
+    }
+    // Genuine documents: new prose quoting the evidence heavily, some quoting the very
+    // passages the model texts quote, and short letters.
+    for i in 0..75 {
+        let e = &evidence[i % evidence.len()];
+        let doc = match i % 5 {
+            0 => text(&mut r, 3),
+            1 => format!(
+                "{} {} {} {}",
+                text(&mut r, 5),
+                quote(&mut r, e, 80),
+                text(&mut r, 3),
+                quote(&mut r, &evidence[(i + 7) % evidence.len()], 60)
+            ),
+            2 => {
+                // The passage a model text quoted, quoted again.
+                let d = &drafts[i % drafts.len()];
+                let q: Vec<&str> = d
+                    .words
+                    .iter()
+                    .zip(&d.quoted)
+                    .filter(|(_, q)| **q)
+                    .map(|(w, _)| w.as_str())
+                    .collect();
+                format!("{} {} {}", text(&mut r, 4), q.join(" "), text(&mut r, 4))
+            }
+            3 => format!("{} {}", e, text(&mut r, 6)),
+            // The evidence retold with a fifth of its words changed, as a person restates
+            // what a letter said.
+            _ => {
+                let d = Drafted {
+                    words: e.split(' ').map(str::to_string).collect(),
+                    quoted: vec![true; e.split(' ').count()],
+                };
+                format!("{} {}", text(&mut r, 3), word_edited(&mut r, &d, 0.2))
+            }
+        };
+        check("genuine", &doc, false, &mut tally);
+    }
+    for (class, hit, n) in &tally.rows {
+        println!(
+            "{class:<14} refused {:>5.1}% ({hit}/{n})",
+            *hit as f64 / *n as f64 * 100.0
+        );
+    }
+    assert_eq!(tally.rate("exact"), 1.0);
+    assert_eq!(tally.rate("reformatted"), 1.0);
+    assert_eq!(tally.rate("edited ≤ 20%"), 1.0);
+    assert_eq!(tally.rate("excerpt ≥ 30%"), 1.0);
+    assert!(tally.rate("edited 30%") >= 0.9);
+    assert!(
+        wrongly.is_empty(),
+        "genuine documents refused: {wrongly:#?}"
+    );
+    assert_eq!(tally.rate("genuine"), 0.0);
+}

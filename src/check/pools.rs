@@ -342,21 +342,28 @@ pub(crate) fn shared_gpus(cx: &mut Cx) {
 }
 
 pub(crate) fn check_endpoint(cx: &mut Cx, f: FileId, e: &ast::Spanned<String>) {
-    let shown = crate::backend::redact_url(&e.node);
-    let problem = match url::Url::parse(&e.node) {
+    let shown = crate::redact::url(&e.node);
+    let parsed = url::Url::parse(&e.node);
+    // A password the redaction finds counts, even where the URL parser sees a port
+    // (`http://u:12/34@h`) or nothing it can parse (`http://u:pa/ss@h`).
+    let credentials = shown != e.node
+        || parsed
+            .as_ref()
+            .is_ok_and(|u| !u.username().is_empty() || u.password().is_some());
+    if credentials {
+        cx.error(
+            Diagnostic::new(
+                Code::BadEndpoint,
+                format!("`{shown}` carries credentials in its address; lexrun never sends or keeps them"),
+            )
+            .in_file(f)
+            .label(e.span, "")
+            .help("write the address without `user:password@`, and give the pool its key from the environment: `api_key env \"FIRM_KEY\"`"),
+        );
+        return;
+    }
+    let problem = match parsed {
         Err(err) => Some(format!("it does not parse: {err}")),
-        Ok(u) if !u.username().is_empty() || u.password().is_some() => {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadEndpoint,
-                    format!("`{shown}` carries credentials in its address; lexrun never sends or keeps them"),
-                )
-                .in_file(f)
-                .label(e.span, "")
-                .help("write the address without `user:password@`, and give the pool its key from the environment: `api_key env \"FIRM_KEY\"`"),
-            );
-            return;
-        }
         Ok(u) if !matches!(u.scheme(), "http" | "https") => {
             Some(format!("`{}` is not http or https", u.scheme()))
         }

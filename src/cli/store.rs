@@ -57,7 +57,7 @@ pub(super) fn open_at(
     if let Some(u) = &url {
         if !u.starts_with("postgres://") && !u.starts_with("postgresql://") {
             return Err(crate::store::StoreError::Connect(
-                crate::store::redact(u),
+                crate::redact::url(u),
                 crate::store::DbError::Postgres(
                     "LEXRUN_LEDGER must be a postgres:// URL (postgres://USER@HOST:PORT/DATABASE); leave it unset for the ledger inside the store".into(),
                 ),

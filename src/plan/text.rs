@@ -89,7 +89,7 @@ pub(super) fn render(p: &Plan) -> String {
                 s,
                 "      serves {} at {} · {}",
                 pool.server.as_str(),
-                pool.endpoint,
+                crate::redact::url(&pool.endpoint),
                 plural(
                     pool.slots as usize,
                     "request at a time",

@@ -104,7 +104,7 @@ pub(super) async fn server_failure(
                 return CallFailure::Protocol {
                     declared: pool.pool.server,
                     pool: pool.pool.name.clone(),
-                    endpoint: pool.endpoint.clone(),
+                    endpoint: crate::redact::url(&pool.endpoint),
                     why: crate::backend::endpoint::mismatch(
                         &pool.pool.name,
                         &pool.endpoint,
@@ -123,7 +123,7 @@ fn server_error(pool: &PoolRt, e: &CallError) -> CallFailure {
     CallFailure::Server {
         server: pool.pool.server.as_str(),
         pool: pool.pool.name.clone(),
-        endpoint: crate::backend::redact_url(&pool.endpoint),
+        endpoint: crate::redact::url(&pool.endpoint),
         source: e.clone(),
     }
 }

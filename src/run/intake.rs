@@ -16,20 +16,35 @@ use serde::Serialize;
 use crate::store::{shingles, Store};
 use crate::verify::taint::{Carried, ModelClaim, Taint};
 
-/// At this share of an output's fingerprints found in a file, the file is a copy of it…
-pub const OVERLAP: f64 = 0.25;
-/// …provided they share at least this many fingerprints: a short stage text (a gate's JSON
-/// answer has a handful) cannot refuse a genuine letter on two or three common phrases.
-pub const MIN_SHARED: usize = 12;
+/// At this share of an output's fingerprints found in a file, the file is a copy of it
+/// (a 30% word edit keeps about a third of the three-word runs, an excerpt of 30% of a text
+/// that much of it)…
+pub const OVERLAP: f64 = 0.15;
+/// …provided they share at least this many fingerprints…
+pub const MIN_SHARED: usize = 5;
+/// …of an output with at least this many of its own: a short stage text (a gate's JSON
+/// answer has a handful) cannot refuse a genuine letter that repeats one of its phrases.
+pub const MIN_OUTPUT: usize = 16;
 /// A file that is mostly one output, and holds most of it, is a copy however short.
-pub const MOSTLY: f64 = 0.6;
+pub const MOSTLY: f64 = 0.5;
 
 /// Whether sharing `shared` fingerprints with an output of `output` fingerprints makes a file
 /// of `file` fingerprints a copy of it.
 pub fn refuses(shared: usize, file: usize, output: usize) -> bool {
     let of_output = shared as f64 / output.max(1) as f64;
     let of_file = shared as f64 / file.max(1) as f64;
-    (shared >= MIN_SHARED && of_output >= OVERLAP) || (of_output >= MOSTLY && of_file >= MOSTLY)
+    (output >= MIN_OUTPUT && shared >= MIN_SHARED && of_output >= OVERLAP)
+        || (of_output >= MOSTLY && of_file >= MOSTLY)
+}
+
+/// [`refuses`] for a ledger that holds fingerprints from before text was folded (format 1),
+/// which were recorded with those of the evidence the outputs quote: a source those outputs
+/// quoted shares them, so the bar is the one those ledgers were made for (a quarter of an
+/// output, twelve fingerprints; most of each other).
+pub fn refuses_legacy(shared: usize, file: usize, output: usize) -> bool {
+    let of_output = shared as f64 / output.max(1) as f64;
+    let of_file = shared as f64 / file.max(1) as f64;
+    (shared >= 12 && of_output >= 0.25) || (of_output >= 0.6 && of_file >= 0.6)
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -53,16 +68,26 @@ pub struct Verdict {
     /// Why the file could not be read at all (nothing else was checked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
+    /// Why the guard could not check it: the ledger did not answer. Such a file is held
+    /// back like a refused one, since nobody can say lexrun did not write it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unchecked: Option<String>,
 }
 
 impl Verdict {
     pub fn blocked(&self) -> bool {
         self.unreadable.is_some()
+            || self.unchecked.is_some()
             || (self.refused.is_some() || !self.carries.is_empty()) && self.admitted.is_none()
     }
 
     /// Why the guard refuses it: a copy of an output, or the carrier of model claims.
     pub fn why(&self) -> Option<String> {
+        if let Some(u) = &self.unchecked {
+            return Some(format!(
+                "it could not be checked against lexrun's outputs: {u}"
+            ));
+        }
         if let Some(r) = &self.refused {
             return Some(r.clone());
         }
@@ -102,6 +127,7 @@ impl Verdict {
             refused: None,
             admitted: None,
             unreadable: Some(why),
+            unchecked: None,
             carries: Vec::new(),
             first_seen: 0,
         }
@@ -180,7 +206,16 @@ pub fn check_bytes(
             "text"
         }
     };
-    let refused = if let Some(a) = store.artifact_by_hash(&raw_hash, &texts) {
+    let mut unchecked = None;
+    let by_hash = store
+        .artifact_by_hash(&raw_hash, &texts)
+        .unwrap_or_else(|e| {
+            unchecked = Some(e.to_string());
+            None
+        });
+    let refused = if unchecked.is_some() {
+        None
+    } else if let Some(a) = by_hash {
         Some(format!(
             "it is lexrun's own {} of stage `{}` (run {}, written to {})",
             what(&a),
@@ -198,11 +233,15 @@ pub fn check_bytes(
             fps.dedup();
         }
         let n = fps.len();
+        let rule = if legacy { refuses_legacy } else { refuses };
         let rank = |shared: usize, total: usize| {
-            refuses(shared, n, total).then_some(shared as f64 / total.max(1) as f64)
+            rule(shared, n, total).then_some(shared as f64 / total.max(1) as f64)
         };
-        match store.overlap(&fps, rank) {
-            Some(o) if refuses(o.shared, n, o.total) => Some(format!(
+        match store.overlap(&fps, rank).unwrap_or_else(|e| {
+            unchecked = Some(e.to_string());
+            None
+        }) {
+            Some(o) if rule(o.shared, n, o.total) => Some(format!(
                 "{:.0}% of its text matches lexrun's {} of stage `{}` (run {}, {}), covering {:.0}% of that {} ({} shared fingerprints)",
                 o.shared as f64 / n.max(1) as f64 * 100.0,
                 what(&o.artifact),
@@ -230,6 +269,7 @@ pub fn check_bytes(
         carries: Vec::new(),
         first_seen,
         unreadable: None,
+        unchecked,
     };
     v.admitted = admission(&v, std::path::Path::new(path), admit);
     v
@@ -310,6 +350,11 @@ pub fn describe(v: &[Verdict]) -> String {
             x.why().unwrap_or_default()
         ));
     }
-    s.push_str("\nremove these files from the matter, or admit one on purpose in its `sources` block: `admit \"FILE\" because \"REASON\"`");
+    if v.iter().any(|x| x.unchecked.is_some()) {
+        s.push_str("\nthe ledger did not answer, so the guard could not check every file and nothing was run; run again once the ledger answers");
+    }
+    if v.iter().any(|x| x.blocked() && x.unchecked.is_none()) {
+        s.push_str("\nremove these files from the matter, or admit one on purpose in its `sources` block: `admit \"FILE\" because \"REASON\"`");
+    }
     s
 }

@@ -467,18 +467,23 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         report::review_index(plan, &run_id, &run_root, &record.matters),
     )
     .map_err(|e| werr(&index, e))?;
-    if let Some(store) = &store {
-        let status = match record.exit_code() {
-            0 => "done",
-            3 => "stopped",
-            130 => "cancelled",
-            _ => "failed",
-        };
-        store.finish_run(&run_id, status)?;
-    }
+    // The record is written even when the ledger cannot close the run: nothing done is lost.
+    let closed = match &store {
+        Some(store) => store.finish_run(
+            &run_id,
+            match record.exit_code() {
+                0 => "done",
+                3 => "stopped",
+                130 => "cancelled",
+                _ => "failed",
+            },
+        ),
+        None => Ok(()),
+    };
     let rj = run_root.join("run.json");
     crate::atomic::write_private(&rj, serde_json::to_vec_pretty(&record).unwrap_or_default())
         .map_err(|e| werr(&rj, e))?;
+    closed?;
     events.run_finished(
         json!({"run_id": run_id, "exit": record.exit_code(), "record": rj.display().to_string()}),
     );

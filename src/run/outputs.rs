@@ -6,8 +6,10 @@
 //! moment it exists. The file and its manifest are then written as one
 //! ([`crate::atomic::write_all`]): a failure leaves neither at its final path, and the run
 //! says "not written" only of what is not there. While a run writes a folder's outputs it
-//! holds the folder's lock: two runs never interleave their outputs in one folder, and a run
-//! of another matter is refused that folder rather than mixing the two.
+//! holds the folder's lock: two runs never interleave their outputs in one folder. A folder
+//! belongs to the first matter whose outputs it holds; a run of another matter writes its
+//! outputs in `<out>/<matter>/` (as a run of several matters does), so that many matters run
+//! into one output folder at once all finish, and none overwrites another's.
 
 use super::*;
 use crate::document::DocumentError;
@@ -92,12 +94,22 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
     let lock = if sh.plan.outputs.is_empty() {
         Ok(None)
     } else {
-        std::fs::create_dir_all(&m.out_dir)
-            .and_then(|()| FolderLock::take(&m.out_dir, &m.dir))
-            .map(Some)
+        FolderLock::claim(&m.out_dir, &m.name, &m.dir).map(Some)
     };
+    let out_dir = match &lock {
+        Ok(Some(l)) => l.dir.clone(),
+        _ => m.out_dir.clone(),
+    };
+    if out_dir != m.out_dir {
+        sh.events.say(&format!(
+            "  outputs of the matter `{}` go to {}: {} holds another matter's",
+            m.name,
+            out_dir.display(),
+            m.out_dir.display()
+        ));
+    }
     for o in &sh.plan.outputs {
-        let dest = m.out_dir.join(&o.path);
+        let dest = out_dir.join(&o.path);
         let (status, missing) = if let Err(e) = &lock {
             (format!("not written: {e}"), true)
         } else if blocked(&o.from) {
@@ -340,17 +352,47 @@ fn appendix_detail(c: &Value) -> String {
 }
 
 /// An output folder held by one run while it writes there: an exclusive `flock` on
-/// `.lexrun-outputs.lock`, which names the matter whose outputs are being written.
+/// `.lexrun-outputs.lock`, which names the matter whose outputs the folder holds.
 struct FolderLock {
+    /// The folder the outputs go to.
+    dir: PathBuf,
     _file: std::fs::File,
 }
 
+/// How many folders for one matter's name are tried (`<out>/<name>`, `<out>/<name>-2`, …)
+/// before the run gives up: matter folders of one name from as many places.
+const FOLDERS_PER_NAME: usize = 100;
+
 impl FolderLock {
-    /// Waits for a run of the same matter to finish writing; refuses a folder that a run of
-    /// another matter is writing.
-    fn take(dir: &Path, matter: &Path) -> std::io::Result<FolderLock> {
+    /// The folder for the outputs of `matter` (named `name`): `dir` unless it holds another
+    /// matter's outputs, else `dir/<name>` (or `dir/<name>-N`, when a matter folder of the
+    /// same name elsewhere has that one). Waits while a run of the same matter writes there.
+    fn claim(dir: &Path, name: &str, matter: &Path) -> std::io::Result<FolderLock> {
+        let me = matter
+            .canonicalize()
+            .unwrap_or_else(|_| matter.to_path_buf())
+            .display()
+            .to_string();
+        let candidates = std::iter::once(dir.to_path_buf())
+            .chain(std::iter::once(dir.join(name)))
+            .chain((2..=FOLDERS_PER_NAME).map(|n| dir.join(format!("{name}-{n}"))));
+        for d in candidates {
+            if let Some(lock) = Self::take(&d, &me)? {
+                return Ok(lock);
+            }
+        }
+        Err(std::io::Error::other(format!(
+            "`{}` and {FOLDERS_PER_NAME} folders in it hold the outputs of other matters named `{name}`; give this matter its own output folder (--out DIR)",
+            dir.display()
+        )))
+    }
+
+    /// The lock of `dir` for the matter `me`, or `None` when the folder belongs to another
+    /// matter (its lock names it, held or not).
+    fn take(dir: &Path, me: &str) -> std::io::Result<Option<FolderLock>> {
         use std::io::{Read, Seek, Write};
         use std::os::unix::fs::OpenOptionsExt;
+        std::fs::create_dir_all(dir)?;
         let path = dir.join(".lexrun-outputs.lock");
         let mut f = std::fs::OpenOptions::new()
             .read(true)
@@ -359,33 +401,40 @@ impl FolderLock {
             .truncate(false)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&path)?;
-        let me = matter
-            .canonicalize()
-            .unwrap_or_else(|_| matter.to_path_buf())
-            .display()
-            .to_string();
+        let holder = |f: &mut std::fs::File| -> std::io::Result<String> {
+            let mut s = String::new();
+            f.rewind()?;
+            f.read_to_string(&mut s)?;
+            Ok(s.trim().to_string())
+        };
         let fd = std::os::unix::io::AsRawFd::as_raw_fd(&f);
         // SAFETY: flock on a descriptor this function owns; it has no memory effects.
         if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let mut holder = String::new();
-            let _ = f.read_to_string(&mut holder);
-            let holder = holder.trim().to_string();
-            if !holder.is_empty() && holder != me {
-                return Err(std::io::Error::other(format!(
-                    "another lexrun run is writing the outputs of the matter `{holder}` to `{}`; give each matter its own output folder (--out DIR)",
-                    dir.display()
-                )));
+            // A run holds it; the name it wrote is whole once it holds the lock.
+            let h = holder(&mut f)?;
+            if !h.is_empty() && h != me {
+                return Ok(None);
             }
-            // SAFETY: as above; this call waits for the other run of this matter.
+            // SAFETY: as above; this call waits for the other run of this matter (or for a
+            // run that has not yet written its matter's name).
             if unsafe { libc::flock(fd, libc::LOCK_EX) } != 0 {
                 return Err(std::io::Error::last_os_error());
             }
         }
-        f.set_len(0)?;
-        f.rewind()?;
-        f.write_all(me.as_bytes())?;
-        f.flush()?;
-        Ok(FolderLock { _file: f })
+        let h = holder(&mut f)?;
+        if !h.is_empty() && h != me {
+            return Ok(None);
+        }
+        if h.is_empty() {
+            f.set_len(0)?;
+            f.rewind()?;
+            f.write_all(me.as_bytes())?;
+            f.flush()?;
+        }
+        Ok(Some(FolderLock {
+            dir: dir.to_path_buf(),
+            _file: f,
+        }))
     }
 }
 

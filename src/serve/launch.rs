@@ -154,7 +154,11 @@ pub(super) fn launch(
         .map_or(&pool.endpoint, |o| &o.url)
         .clone();
     let parsed = url::Url::parse(&url).map_err(|e| {
-        ServeError::Input(format!("pool `{}`: `{url}` is not a URL: {e}", pool.name))
+        ServeError::Input(format!(
+            "pool `{}`: `{}` is not a URL: {e}",
+            pool.name,
+            crate::redact::url(&url)
+        ))
     })?;
     let host = parsed.host_str().unwrap_or("127.0.0.1").to_string();
     let port = parsed.port_or_known_default().unwrap_or(8080);

@@ -164,7 +164,7 @@ pub async fn up(
             log: log.clone(),
         };
         let state = dir.join(format!("{}.json", l.model));
-        std::fs::write(&state, serde_json::to_vec_pretty(&rec).unwrap_or_default())
+        crate::atomic::write(&state, &serde_json::to_vec_pretty(&rec).unwrap_or_default())
             .map_err(|e| ServeError::Failed(format!("cannot write `{}`: {e}", state.display())))?;
         say(&format!(
             "  starting {:<12} {} (pid {pid}, log {})",
@@ -262,10 +262,13 @@ async fn preload_ollama(m: &Model, url: &str, limits: &Limits) -> Result<(), Ser
         )));
     };
     let backend = backend::connect(ServerKind::Ollama, url, limits)?;
-    backend
-        .identity(tag)
-        .await
-        .map_err(|e| ServeError::Failed(format!("model `{}` on {url}: {e}", m.name)))?;
+    backend.identity(tag).await.map_err(|e| {
+        ServeError::Failed(format!(
+            "model `{}` on {}: {e}",
+            m.name,
+            crate::redact::url(url)
+        ))
+    })?;
     let http = backend::Http::new(url, limits)?;
     let body = json!({"model": tag, "prompt": "", "keep_alive": -1, "options": {"num_ctx": m.ctx}});
     http.post(&http.url("/api/generate"), &body)

@@ -42,7 +42,7 @@ pub async fn status(
             pool: pool.name.clone(),
             model: m.name.clone(),
             server: kind.as_str().into(),
-            url: url.clone(),
+            url: crate::redact::url(&url),
             state: "down".into(),
             detail: String::new(),
             served: None,

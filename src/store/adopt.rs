@@ -208,7 +208,7 @@ pub fn adopt_beside(workflow_dir: &Path, into: &Store) -> Result<Option<String>,
     }
     let done = adopt(&old, into)?;
     let io = |e: std::io::Error| StoreError::Io(old.display().to_string(), e);
-    std::fs::write(
+    crate::atomic::write_private(
         old.join("MOVED.txt"),
         format!(
             "lexrun moved this store's records into {} (ledger: {}).\nThe old ledger is kept here as ledger-moved.sqlite.\n",

@@ -78,7 +78,8 @@ impl Bloom {
         })
     }
 
-    /// Writes the filter atomically.
+    /// Writes the filter atomically, readable by its owner only (it holds fingerprints of
+    /// client text).
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let mut out = Vec::with_capacity(16 + self.bits.len() * 8);
         out.extend_from_slice(MAGIC);
@@ -87,7 +88,7 @@ impl Bloom {
         for w in &self.bits {
             out.extend_from_slice(&w.to_le_bytes());
         }
-        crate::atomic::write(path, &out)
+        crate::atomic::write_private(path, &out)
     }
 }
 

@@ -1,5 +1,10 @@
 //! The cache of model answers by key, and every key a stage had with its components, so
 //! `lexrun why` can say what changed.
+//!
+//! An entry is kept twice: in the ledger, and as a small file of the store
+//! (`keys/AB/KEY.json`) written before the ledger is asked. An answer whose object reached the
+//! store while its ledger row did not (the ledger lost mid-run) is still found by its key on
+//! the next run, not asked of the model again, and its row is then entered.
 
 use serde_json::Value;
 
@@ -19,17 +24,62 @@ impl Store {
     }
 
     pub fn cache_get(&self, key: &str) -> Option<CacheEntry> {
-        self.db
+        let row = self
+            .db
             .one(
                 "SELECT key, stage, text_hash, timings, identity, created FROM cache WHERE key = ?1",
                 vals![key],
             )
             .ok()
             .flatten()
-            .map(|r| Self::cache_row(&r))
+            .map(|r| Self::cache_row(&r));
+        if row.is_some() {
+            return row;
+        }
+        let kept: CacheEntry =
+            serde_json::from_slice(&crate::atomic::read_own(&self.key_path(key)?).ok()?)
+                .ok()
+                .filter(|e: &CacheEntry| e.key == key)?;
+        // The ledger missed it: enter it now, if the ledger answers.
+        let _ = self.cache_row_put(&kept);
+        Some(kept)
     }
 
+    /// Where the store keeps its own copy of a cache entry; `None` for a key that is not a
+    /// hash (no file name is made of anything else).
+    fn key_path(&self, key: &str) -> Option<PathBuf> {
+        if key.len() < 3 || !key.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        Some(
+            self.dir
+                .join("keys")
+                .join(&key[..2])
+                .join(format!("{}.json", &key[2..])),
+        )
+    }
+
+    /// Files a cache entry: the store's copy first, then the ledger's row.
     pub fn cache_put(&self, e: &CacheEntry) -> Result<(), StoreError> {
+        if let Some(path) = self.key_path(&e.key) {
+            let io = |err: std::io::Error| StoreError::Io(path.display().to_string(), err);
+            if let Some(parent) = path.parent() {
+                crate::atomic::private_dir(parent).map_err(io)?;
+            }
+            crate::atomic::write_private(&path, serde_json::to_vec(e).unwrap_or_default())
+                .map_err(io)?;
+        }
+        self.cache_row_put(e)
+    }
+
+    /// Removes the store's copy of a cache entry.
+    pub(super) fn cache_file_drop(&self, key: &str) {
+        if let Some(p) = self.key_path(key) {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+
+    fn cache_row_put(&self, e: &CacheEntry) -> Result<(), StoreError> {
         self.exec(
                 "INSERT INTO cache (key, stage, text_hash, timings, identity, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (key) DO UPDATE SET stage = excluded.stage, text_hash = excluded.text_hash, timings = excluded.timings, identity = excluded.identity, created = excluded.created",
                 vals![&e.key, &e.stage, &e.text_hash, e.timings.to_string(), &e.identity, e.created],

@@ -24,13 +24,50 @@ impl Overlap {
     }
 }
 
+/// The start time of process `pid` in clock ticks since boot (`/proc/PID/stat`), which tells
+/// a live process from a later one that got its number.
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces; fields follow the last `)`.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// A run under way with this store: which process runs it. Kept as `runs/RUN.json` in the
+/// store from its start in the ledger to its close, so that a run whose close never reached
+/// the ledger (the ledger lost, the process killed) is closed as failed later.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RunNote {
+    pid: u32,
+    start: u64,
+}
+
 impl Store {
+    fn run_note(&self, run_id: &str) -> Option<PathBuf> {
+        let safe = !run_id.is_empty()
+            && run_id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        safe.then(|| self.dir.join("runs").join(format!("{run_id}.json")))
+    }
+
     pub fn begin_run(
         &self,
         run_id: &str,
         workflow: &str,
         plan_hash: &str,
     ) -> Result<(), StoreError> {
+        if let Some(note) = self.run_note(run_id) {
+            let pid = std::process::id();
+            let body = serde_json::to_vec(&RunNote {
+                pid,
+                start: process_start(pid).unwrap_or(0),
+            })
+            .unwrap_or_default();
+            let io = |e: std::io::Error| StoreError::Io(note.display().to_string(), e);
+            crate::atomic::private_dir(&self.dir.join("runs")).map_err(io)?;
+            crate::atomic::write_private(&note, body).map_err(io)?;
+        }
         self.exec(
             "INSERT INTO runs (run_id, workflow, plan_hash, started) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id) DO UPDATE SET workflow = excluded.workflow, plan_hash = excluded.plan_hash, started = excluded.started",
             vals![run_id, workflow, plan_hash, now()],
@@ -41,7 +78,44 @@ impl Store {
         self.exec(
             "UPDATE runs SET finished = ?2, status = ?3 WHERE run_id = ?1",
             vals![run_id, now(), status],
-        )
+        )?;
+        if let Some(note) = self.run_note(run_id) {
+            let _ = std::fs::remove_file(note);
+        }
+        Ok(())
+    }
+
+    /// Closes as failed the runs this store began whose process is gone and whose close the
+    /// ledger never got; the runs closed.
+    pub(super) fn close_abandoned_runs(&self) -> Vec<String> {
+        let mut closed = Vec::new();
+        let Ok(rd) = std::fs::read_dir(self.dir.join("runs")) else {
+            return closed;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(run_id) = name.strip_suffix(".json") else {
+                continue;
+            };
+            let note: Option<RunNote> = crate::atomic::read_own(&e.path())
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok());
+            let alive = note
+                .as_ref()
+                .is_some_and(|n| process_start(n.pid).is_some_and(|s| s == n.start));
+            if alive {
+                continue;
+            }
+            let done = self.exec(
+                "UPDATE runs SET finished = ?2, status = 'failed' WHERE run_id = ?1 AND status IS NULL",
+                vals![run_id, now()],
+            );
+            if done.is_ok() {
+                let _ = std::fs::remove_file(e.path());
+                closed.push(run_id.to_string());
+            }
+        }
+        closed
     }
 
     pub fn add_source(
@@ -141,7 +215,12 @@ impl Store {
 
     /// An artifact whose bytes or normalised text have one of these hashes: one statement,
     /// each of its parts an indexed lookup (an `OR` across two columns would scan the table).
-    pub fn artifact_by_hash(&self, raw: &str, texts: &[&str]) -> Option<Artifact> {
+    /// A ledger that does not answer is an error, never "not found".
+    pub fn artifact_by_hash(
+        &self,
+        raw: &str,
+        texts: &[&str],
+    ) -> Result<Option<Artifact>, StoreError> {
         let cols = Self::ARTIFACT_COLS;
         let mut sql =
             format!("SELECT * FROM (SELECT {cols} FROM artifacts WHERE hash = ?1 LIMIT 1) AS b");
@@ -154,19 +233,20 @@ impl Store {
             params.push(db::Val::from(*t));
         }
         sql.push_str(" LIMIT 1");
-        let r = self.db.one(&sql, params).ok()??;
-        Some(Self::artifact_row(&r))
+        let r = self.db.one(&sql, params).map_err(|e| self.lerr(e))?;
+        Ok(r.map(|r| Self::artifact_row(&r)))
     }
 
     /// The earlier outputs sharing fingerprints with `fps`, and the one of them `rank` puts
-    /// first (the highest rank wins; `None` ranks below any rank).
+    /// first (the highest rank wins; `None` ranks below any rank). A ledger that does not
+    /// answer is an error, never "no overlap".
     pub fn overlap(
         &self,
         fps: &[u64],
         rank: impl Fn(usize, usize) -> Option<f64>,
-    ) -> Option<Overlap> {
+    ) -> Result<Option<Overlap>, StoreError> {
         if fps.is_empty() {
-            return None;
+            return Ok(None);
         }
         // Only the fingerprints the filter may hold are looked up in the ledger.
         let candidates: Vec<u64> = match self.filter().as_deref() {
@@ -174,11 +254,14 @@ impl Store {
             _ => fps.to_vec(),
         };
         if candidates.is_empty() {
-            return None;
+            return Ok(None);
         }
-        let counts = self.db.shingle_hits(&candidates).ok()?;
+        let counts = self
+            .db
+            .shingle_hits(&candidates)
+            .map_err(|e| self.lerr(e))?;
         let ids: Vec<i64> = counts.keys().copied().collect();
-        let totals = self.db.fingerprint_totals(&ids).ok()?;
+        let totals = self.db.fingerprint_totals(&ids).map_err(|e| self.lerr(e))?;
         let mut best: Option<(i64, usize, usize, Option<f64>)> = None;
         for (id, n) in counts {
             let total = totals.get(&id).copied().unwrap_or(0).max(1) as usize;
@@ -195,17 +278,19 @@ impl Store {
                 best = Some((id, n as usize, total, r));
             }
         }
-        let (id, shared, total, _) = best?;
+        let Some((id, shared, total, _)) = best else {
+            return Ok(None);
+        };
         let sql = format!(
             "SELECT {} FROM artifacts WHERE id = ?1",
             Self::ARTIFACT_COLS
         );
-        let r = self.db.one(&sql, vals![id]).ok()??;
-        Some(Overlap {
+        let r = self.db.one(&sql, vals![id]).map_err(|e| self.lerr(e))?;
+        Ok(r.map(|r| Overlap {
             artifact: Self::artifact_row(&r),
             shared,
             total,
-        })
+        }))
     }
 
     /// The fingerprint filter, brought up to date with the ledger: loaded from its file,

@@ -30,7 +30,6 @@ mod schema;
 pub mod shingles;
 mod taint;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -38,12 +37,12 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::atomic::private_dir;
 use db::{vals, Db, Row};
 
 pub use adopt::{adopt, adopt_beside, default_dir, Adopted};
 pub use db::DbError;
 pub use ledger::Overlap;
-pub use postgres::redact;
 pub use schema::FORMAT;
 pub use taint::{now_ms, ClaimRecord, Seen};
 
@@ -53,6 +52,10 @@ pub enum StoreError {
     Io(String, #[source] std::io::Error),
     #[error("the ledger `{0}`: {1}; if it is damaged, move it aside (the objects stay valid) and run again")]
     Ledger(String, #[source] DbError),
+    #[error("the PostgreSQL ledger `{0}`: {1}; the server's log says more (the store's objects are not affected)")]
+    Shared(String, #[source] DbError),
+    #[error("the PostgreSQL ledger `{0}` stopped answering: {1}. What the run recorded before is kept and nothing was half-recorded; the run is closed as failed the next time lexrun reaches the ledger with this store. Check that the server is up and reachable (`pg_isready -h HOST -p PORT`), then run again: finished stages come from the cache")]
+    LedgerGone(String, #[source] DbError),
     #[error("the ledger `{0}` cannot be used: {1}")]
     Format(String, #[source] schema::FormatError),
     #[error("cannot reach the PostgreSQL ledger `{0}`: {1}; check that the server is running and the URL (LEXRUN_LEDGER, else the workflow's `ledger`) is right — nothing was run")]
@@ -112,12 +115,6 @@ pub fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-fn private_dir(p: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(p)?;
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700))
-}
-
 impl Store {
     /// The store in `dir`, with its SQLite ledger `dir/ledger.sqlite`.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
@@ -135,7 +132,7 @@ impl Store {
             .unwrap_or(false);
         let (db, name) = match ledger {
             Some(url) => {
-                let shown = redact(url);
+                let shown = crate::redact::url(url);
                 let pg = postgres::Pg::connect(url, std::time::Duration::from_secs(10))
                     .map_err(|e| StoreError::Connect(shown.clone(), e))?;
                 (Db::Postgres(pg), shown)
@@ -172,9 +169,9 @@ impl Store {
                 "SELECT value FROM meta WHERE key = 'legacy_fingerprints'",
                 vec![],
             )
-            .map_err(|e| StoreError::Ledger(name.clone(), e))?
+            .map_err(|e| ledger_error(db.is_postgres(), &name, e))?
             .is_some();
-        Ok(Store {
+        let mut store = Store {
             dir: dir.to_path_buf(),
             db,
             ledger: name,
@@ -182,7 +179,17 @@ impl Store {
             notes,
             legacy,
             bloom: Mutex::new(None),
-        })
+        };
+        let closed = store.close_abandoned_runs();
+        if !closed.is_empty() {
+            store.notes.push(format!(
+                "closed as failed {} run{} of this store that ended without the ledger hearing of it: {}",
+                closed.len(),
+                if closed.len() == 1 { "" } else { "s" },
+                closed.join(", ")
+            ));
+        }
+        Ok(store)
     }
 
     pub(super) fn db(&self) -> &Db {
@@ -195,7 +202,7 @@ impl Store {
     }
 
     pub(super) fn lerr(&self, e: DbError) -> StoreError {
-        StoreError::Ledger(self.ledger.clone(), e)
+        ledger_error(self.db.is_postgres(), &self.ledger, e)
     }
 
     pub fn object_path(&self, hash: &str) -> PathBuf {
@@ -213,10 +220,7 @@ impl Store {
         let io = |e: std::io::Error| StoreError::Io(path.display().to_string(), e);
         let parent = path.parent().unwrap_or(&self.dir);
         private_dir(parent).map_err(io)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(parent).map_err(io)?;
-        tmp.write_all(bytes).map_err(io)?;
-        tmp.as_file().sync_all().map_err(io)?;
-        tmp.persist(&path).map_err(|e| io(e.error))?;
+        crate::atomic::write_private(&path, bytes).map_err(io)?;
         Ok(hash)
     }
 
@@ -250,7 +254,8 @@ impl Store {
             if let Ok(inner) = std::fs::read_dir(d.path()) {
                 for f in inner.flatten() {
                     let name = f.file_name().to_string_lossy().into_owned();
-                    if name.starts_with(".tmp") {
+                    // Temporary files of writes under way (`.NAME.XXXXXX.partial`).
+                    if name.starts_with('.') {
                         continue;
                     }
                     out.push((format!("{prefix}{name}"), f.path()));
@@ -322,7 +327,8 @@ impl Store {
             if keys_in_use.contains(&k) {
                 live_objects.insert(h);
             } else {
-                self.exec("DELETE FROM cache WHERE key = ?1", vals![k])?;
+                self.exec("DELETE FROM cache WHERE key = ?1", vals![&k])?;
+                self.cache_file_drop(&k);
                 dropped += 1;
             }
         }
@@ -336,10 +342,32 @@ impl Store {
     }
 }
 
+/// A ledger statement's failure, with the advice that fits its engine.
+fn ledger_error(postgres: bool, name: &str, e: DbError) -> StoreError {
+    match (postgres, e) {
+        (_, e @ DbError::Lost(_)) => StoreError::LedgerGone(name.to_string(), e),
+        (true, e) => StoreError::Shared(name.to_string(), e),
+        (false, e) => StoreError::Ledger(name.to_string(), e),
+    }
+}
+
 /// Opens an SQLite ledger in WAL mode with a busy timeout, so several lexrun processes can
 /// share it.
 fn open_sqlite(path: &Path, name: &str) -> Result<Connection, StoreError> {
     let lerr = |e: rusqlite::Error| StoreError::Ledger(name.to_string(), e.into());
+    // Made owner-only before SQLite opens it: SQLite gives its `-wal` and `-shm` files the
+    // database file's mode.
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(|e| StoreError::Io(name.to_string(), e))?;
+    }
     let db = Connection::open(path).map_err(lerr)?;
     db.busy_timeout(std::time::Duration::from_secs(30))
         .map_err(lerr)?;

@@ -12,23 +12,8 @@ use postgres::{Client, Config, NoTls};
 
 use super::row::{DbError, Row, Val, ARTIFACT_INSERT};
 
-type Job = Box<dyn FnOnce(&mut Client) + Send>;
-
 pub struct Pg {
     jobs: Mutex<mpsc::Sender<Job>>,
-}
-
-/// `url` with its password, if it has one, replaced by `***`.
-pub fn redact(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) => {
-            if u.password().is_some() {
-                let _ = u.set_password(Some("***"));
-            }
-            u.to_string()
-        }
-        Err(_) => "the PostgreSQL ledger URL (unparsable; not shown)".into(),
-    }
 }
 
 /// `?N` parameters as PostgreSQL writes them: `$N`.
@@ -239,9 +224,109 @@ fn tls_connector() -> Result<tokio_postgres_rustls::MakeRustlsConnect, DbError> 
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
+/// How long a lost connection to the ledger is tried again (with backoff) before the
+/// statement under way fails: long enough for a server restart or a network blip.
+/// `LEXRUN_LEDGER_RETRY_S` sets it in seconds.
+fn retry_window() -> Duration {
+    std::env::var("LEXRUN_LEDGER_RETRY_S")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map_or(Duration::from_secs(30), Duration::from_secs_f64)
+}
+
+/// A statement's turn on the ledger's thread: run it on the connection, or give up with the
+/// error that says why the ledger cannot be had.
+enum Turn<'a> {
+    Run(&'a mut Client),
+    GiveUp(DbError),
+}
+
+/// A statement handed to the ledger's thread; true once it has its answer, false when the
+/// connection was lost before it had one (it is then run again on a new connection).
+type Job = Box<dyn FnMut(Turn<'_>) -> bool + Send>;
+
+/// Whether `e` means the connection is gone (not that the statement was wrong): the
+/// socket closed, or the server shutting down or not yet accepting connections.
+fn lost(e: &postgres::Error, c: &Client) -> bool {
+    if e.is_closed() || c.is_closed() {
+        return true;
+    }
+    match e.code() {
+        Some(code) => {
+            let c = code.code();
+            c.starts_with("08") || matches!(c, "57P01" | "57P02" | "57P03")
+        }
+        // No server error: the socket failed under the statement.
+        None => e.as_db_error().is_none(),
+    }
+}
+
+/// What it takes to open a connection, again when one is lost.
+struct Dial {
+    config: Config,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+}
+
+impl Dial {
+    fn open(&self) -> Result<Client, postgres::Error> {
+        match &self.tls {
+            Some(tls) => self.config.connect(tls.clone()),
+            None => self.config.connect(NoTls),
+        }
+    }
+}
+
+/// The ledger's thread: runs each statement in turn, and when the connection is lost,
+/// connects again with backoff (50 ms doubling to 1 s) for up to `window` before the
+/// statement fails. Once a statement has failed that way, the next fail at the first refused
+/// attempt (a run does not wait the window out for every statement) until a connection is
+/// made again.
+fn serve(dial: Dial, first: Client, jobs: mpsc::Receiver<Job>, window: Duration) {
+    let mut client = Some(first);
+    let mut down = false;
+    for mut job in jobs {
+        let started = std::time::Instant::now();
+        let mut pause = Duration::from_millis(50);
+        let mut why = String::new();
+        loop {
+            if client.as_ref().is_none_or(Client::is_closed) {
+                client = None;
+                match dial.open() {
+                    Ok(c) => {
+                        client = Some(c);
+                        down = false;
+                    }
+                    Err(e) => why = pg_err(e).to_string(),
+                }
+            }
+            if let Some(c) = client.as_mut() {
+                if job(Turn::Run(c)) {
+                    break;
+                }
+                client = None;
+                why = "the connection was lost".into();
+                continue;
+            }
+            if down || started.elapsed() >= window {
+                let tried = if down {
+                    "still unreachable".to_string()
+                } else {
+                    format!("tried again for {:.0} s", started.elapsed().as_secs_f64())
+                };
+                down = true;
+                job(Turn::GiveUp(DbError::Lost(format!("{why} ({tried})"))));
+                break;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
+    }
+}
+
 impl Pg {
     /// Connects (within `timeout`), on the client's own thread. The error names the URL
-    /// with its password hidden.
+    /// with its password hidden. A connection lost later is made again (see [`serve`]).
     pub fn connect(url: &str, timeout: Duration) -> Result<Pg, DbError> {
         let mut config: Config = url.parse().map_err(|e: postgres::Error| {
             DbError::Postgres(format!("not a PostgreSQL URL: {e}"))
@@ -261,27 +346,19 @@ impl Pg {
             postgres::config::SslMode::Require => Some(tls_connector()?),
             _ => None,
         };
+        let dial = Dial { config, tls };
+        let window = retry_window();
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), DbError>>();
         std::thread::Builder::new()
             .name("lexrun-ledger".into())
-            .spawn(move || {
-                let connected = match tls {
-                    Some(tls) => config.connect(tls),
-                    None => config.connect(NoTls),
-                };
-                let mut client = match connected {
-                    Ok(c) => {
-                        let _ = ready_tx.send(Ok(()));
-                        c
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(pg_err(e)));
-                        return;
-                    }
-                };
-                for job in rx {
-                    job(&mut client);
+            .spawn(move || match dial.open() {
+                Ok(c) => {
+                    let _ = ready_tx.send(Ok(()));
+                    serve(dial, c, rx, window);
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(pg_err(e)));
                 }
             })
             .map_err(|e| DbError::Postgres(format!("cannot start the ledger's thread: {e}")))?;
@@ -294,22 +371,34 @@ impl Pg {
         }
     }
 
-    /// Runs `f` with the client on its thread and waits for the answer.
+    /// Runs `f` with the client on its thread and waits for the answer. `f` may run more
+    /// than once: when the connection is lost under it, it runs again on a new one (a
+    /// transaction cut off before its commit was rolled back by the server).
     fn with<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Client) -> Result<R, postgres::Error> + Send + 'static,
+        f: impl Fn(&mut Client) -> Result<R, postgres::Error> + Send + 'static,
     ) -> Result<R, DbError> {
         let (tx, rx) = mpsc::sync_channel(1);
-        let job: Job = Box::new(move |c| {
-            let _ = tx.send(f(c).map_err(pg_err));
+        let job: Job = Box::new(move |turn| match turn {
+            Turn::Run(c) => match f(c) {
+                Err(e) if lost(&e, c) => false,
+                r => {
+                    let _ = tx.send(r.map_err(pg_err));
+                    true
+                }
+            },
+            Turn::GiveUp(e) => {
+                let _ = tx.send(Err(e));
+                true
+            }
         });
         self.jobs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .send(job)
-            .map_err(|_| DbError::Postgres("the connection to the ledger was lost".into()))?;
+            .map_err(|_| DbError::Lost("the ledger's thread stopped".into()))?;
         rx.recv()
-            .map_err(|_| DbError::Postgres("the connection to the ledger was lost".into()))?
+            .map_err(|_| DbError::Lost("the ledger's thread stopped".into()))?
     }
 
     pub fn batch(&self, sql: &str) -> Result<(), DbError> {
@@ -353,14 +442,20 @@ impl Pg {
     ) -> Result<T, DbError> {
         use postgres::fallible_iterator::FallibleIterator;
         let sql = dollar(sql);
+        // Folded again from the start when the connection is lost midway: the first rows are
+        // then folded twice, which a fold that inserts into a set (the fingerprint filter)
+        // does not mind.
+        let acc = Mutex::new(Some(acc));
         self.with(move |c| {
             let b = boxed(&params);
-            let mut acc = acc;
+            let mut held = acc.lock().unwrap_or_else(|p| p.into_inner());
+            // Taken only by the run that answers, after which none follows.
+            let acc = held.as_mut().expect("the fold is answered once");
             let mut rows = c.query_raw(sql.as_str(), refs(&b))?;
             while let Some(r) = rows.next()? {
-                f(&mut acc, r.get::<_, i64>(0));
+                f(acc, r.get::<_, i64>(0));
             }
-            Ok(acc)
+            Ok(held.take().expect("held"))
         })
     }
 
@@ -435,19 +530,6 @@ mod tests {
             pgpass_lookup("h:1:d:u:pw:extra\r\n", ["h", "1", "d", "u"]).as_deref(),
             Some("pw")
         );
-    }
-
-    #[test]
-    fn passwords_never_show() {
-        assert_eq!(
-            redact("postgres://lexrun:s3cret@db.firm.example:5432/ledger"),
-            "postgres://lexrun:***@db.firm.example:5432/ledger"
-        );
-        assert_eq!(
-            redact("postgres://lexrun@127.0.0.1/ledger"),
-            "postgres://lexrun@127.0.0.1/ledger"
-        );
-        assert!(!redact("postgres://lexrun:s3cret@host:notaport/ledger").contains("s3cret"));
     }
 
     #[test]

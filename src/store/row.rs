@@ -87,6 +87,9 @@ pub enum DbError {
     Sqlite(#[from] rusqlite::Error),
     #[error("{0}")]
     Postgres(String),
+    /// The PostgreSQL server could not be reached again after the connection was lost.
+    #[error("{0}")]
+    Lost(String),
 }
 
 impl DbError {

@@ -107,6 +107,18 @@ fn format_of(db: &Db) -> Result<Option<i64>, DbError> {
 /// Creates the tables of an empty ledger, or brings an older one to [`FORMAT`]. Returns the
 /// format the ledger had (`None`: it was empty), so the caller can say it migrated.
 pub fn prepare(db: &Db, pg: bool) -> Result<Option<i64>, FormatError> {
+    if !pg {
+        return prepare_locked(db, pg);
+    }
+    // Desks opening a new shared ledger at once: one reads the format and makes the tables
+    // while the others wait, so none sees half of another's work (tables but no format).
+    db.exec("SELECT pg_advisory_lock(7265787276)", vec![])?;
+    let r = prepare_locked(db, pg);
+    let _ = db.exec("SELECT pg_advisory_unlock(7265787276)", vec![]);
+    r
+}
+
+fn prepare_locked(db: &Db, pg: bool) -> Result<Option<i64>, FormatError> {
     let before = format_of(db)?;
     match before {
         Some(f) if f > FORMAT => return Err(FormatError::Newer(f)),

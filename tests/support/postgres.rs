@@ -209,6 +209,53 @@ impl Postgres {
         &self.data
     }
 
+    /// Starts the stopped server again, on its port, with its data.
+    pub fn start_again(&self) {
+        let st = self
+            .command("pg_ctl")
+            .args(["-w", "-t", "60", "-D"])
+            .arg(&self.data)
+            .arg("-l")
+            .arg(self.data.join("server.log"))
+            .arg("-o")
+            .arg(format!(
+                "-h 127.0.0.1 -p {} -k {} -F -c fsync=off -c max_connections=40",
+                self.port,
+                self.data.display()
+            ))
+            .arg("start")
+            .stdout(Stdio::null())
+            .status()
+            .expect("pg_ctl runs");
+        assert!(st.success(), "PostgreSQL did not start again");
+    }
+
+    /// The rows `sql` gives in database `db`, one line each, columns separated by `|`.
+    pub fn query(&self, db: &str, sql: &str) -> Vec<String> {
+        let out = self
+            .command("psql")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "lexrun",
+            ])
+            .args(["-d", db, "-At", "-c", sql])
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "psql {sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
     /// Stops the server now (as `Drop` would), for tests of a server that is down.
     pub fn stop(&self) {
         let _ = self
