@@ -299,7 +299,16 @@ pub(crate) fn stage(
     }
     let images = match p.images.as_ref().map(|i| i.node.as_str()) {
         None | Some("pdf") => ImageFormat::Pdf,
-        Some("tiff") => ImageFormat::Tiff,
+        Some("tiff") => {
+            let span = p.images.as_ref().map(|i| i.span).unwrap_or_default();
+            err!(
+                cx,
+                Diagnostic::new(Code::InvalidValue, "lexrun does not produce TIFF images yet")
+                    .label(span, "")
+                    .help("write `images pdf`: one image-only PDF per page at 300 dpi, which review platforms load as they do TIFF"),
+            );
+            ImageFormat::Tiff
+        }
         Some(other) => {
             let span = p.images.as_ref().map(|i| i.span).unwrap_or_default();
             err!(

@@ -20,8 +20,6 @@ pub struct Prepared {
     /// The strings that were redacted, each with its label and whether only a declared box
     /// (not a pattern) covered it: such a string is looked for on its own page only.
     pub redacted: Vec<(String, String, bool)>,
-    /// The page was read by OCR (so OCR is how it is read back).
-    pub ocr: bool,
 }
 
 pub enum Body {
@@ -173,7 +171,6 @@ pub fn text_pages(
                 body: Body::Text(TextPage { lines: page_lines }),
                 text: produced,
                 redacted,
-                ocr: false,
             });
         }
     }
@@ -182,7 +179,6 @@ pub fn text_pages(
             body: Body::Text(TextPage { lines: Vec::new() }),
             text: String::new(),
             redacted: Vec::new(),
-            ocr: false,
         });
     }
     Ok(out)
@@ -288,7 +284,7 @@ pub fn raster_pages(
             why: format!("pdftoppm wrote no readable image of page {}", i + 1),
         })?;
         // A page without a text layer is a scan: its words come from OCR of the raster.
-        let (words, ocr) = if layer.iter().all(|w| w.text.trim().is_empty()) {
+        let words = if layer.iter().all(|w| w.text.trim().is_empty()) {
             let pgm = work.join(format!("ocr-{}.pgm", i + 1));
             std::fs::write(&pgm, img.to_pgm()).map_err(|e| ProductionError::Io(pgm.clone(), e))?;
             let base = work.join(format!("ocr-{}", i + 1));
@@ -307,9 +303,9 @@ pub fn raster_pages(
             let tsv_path = base.with_extension("tsv");
             let tsv = std::fs::read_to_string(&tsv_path).unwrap_or_default();
             let _ = std::fs::remove_file(&pgm);
-            (words::from_tsv(&tsv), true)
+            words::from_tsv(&tsv)
         } else {
-            (layer, image)
+            layer
         };
         let joined = words::join(&words);
         let ms = matches(&joined.text, hits.patterns);
@@ -437,7 +433,6 @@ pub fn raster_pages(
             body: Body::Raster { img, labels },
             text,
             redacted,
-            ocr,
         });
     }
     Ok(out)

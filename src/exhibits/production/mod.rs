@@ -576,8 +576,7 @@ pub fn produce(
         last,
         ..VolumeRecord::default()
     };
-    let mut expected_stamps: Vec<(String, String)> = Vec::new();
-    let mut ocr_pages: Vec<String> = Vec::new();
+    let mut expected_stamps: Vec<reread::Page> = Vec::new();
     for (i, d) in docs.iter().enumerate() {
         if let Fate::Withheld(_) = fates[i] {
             record.withheld.push(d.name.clone());
@@ -604,9 +603,7 @@ pub fn produce(
                     };
                     let path = staged.join("IMAGES").join(format!("{bates}.pdf"));
                     crate::atomic::write(&path, &pdf).map_err(io(&path))?;
-                    if p.ocr {
-                        ocr_pages.push(bates.clone());
-                    }
+                    let raster = matches!(p.body, Body::Raster { .. });
                     for (s, why, from_box) in p.redacted {
                         redacted.push(reread::Redacted {
                             text: s,
@@ -622,7 +619,11 @@ pub fn produce(
                         doc_break: k == 0,
                         pages: (k == 0).then_some((b - a + 1) as usize),
                     });
-                    expected_stamps.push((bates, legend.clone()));
+                    expected_stamps.push(reread::Page {
+                        bates,
+                        legend: legend.clone(),
+                        raster,
+                    });
                     if k > 0 {
                         text.push('\u{000C}');
                     }
@@ -657,7 +658,11 @@ pub fn produce(
                     doc_break: true,
                     pages: Some(1),
                 });
-                expected_stamps.push((begin.clone(), legend.clone()));
+                expected_stamps.push(reread::Page {
+                    bates: begin.clone(),
+                    legend: legend.clone(),
+                    raster: false,
+                });
                 text = native_texts.remove(&i).unwrap_or_default();
             }
             Fate::Withheld(_) => continue,
@@ -762,14 +767,7 @@ pub fn produce(
     let rp = data.join("reconciliation.md");
     crate::atomic::write(&rp, recon.as_bytes()).map_err(io(&rp))?;
     // Read everything back before the volume is put in place.
-    let problems = reread::check(
-        &staged,
-        spec,
-        &expected_stamps,
-        &redacted,
-        &ocr_pages,
-        (first, last),
-    );
+    let problems = reread::check(&staged, spec, &expected_stamps, &redacted, (first, last));
     if !problems.is_empty() {
         return Err(ProductionError::Reread(problems));
     }

@@ -83,23 +83,32 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && memchr::memmem::find(hay, needle).is_some()
 }
 
+/// A page as written: its number, its legend, and whether it is an image (so its pixels
+/// are read back by OCR; a page of text has nothing but the text its streams hold).
+#[derive(Clone, Debug)]
+pub struct Page {
+    pub bates: String,
+    pub legend: String,
+    pub raster: bool,
+}
+
+fn leak(problems: &mut Vec<String>, r: &Redacted, wher: String) {
+    problems.push(format!(
+        "`{}` (redacted as {} on {}) leaked into {wher}",
+        r.text, r.label, r.place
+    ));
+}
+
 /// Looks at the staged volume; returns every problem found (none: the volume may go out).
 pub fn check(
     volume: &Path,
     spec: &Spec,
-    stamps: &[(String, String)],
+    stamps: &[Page],
     redacted: &[Redacted],
-    _ocr_pages: &[String],
     (first, last): (u64, u64),
 ) -> Vec<String> {
     let mut problems = Vec::new();
     let needles = needles(redacted);
-    let leak = |problems: &mut Vec<String>, r: &Redacted, wher: String| {
-        problems.push(format!(
-            "`{}` (redacted as {} on {}) leaked into {wher}",
-            r.text, r.label, r.place
-        ));
-    };
     // The images: exactly first..=last, each stamped.
     let images = volume.join("IMAGES");
     let have: BTreeSet<String> = std::fs::read_dir(&images)
@@ -120,75 +129,34 @@ pub fn check(
     for extra in have.difference(&want) {
         problems.push(format!("IMAGES/{extra} is outside the volume's numbers"));
     }
-    let scratch = tempfile::tempdir().ok();
-    for (bates, legend) in stamps {
-        let rel = format!("IMAGES/{bates}.pdf");
-        let path = volume.join(&rel);
-        let Ok(bytes) = std::fs::read(&path) else {
-            continue;
-        };
-        let layer = run_text(Command::new("pdftotext").arg("-layout").arg(&path).arg("-"));
-        let Some(layer) = layer else {
-            problems.push(format!("{rel}: pdftotext cannot read it"));
-            continue;
-        };
-        let shown = collapse(&layer);
-        if !shown.contains(bates.as_str()) {
-            problems.push(format!(
-                "{rel}: its Bates number {bates} is not on the page"
-            ));
-        }
-        if !legend.is_empty() && !shown.contains(&collapse(legend)) {
-            problems.push(format!("{rel}: its legend `{legend}` is not on the page"));
-        }
-        let streams = match streams(&bytes) {
-            Ok(s) => s,
-            Err(e) => {
-                problems.push(format!("{rel}: {e}"));
-                continue;
-            }
-        };
-        // OCR of the page as it prints.
-        let ocr = scratch.as_ref().and_then(|dir| {
-            let base = dir.path().join("page");
-            let _ = std::fs::remove_file(base.with_extension("png"));
-            Command::new("pdftoppm")
-                .args(["-r", "300", "-gray", "-png", "-singlefile"])
-                .arg(&path)
-                .arg(&base)
-                .output()
-                .ok()?;
-            run_text(
-                Command::new("tesseract")
-                    .arg(base.with_extension("png"))
-                    .arg("-")
-                    .args(["--dpi", "300", "-l", &spec.lang]),
-            )
-        });
-        if ocr.is_none() {
-            problems.push(format!("{rel}: the page could not be read back by OCR (are poppler-utils and tesseract-ocr installed?)"));
-        }
-        let layer_sq = squash(&layer);
-        let ocr_sq = ocr.as_deref().map(squash).unwrap_or_default();
-        for r in &needles {
-            if r.page.as_ref().is_some_and(|p| p != bates) {
-                continue;
-            }
-            let forms = byte_forms(&r.text);
-            if forms.iter().any(|f| contains(&bytes, f)) {
-                leak(&mut problems, r, format!("the bytes of {rel}"));
-            } else if streams.iter().any(|s| forms.iter().any(|f| contains(s, f))) {
-                leak(&mut problems, r, format!("a decompressed stream of {rel}"));
-            }
-            let sq = squash(&r.text);
-            if layer_sq.contains(&sq) {
-                leak(&mut problems, r, format!("the text layer of {rel}"));
-            }
-            if ocr_sq.contains(&sq) {
-                leak(&mut problems, r, format!("the OCR of {rel}"));
-            }
-        }
-    }
+    // Pages are read back on every processor.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let chunk = stamps.len().div_ceil(workers).max(1);
+    let found: Vec<Vec<String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = stamps
+            .chunks(chunk)
+            .map(|pages| {
+                let needles = &needles;
+                scope.spawn(move || {
+                    let mut problems = Vec::new();
+                    for p in pages {
+                        page(volume, spec, p, needles, &mut problems);
+                    }
+                    problems
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec!["a page could not be read back".into()])
+            })
+            .collect()
+    });
+    problems.extend(found.into_iter().flatten());
     // Every other file, as bytes and (for a Word file) its XML.
     for sub in ["TEXT", "DATA", "NATIVES"] {
         let dir = volume.join(sub);
@@ -232,6 +200,82 @@ pub fn check(
     }
     problems.extend(load_files(volume, spec, (first, last)));
     problems
+}
+
+/// One page read back: its stamps in the text layer, and no redacted string in its bytes,
+/// its decompressed streams, its text layer or (an image) its OCR.
+fn page(volume: &Path, spec: &Spec, p: &Page, needles: &[&Redacted], problems: &mut Vec<String>) {
+    let (bates, legend) = (&p.bates, &p.legend);
+    let rel = format!("IMAGES/{bates}.pdf");
+    let path = volume.join(&rel);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return;
+    };
+    let layer = run_text(Command::new("pdftotext").arg("-layout").arg(&path).arg("-"));
+    let Some(layer) = layer else {
+        problems.push(format!("{rel}: pdftotext cannot read it"));
+        return;
+    };
+    let shown = collapse(&layer);
+    if !shown.contains(bates.as_str()) {
+        problems.push(format!(
+            "{rel}: its Bates number {bates} is not on the page"
+        ));
+    }
+    if !legend.is_empty() && !shown.contains(&collapse(legend)) {
+        problems.push(format!("{rel}: its legend `{legend}` is not on the page"));
+    }
+    let streams = match streams(&bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            problems.push(format!("{rel}: {e}"));
+            return;
+        }
+    };
+    // OCR of an image page as it prints.
+    let ocr = if p.raster {
+        let text = tempfile::tempdir().ok().and_then(|dir| {
+            let base = dir.path().join("page");
+            Command::new("pdftoppm")
+                .args(["-r", "300", "-gray", "-png", "-singlefile"])
+                .arg(&path)
+                .arg(&base)
+                .output()
+                .ok()?;
+            run_text(
+                Command::new("tesseract")
+                    .arg(base.with_extension("png"))
+                    .arg("-")
+                    .args(["--dpi", "300", "-l", &spec.lang]),
+            )
+        });
+        if text.is_none() {
+            problems.push(format!("{rel}: the page could not be read back by OCR (are poppler-utils and tesseract-ocr installed?)"));
+        }
+        text.unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let layer_sq = squash(&layer);
+    let ocr_sq = squash(&ocr);
+    for r in needles {
+        if r.page.as_ref().is_some_and(|p| p != bates) {
+            continue;
+        }
+        let forms = byte_forms(&r.text);
+        if forms.iter().any(|f| contains(&bytes, f)) {
+            leak(problems, r, format!("the bytes of {rel}"));
+        } else if streams.iter().any(|s| forms.iter().any(|f| contains(s, f))) {
+            leak(problems, r, format!("a decompressed stream of {rel}"));
+        }
+        let sq = squash(&r.text);
+        if layer_sq.contains(&sq) {
+            leak(problems, r, format!("the text layer of {rel}"));
+        }
+        if !ocr_sq.is_empty() && ocr_sq.contains(&sq) {
+            leak(problems, r, format!("the OCR of {rel}"));
+        }
+    }
 }
 
 /// The load files parsed back and matched to the images.
@@ -345,4 +389,113 @@ fn load_files(volume: &Path, spec: &Spec, (first, last): (u64, u64)) -> Vec<Stri
         ));
     }
     problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::page::{self, Stamps, TextPage};
+    use super::super::{loadfile, Spec};
+    use super::*;
+
+    fn spec() -> Spec {
+        Spec {
+            volume: "VOL009".into(),
+            prefix: "T".into(),
+            start: 1,
+            continues: false,
+            width: 3,
+            suffix: String::new(),
+            legends: Vec::new(),
+            designate: Vec::new(),
+            patterns: Vec::new(),
+            boxes: Vec::new(),
+            withhold: Vec::new(),
+            natives: Vec::new(),
+            fields: vec!["BEGBATES".into(), "ENDBATES".into(), "PGCOUNT".into()],
+            dpi: 300,
+            lang: "eng".into(),
+        }
+    }
+
+    /// A one-page volume whose page and text file still hold `line`.
+    fn volume(dir: &Path, line: &str) {
+        for sub in ["IMAGES", "TEXT", "DATA"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        let pdf = page::text_pdf(
+            &TextPage {
+                lines: vec![(line.into(), Vec::new())],
+            },
+            &Stamps {
+                bates: "T001",
+                legend: "CONFIDENTIAL",
+            },
+        );
+        std::fs::write(dir.join("IMAGES/T001.pdf"), pdf).unwrap();
+        std::fs::write(dir.join("TEXT/T001.txt"), line).unwrap();
+        let s = spec();
+        let rows = vec![vec!["T001".into(), "T001".into(), "1".into()]];
+        std::fs::write(dir.join("DATA/VOL009.dat"), loadfile::dat(&s.fields, &rows)).unwrap();
+        let opt = [loadfile::OptLine {
+            key: "T001".into(),
+            volume: "VOL009".into(),
+            path: "IMAGES\\T001.pdf".into(),
+            doc_break: true,
+            pages: Some(1),
+        }];
+        std::fs::write(dir.join("DATA/VOL009.opt"), loadfile::opt(&opt)).unwrap();
+    }
+
+    fn ssn() -> Vec<Redacted> {
+        vec![Redacted {
+            text: "123-45-6789".into(),
+            label: "REDACTED – PII".into(),
+            place: "a.txt page 1".into(),
+            page: None,
+        }]
+    }
+
+    fn page_of() -> Vec<Page> {
+        vec![Page {
+            bates: "T001".into(),
+            legend: "CONFIDENTIAL".into(),
+            raster: false,
+        }]
+    }
+
+    #[test]
+    fn a_redacted_string_left_on_a_page_fails_and_says_where() {
+        let dir = tempfile::tempdir().unwrap();
+        volume(dir.path(), "SSN 123-45-6789 here");
+        let problems = check(dir.path(), &spec(), &page_of(), &ssn(), (1, 1));
+        let all = problems.join("\n");
+        assert!(
+            all.contains("a decompressed stream of IMAGES/T001.pdf"),
+            "{all}"
+        );
+        assert!(all.contains("the text layer of IMAGES/T001.pdf"), "{all}");
+        assert!(all.contains("leaked into TEXT/T001.txt"), "{all}");
+    }
+
+    #[test]
+    fn a_clean_volume_passes_and_a_gap_or_a_wrong_legend_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        volume(dir.path(), "SSN [REDACTED – PII] here");
+        assert_eq!(
+            check(dir.path(), &spec(), &page_of(), &ssn(), (1, 1)),
+            Vec::<String>::new()
+        );
+        let mut wrong = page_of();
+        wrong[0].legend = "HIGHLY CONFIDENTIAL".into();
+        let p = check(dir.path(), &spec(), &wrong, &ssn(), (1, 1)).join("\n");
+        assert!(
+            p.contains("its legend `HIGHLY CONFIDENTIAL` is not on the page"),
+            "{p}"
+        );
+        let p = check(dir.path(), &spec(), &page_of(), &ssn(), (1, 2)).join("\n");
+        assert!(
+            p.contains("IMAGES/T002.pdf is missing: the numbering has a gap"),
+            "{p}"
+        );
+    }
 }
