@@ -704,3 +704,89 @@ fn symbols_and_a_one_click_fix_for_a_misspelt_name() {
     assert_eq!(edit["range"]["end"], position(&broken, "drafterr", 0, 8));
     assert!(c.shutdown().success());
 }
+
+/// Edits sent faster than the server checks cost two checks, the first and the last; none
+/// of the versions in between is published, and the last is.
+#[test]
+fn a_burst_of_edits_costs_at_most_two_checks() {
+    let (mut c, _) = Client::start(EXE);
+    let (u, text) = affidavit();
+    c.open(&u, &text);
+    c.diagnostics(&u, Some(1));
+    let checks = |c: &mut Client| {
+        c.request("lexrun/stats", Value::Null)["checks"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = checks(&mut c);
+    let line = text[..text.find("timeout 20m").unwrap()]
+        .matches('\n')
+        .count();
+    let old = text.lines().nth(line).unwrap().to_string();
+    for v in 2..32 {
+        let new = old.replace("20m", &format!("{v}m"));
+        c.change_ranges(
+            &u,
+            v,
+            json!([{"range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 200}}, "text": new}]),
+        );
+    }
+    let last = c.diagnostics(&u, Some(31));
+    assert!(errors(&last).is_empty(), "{last:?}");
+    let spent = checks(&mut c) - before;
+    assert!((1..=2).contains(&spent), "{spent} checks for 30 edits");
+    let published: Vec<i64> = c
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "textDocument/publishDiagnostics")
+        .filter_map(|n| n["params"]["version"].as_i64())
+        .collect();
+    assert!(
+        published.iter().all(|v| *v == 31 || *v == 1),
+        "{published:?}"
+    );
+    // Incremental sync kept the text: the edited line reads as the last edit left it.
+    let h = hover_text(&mut c, &u, position(&text, "model   drafter", 0, 9));
+    assert!(h.contains("drafter"), "{h}");
+    assert!(c.shutdown().success());
+}
+
+/// An imported file open in the editor is read as it stands there: an unsaved edit to it
+/// shows in the file that imports it, and undoing the edit clears it.
+#[test]
+fn unsaved_changes_in_an_imported_file_are_honoured() {
+    let (mut c, _) = Client::start(EXE);
+    let (u, text) = affidavit();
+    let lib = Path::new("workflows/lib/cluster.lex");
+    let (lu, ltext) = (uri(lib), std::fs::read_to_string(lib).unwrap());
+    c.open(&u, &text);
+    assert!(errors(&c.diagnostics(&u, Some(1))).is_empty());
+    c.open(&lu, &ltext);
+    c.diagnostics(&lu, Some(1));
+    let renamed = ltext.replace("model drafter on", "model drafter2 on");
+    assert_ne!(renamed, ltext);
+    c.change(&lu, 2, &renamed);
+    let d = c.diagnostics(&u, Some(1));
+    let e = errors(&d);
+    assert!(
+        e.iter()
+            .any(|d| d["code"] == "E010" && d["message"].as_str().unwrap().contains("drafter")),
+        "{d:?}"
+    );
+    c.change(&lu, 3, &ltext);
+    let mut d = c.diagnostics(&u, Some(1));
+    // The diagnostics of version 1 may come twice (the break, then the repair): wait for a clean one.
+    for _ in 0..3 {
+        if errors(&d).is_empty() {
+            break;
+        }
+        d = c.diagnostics(&u, Some(1));
+    }
+    assert!(errors(&d).is_empty(), "{d:?}");
+    assert_eq!(
+        std::fs::read_to_string(lib).unwrap(),
+        ltext,
+        "nothing was saved"
+    );
+    assert!(c.shutdown().success());
+}
