@@ -790,3 +790,34 @@ fn unsaved_changes_in_an_imported_file_are_honoured() {
     );
     assert!(c.shutdown().success());
 }
+
+#[test]
+fn inlay_hints_show_each_models_memory_fit() {
+    let (mut c, caps) = Client::start(EXE);
+    assert_eq!(caps["inlayHintProvider"], true, "{caps}");
+    let (u, text) = affidavit();
+    c.open(&u, &text);
+    c.diagnostics(&u, Some(1));
+    let lines = text.lines().count();
+    let hints = c.request(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": u}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": lines, "character": 0}}}),
+    );
+    let hints = hints.as_array().unwrap();
+    assert!(!hints.is_empty(), "no hints");
+    for h in hints {
+        let label = h["label"].as_str().unwrap();
+        assert!(
+            label.contains("GiB") && label.contains("KV") && label.contains(" of "),
+            "{label}"
+        );
+        let line = h["position"]["line"].as_u64().unwrap() as usize;
+        let at = text.lines().nth(line).unwrap();
+        assert!(at.trim_start().starts_with("model "), "{at}");
+        assert!(
+            label.contains("of 128.0 GiB") || label.contains("GiB;"),
+            "{label}"
+        );
+    }
+    assert!(c.shutdown().success());
+}

@@ -34,8 +34,8 @@ use lsp_types::notification::{
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
-    PrepareRenameRequest, References, Rename, Request as _, SemanticTokensFullRequest,
-    WorkspaceSymbolRequest,
+    InlayHintRequest, PrepareRenameRequest, References, Rename, Request as _,
+    SemanticTokensFullRequest, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CompletionOptions, GotoDefinitionResponse, OneOf, PrepareRenameResponse,
@@ -121,6 +121,7 @@ fn capabilities() -> ServerCapabilities {
         }),
         document_formatting_provider: Some(OneOf::Left(true)),
         document_symbol_provider: Some(OneOf::Left(true)),
+        inlay_hint_provider: Some(OneOf::Left(true)),
         workspace_symbol_provider: Some(OneOf::Left(true)),
         code_action_provider: Some(lsp_types::CodeActionProviderCapability::Options(
             lsp_types::CodeActionOptions {
@@ -698,6 +699,12 @@ impl Server {
                 Some(lsp_types::WorkspaceSymbolResponse::Flat(
                     features::workspace_symbols(docs, &p.query),
                 ))
+            }),
+            InlayHintRequest::METHOD => self.with::<InlayHintRequest>(req, |s, p| {
+                let uri = p.text_document.uri;
+                let doc = s.doc(&uri)?;
+                let a = doc.analysis.as_ref()?;
+                Some(features::inlay_hints(a, doc.last_good.as_ref(), p.range))
             }),
             CodeActionRequest::METHOD => self.with::<CodeActionRequest>(req, |s, p| {
                 let uri = p.text_document.uri;

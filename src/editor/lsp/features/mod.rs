@@ -3,6 +3,7 @@
 
 mod complete;
 mod hover;
+mod inlay;
 mod navigate;
 mod symbols;
 mod tokens;
@@ -13,6 +14,7 @@ use super::analysis::file_url;
 
 pub use complete::completion;
 pub use hover::hover;
+pub use inlay::inlay_hints;
 pub use navigate::{definition, references, rename, rename_target};
 pub use symbols::{code_actions, document_symbols, workspace_symbols};
 pub use tokens::{semantic_tokens, TOKEN_TYPES};
