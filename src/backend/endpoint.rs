@@ -1,6 +1,7 @@
 //! Where a pool's calls go, and what answers there. The workflow declares each pool's server
 //! kind and URL; `--endpoint POOL=URL` replaces the URL and `--endpoint POOL=KIND:URL` the
-//! kind too, so one local llama.cpp server can stand in for every pool. When a server answers
+//! kind too, so one local llama.cpp server can stand in for every pool; `--endpoint '*=URL'`
+//! (or `'*=KIND:URL'`) stands in for every pool at once, and a pool named too keeps its own. When a server answers
 //! a request with "not found", [`detect`] asks it which protocol it does speak, so the error
 //! can say "this endpoint answers like llama.cpp, not Ollama" instead of a bare HTTP 404.
 
@@ -19,12 +20,46 @@ pub struct Override {
     pub url: String,
 }
 
-/// Pool name → the server that stands in for it.
-pub type Overrides = BTreeMap<String, Override>;
+/// What stands in for the workflow's servers: per pool by name, and `*` for every pool not
+/// named.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    named: BTreeMap<String, Override>,
+    every: Option<Override>,
+}
 
-/// Parses `POOL=URL` or `POOL=KIND:URL` (`rtx=llama_cpp:http://127.0.0.1:8090`).
+/// The pool name that stands for every pool.
+pub const EVERY: &str = "*";
+
+impl Overrides {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the server for `pool`, or for every pool when `pool` is `*`.
+    pub fn insert(&mut self, pool: String, o: Override) {
+        if pool == EVERY {
+            self.every = Some(o);
+        } else {
+            self.named.insert(pool, o);
+        }
+    }
+
+    /// The server standing in for `pool`: its own, else the one for every pool.
+    pub fn get(&self, pool: &str) -> Option<&Override> {
+        self.named.get(pool).or(self.every.as_ref())
+    }
+
+    /// The pools named on the command line (not `*`), to check they exist.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.named.keys()
+    }
+}
+
+/// Parses `POOL=URL` or `POOL=KIND:URL` (`rtx=llama_cpp:http://127.0.0.1:8090`); `POOL` may be
+/// `*`, every pool.
 pub fn parse_override(arg: &str) -> Result<(String, Override), String> {
-    let usage = "should be POOL=URL or POOL=KIND:URL, e.g. board_a=http://127.0.0.1:8081 or rtx=llama_cpp:http://127.0.0.1:8090";
+    let usage = "should be POOL=URL or POOL=KIND:URL, e.g. board_a=http://127.0.0.1:8081 or rtx=llama_cpp:http://127.0.0.1:8090, or '*=URL' for every pool";
     let Some((pool, rest)) = arg.split_once('=') else {
         return Err(format!("--endpoint `{arg}` {usage}"));
     };
@@ -218,6 +253,34 @@ mod tests {
         assert_eq!(
             resolve(&o, "c", ServerKind::Openai, "http://x"),
             (ServerKind::Openai, "http://x".into())
+        );
+    }
+
+    #[test]
+    fn a_star_stands_in_for_every_pool_but_named_pools_keep_their_own() {
+        let mut o = Overrides::new();
+        let (p, every) = parse_override("*=llama_cpp:http://one:1").unwrap();
+        assert_eq!(p, "*");
+        o.insert(p, every);
+        let (p, named) = parse_override("b=http://b:1").unwrap();
+        o.insert(p, named);
+        assert_eq!(
+            resolve(&o, "rtx", ServerKind::Ollama, "http://x"),
+            (ServerKind::LlamaCpp, "http://one:1".into())
+        );
+        assert_eq!(
+            resolve(&o, "b", ServerKind::Openai, "http://x"),
+            (ServerKind::Openai, "http://b:1".into())
+        );
+        // `*` is no pool's name: nothing checks it against the workflow's pools.
+        assert_eq!(o.keys().collect::<Vec<_>>(), vec!["b"]);
+        // Without a kind, each pool keeps its declared one.
+        let mut o = Overrides::new();
+        let (p, every) = parse_override("*=http://one:1").unwrap();
+        o.insert(p, every);
+        assert_eq!(
+            resolve(&o, "rtx", ServerKind::Ollama, "http://x"),
+            (ServerKind::Ollama, "http://one:1".into())
         );
     }
 

@@ -252,7 +252,8 @@ pub(super) enum Command {
 #[derive(clap::Args, Debug)]
 pub(super) struct ServerArgs {
     /// Use another URL for a pool, e.g. `--endpoint board_a=http://127.0.0.1:9001`, or
-    /// another kind of server: `--endpoint rtx=llama_cpp:http://127.0.0.1:9001`.
+    /// another kind of server: `--endpoint rtx=llama_cpp:http://127.0.0.1:9001`; `'*=URL'`
+    /// for every pool not named.
     #[arg(long, value_name = "POOL=[KIND:]URL")]
     pub(super) endpoint: Vec<String>,
     /// The store (default: `.lexrun` beside the workflow).
@@ -271,7 +272,8 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub(super) out: Option<std::path::PathBuf>,
     /// Send a pool's calls to another server, e.g. `--endpoint board_a=http://10.0.0.5:8081`;
-    /// name its protocol to stand in for another kind: `--endpoint rtx=llama_cpp:http://…`.
+    /// name its protocol to stand in for another kind: `--endpoint rtx=llama_cpp:http://…`;
+    /// `--endpoint '*=URL'` sends every pool not named to one server.
     #[arg(long, value_name = "POOL=[KIND:]URL")]
     pub(super) endpoint: Vec<String>,
     /// One JSON event per line on stdout (stage started/finished, notes, timings).
