@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::templates::{self, Provided};
 use super::{models, Cx, Decl, Entry, Kind};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
-use crate::plan::workflow::{Model, ModelStage, Prompt, Revise, Step, StepKind};
+use crate::plan::workflow::{Model, ModelStage, OutputCap, Prompt, Revise, Step, StepKind};
 use crate::syntax::ast;
 
 use super::conditions::*;
@@ -286,10 +286,21 @@ fn model_stage(
         })
     });
     let mut sampling = model.map(|m| m.sampling.clone()).unwrap_or_default();
+    let mut cap = OutputCap::Model;
     for x in &s.sampling {
         if models::check_sampling(cx, f, x) {
             sampling.insert(x.key.node.clone(), x.value.node);
+            if x.key.node == "max_tokens" {
+                cap = OutputCap::Stage;
+            }
         }
+    }
+    // Every model stage has an output cap: a model that never stops ends there.
+    if !sampling.contains_key("max_tokens") {
+        let ctx = model.map_or(4096, |m| m.ctx);
+        let (why, n) = OutputCap::default_for(returns.is_some() || returns_broken, ctx);
+        sampling.insert("max_tokens".into(), n as f64);
+        cap = why;
     }
 
     // What the prompt template can use.
@@ -344,5 +355,6 @@ fn model_stage(
         revise,
         sampling,
         timeout_ms: s.timeout.as_ref().map(|t| t.node),
+        cap,
     })))
 }

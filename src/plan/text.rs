@@ -320,7 +320,8 @@ fn step(s: &mut String, n: usize, st: &Step, p: &Plan) {
                 .sampling
                 .iter()
                 .filter(|(k, v)| {
-                    p.models
+                    k.as_str() != "max_tokens"
+                        && p.models
                         .iter()
                         .find(|x| x.name == m.model)
                         .and_then(|x| x.sampling.get(*k))
@@ -333,6 +334,13 @@ fn step(s: &mut String, n: usize, st: &Step, p: &Plan) {
                     s,
                     "       sampling for this stage: {}",
                     overrides.join(" · ")
+                );
+            }
+            if let Some(n) = m.sampling.get("max_tokens") {
+                let _ = writeln!(
+                    s,
+                    "       writes at most {n} tokens ({})",
+                    m.cap.describe()
                 );
             }
             if let Some(t) = m.timeout_ms {

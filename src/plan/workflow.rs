@@ -237,9 +237,57 @@ pub struct ModelStage {
     pub returns: Option<Vec<FieldType>>,
     pub stop_when: Option<Expr>,
     pub revise: Option<Revise>,
-    /// The model's sampling defaults with this stage's overrides applied.
+    /// The model's sampling defaults with this stage's overrides applied; `max_tokens` is
+    /// always there (see [`OutputCap`]).
     pub sampling: BTreeMap<String, f64>,
     pub timeout_ms: Option<u64>,
+    /// Where the stage's `max_tokens` comes from.
+    pub cap: OutputCap,
+}
+
+/// Where a model stage's output cap (`max_tokens`) comes from: every model stage has one, so
+/// a model that never stops ends at the cap, not at the stage's timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputCap {
+    /// `max_tokens` in the stage.
+    Stage,
+    /// `max_tokens` in the model's defaults.
+    Model,
+    /// Not set: a JSON answer (the stage `returns` a record) gets an eighth of the model's
+    /// context, at most [`OutputCap::JSON_MAX`] tokens.
+    DefaultJson,
+    /// Not set: prose gets a quarter of the model's context, at most
+    /// [`OutputCap::PROSE_MAX`] tokens.
+    DefaultProse,
+}
+
+impl OutputCap {
+    pub const JSON_MAX: u64 = 1024;
+    pub const PROSE_MAX: u64 = 4096;
+
+    /// The default cap for a stage on a model of `ctx` tokens.
+    pub fn default_for(returns: bool, ctx: u64) -> (OutputCap, u64) {
+        if returns {
+            (OutputCap::DefaultJson, (ctx / 8).clamp(64, Self::JSON_MAX))
+        } else {
+            (OutputCap::DefaultProse, (ctx / 4).clamp(128, Self::PROSE_MAX))
+        }
+    }
+
+    /// Where the cap comes from, as the plan says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            OutputCap::Stage => "set by the stage",
+            OutputCap::Model => "set by the model",
+            OutputCap::DefaultJson => {
+                "default for a JSON answer: an eighth of the model's context, at most 1024; set `max_tokens` in the stage to change it"
+            }
+            OutputCap::DefaultProse => {
+                "default for prose: a quarter of the model's context, at most 4096; set `max_tokens` in the stage to change it"
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -430,5 +478,25 @@ mod tests {
             output("out/Smith_Affidavit.docx").title(),
             "Smith Affidavit"
         );
+    }
+
+    #[test]
+    fn default_output_caps_follow_the_answer_kind_and_the_context() {
+        assert_eq!(
+            OutputCap::default_for(true, 8192),
+            (OutputCap::DefaultJson, 1024)
+        );
+        assert_eq!(
+            OutputCap::default_for(false, 8192),
+            (OutputCap::DefaultProse, 2048)
+        );
+        // Large contexts are capped; tiny ones still leave room for an answer.
+        assert_eq!(OutputCap::default_for(true, 131_072).1, OutputCap::JSON_MAX);
+        assert_eq!(
+            OutputCap::default_for(false, 131_072).1,
+            OutputCap::PROSE_MAX
+        );
+        assert_eq!(OutputCap::default_for(true, 256).1, 64);
+        assert_eq!(OutputCap::default_for(false, 256).1, 128);
     }
 }
