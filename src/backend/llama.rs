@@ -96,6 +96,10 @@ impl Llama {
                     text.push_str(piece);
                     tokens += 1;
                     on_token(tokens);
+                    // A model saying the same passage again and again: lexrun stops reading.
+                    if let Some(r) = budget.looped(&mut text) {
+                        return Ok(r);
+                    }
                 }
             }
             if chunk.is_none() {

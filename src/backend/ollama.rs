@@ -102,6 +102,10 @@ impl Backend for Ollama {
                             text.push_str(piece);
                             tokens += 1;
                             on_token(tokens);
+                            // A model saying the same passage again and again: lexrun stops reading.
+                            if let Some(r) = budget.looped(&mut text) {
+                                return Ok(r);
+                            }
                         }
                     }
                     if v["done"].as_bool() == Some(true) {

@@ -94,6 +94,10 @@ pub async fn stream_chat(
                         tokens += 1;
                         first_token.get_or_insert_with(Instant::now);
                         on_token(tokens);
+                        // A model saying the same passage again and again: lexrun stops reading.
+                        if let Some(r) = budget.looped(&mut text) {
+                            return Ok(r);
+                        }
                     }
                 }
                 if let Some(f) = choice["finish_reason"].as_str() {

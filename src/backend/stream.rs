@@ -27,11 +27,80 @@ fn too_large() -> CallError {
 }
 
 /// Counts an answer's tokens against the stage's limit: `max_tokens`, else the model's
-/// context, which no answer can outgrow.
+/// context, which no answer can outgrow; and watches for a model repeating itself.
 pub struct Budget {
     pub limit: u64,
     pub tokens: u64,
     started: std::time::Instant,
+    repeats: Repeats,
+}
+
+/// The finish reason of an answer lexrun ended because the model was repeating itself.
+pub const REPETITION: &str = "repetition";
+
+/// How many words make a passage long enough that saying it again is a loop, not style.
+pub const LOOP_WORDS: usize = 16;
+/// How many times the same passage may appear before the answer is ended.
+pub const LOOP_TIMES: usize = 3;
+
+/// Watches an answer as it grows for the same long run of words ([`LOOP_WORDS`] words, the
+/// same words in the same order, case, spacing and punctuation aside) coming [`LOOP_TIMES`] times: a
+/// small model caught in a loop says one paragraph again and again until its token limit.
+#[derive(Default)]
+struct Repeats {
+    /// Bytes of the answer already split into words.
+    scanned: usize,
+    /// Each word's hash and where it starts.
+    words: Vec<(u64, usize)>,
+    /// Each passage's hash → where it started, the first [`LOOP_TIMES`] times.
+    seen: std::collections::HashMap<u64, Vec<usize>>,
+}
+
+fn word_hash(w: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for c in w.chars().flat_map(char::to_lowercase) {
+        c.hash(&mut h);
+    }
+    h.finish()
+}
+
+impl Repeats {
+    /// Takes the answer so far; when a passage has come [`LOOP_TIMES`] times, where its
+    /// second time begins (the answer is kept up to there).
+    fn check(&mut self, text: &str) -> Option<usize> {
+        // Words are runs of letters and digits (`Lakeside-Lakeside-…` loops too); only those
+        // followed by something else are complete.
+        let end = text.rfind(|c: char| !c.is_alphanumeric())?;
+        if end < self.scanned {
+            return None;
+        }
+        let fresh = &text[self.scanned..end];
+        let base = self.scanned;
+        self.scanned = end;
+        for (off, w) in fresh
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| (w.as_ptr() as usize - fresh.as_ptr() as usize, w))
+        {
+            self.words.push((word_hash(w), base + off));
+            if self.words.len() < LOOP_WORDS {
+                continue;
+            }
+            let window = &self.words[self.words.len() - LOOP_WORDS..];
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for (wh, _) in window {
+                h = (h ^ wh).wrapping_mul(0x0100_0000_01b3);
+            }
+            let at = window[0].1;
+            let starts = self.seen.entry(h).or_default();
+            starts.push(at);
+            if starts.len() >= LOOP_TIMES {
+                return Some(starts[1]);
+            }
+        }
+        None
+    }
 }
 
 impl Budget {
@@ -46,7 +115,21 @@ impl Budget {
             limit,
             tokens: 0,
             started: std::time::Instant::now(),
+            repeats: Repeats::default(),
         }
+    }
+
+    /// Takes the answer so far, after each piece: when the model is repeating itself, the
+    /// answer ended there, kept up to where the passage it repeats began a second time.
+    pub fn looped(&mut self, text: &mut String) -> Option<super::Reply> {
+        let at = self.repeats.check(text)?;
+        let mut kept = std::mem::take(text);
+        kept.truncate(at);
+        let kept_len = kept.trim_end().len();
+        kept.truncate(kept_len);
+        let mut r = self.cut(kept);
+        r.finish = Some(REPETITION.into());
+        Some(r)
     }
 
     /// Counts one more piece; true when it would pass the limit, and the answer ends
@@ -206,6 +289,77 @@ mod tests {
         }
         d.finish(&mut out).unwrap();
         out
+    }
+
+    fn call(max_tokens: f64) -> crate::backend::Call {
+        crate::backend::Call {
+            stage: "s".into(),
+            model: "m".into(),
+            prompt: String::new(),
+            schema: None,
+            sampling: [("max_tokens".to_string(), max_tokens)].into(),
+            num_ctx: 8192,
+            slot: None,
+            timeout: std::time::Duration::from_secs(1),
+            measure: false,
+        }
+    }
+
+    /// Feeds `text` a few characters at a time, as a stream does; the reply when it loops.
+    fn feed(text: &str) -> Option<crate::backend::Reply> {
+        let mut b = Budget::of(&call(100_000.0));
+        let mut so_far = String::new();
+        let chars: Vec<char> = text.chars().collect();
+        for piece in chars.chunks(3) {
+            assert!(!b.take());
+            so_far.extend(piece);
+            if let Some(r) = b.looped(&mut so_far) {
+                return Some(r);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn a_paragraph_said_again_and_again_is_cut_after_its_first_time() {
+        let para = "1. On March 3, 2024 the tenant told the landlord in writing that the heating had failed and asked for it to be repaired (SMITH000004).\n\n";
+        let text = format!("I, Jane Smith, state:\n\n{}", para.repeat(6));
+        let r = feed(&text).expect("a loop");
+        assert_eq!(r.finish.as_deref(), Some(REPETITION));
+        assert_eq!(r.text, format!("I, Jane Smith, state:\n\n{}", para.trim_end()));
+        // Cut early: long before the six copies were read.
+        assert!(r.timings.predicted_n < (text.chars().count() / 3) as u64);
+    }
+
+    #[test]
+    fn a_loop_with_no_spaces_in_it_is_cut_too() {
+        let r = feed(&format!("<<Client: 2025-03-03-Lakeside-Rentals-{}", "Lakeside-".repeat(300)))
+            .expect("a loop");
+        assert_eq!(r.finish.as_deref(), Some(REPETITION));
+        assert_eq!(r.text, "<<Client: 2025-03-03-Lakeside-Rentals-Lakeside-");
+    }
+
+    #[test]
+    fn one_word_over_and_over_is_a_loop_too() {
+        let r = feed(&"rent ".repeat(200)).expect("a loop");
+        assert_eq!(r.finish.as_deref(), Some(REPETITION));
+        assert_eq!(r.text, "rent");
+    }
+
+    #[test]
+    fn prose_that_repeats_short_phrases_or_a_passage_twice_is_not_cut() {
+        // Legal prose repeats short formulas and cites; a passage quoted twice is fine.
+        let mut text = String::new();
+        for i in 0..40 {
+            text.push_str(&format!(
+                "{i}. The tenant paid rent of ${i},200.00 on day {i} (SMITH{i:06}). "
+            ));
+        }
+        let quote = "\"The landlord shall keep the heating, plumbing and electrical systems in good repair at all times during the term of this lease.\" ";
+        text.push_str(quote);
+        text.push_str("As the lease says: ");
+        text.push_str(quote);
+        assert!(feed(&text).is_none());
     }
 
     #[test]

@@ -37,6 +37,16 @@ impl StageCall<'_> {
                 rec.warnings.push(w);
             }
         }
+        if reply.finish.as_deref() == Some(crate::backend::stream::REPETITION) {
+            let w = format!(
+                "the model was repeating itself (the same passage of {} words {} times): lexrun stopped reading after {} tokens and kept the text up to the passage's second time",
+                crate::backend::stream::LOOP_WORDS,
+                crate::backend::stream::LOOP_TIMES,
+                t_.predicted_n
+            );
+            sh.events.warn(self.key, &w);
+            rec.warnings.push(w);
+        }
         if reply.finish.as_deref() == Some("length") {
             let w = format!(
                 "the answer stopped at the token limit ({} tokens); it may be cut short",
