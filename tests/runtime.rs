@@ -262,11 +262,13 @@ fn a_gate_that_says_no_stops_the_workflow() {
     let ollama = ollama();
     let (o, out) = run_pipeline(&llama.url, &llama.url, &ollama.url, &[]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("No notice was given."),
-        "{}",
-        stderr(&o)
-    );
+    let err = stderr(&o);
+    // Said once, as a stop with the gate's reason; not also as a failure.
+    let stops: Vec<&str> = err.lines().filter(|l| l.starts_with("stopped: ")).collect();
+    assert_eq!(stops.len(), 1, "{err}");
+    assert!(stops[0].contains("No notice was given."), "{err}");
+    assert!(!err.contains("error:"), "{err}");
+    assert!(err.contains("stopped by a gate"), "{err}");
     let (run, rec) = record(out.path());
     assert_eq!(
         steps(&rec, 0),

@@ -99,8 +99,14 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
                     for o in m.outputs.iter().filter(|o| o.missing) {
                         eprintln!("error: output `{}` {}", o.path, o.status);
                     }
+                    // A gate's stop is said once, above, as a stop: neither the gate nor
+                    // the steps it stopped failed.
                     for s in m.steps.iter().filter(|s| {
-                        s.why.is_some() && s.status != Some(crate::run::Status::Skipped)
+                        s.why.is_some()
+                            && !matches!(
+                                s.status,
+                                Some(crate::run::Status::Skipped | crate::run::Status::Stopped)
+                            )
                     }) {
                         eprintln!(
                             "error: step `{}` {}: {}",
