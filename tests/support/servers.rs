@@ -79,6 +79,31 @@ pub fn start_llama(args: &[&str]) -> Llama {
     panic!("llama-server did not become ready on port {port}");
 }
 
+/// Starts `llama-server` with the small real instruct model from `scripts/small-model`
+/// (SmolLM2-135M-Instruct, its own 8,192-token context, one slot, two threads); it stops when
+/// this process ends.
+pub fn start_small() -> Llama {
+    let bin = script("llama-server", "LEXRUN_LLAMA_SERVER");
+    let model = script("small-model", "LEXRUN_SMALL_MODEL");
+    let port = free_port();
+    let mut cmd = Command::new(&bin);
+    cmd.args(["-m", model.to_str().unwrap(), "--host", "127.0.0.1"])
+        .args(["--port", &port.to_string(), "-t", "2", "--offline"])
+        .args(["-c", "8192", "-np", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    spawn_tied(cmd);
+    let url = format!("http://127.0.0.1:{port}");
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(120) {
+        if let Some((200, _)) = http_get(port, "/health") {
+            return Llama { url, model };
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("llama-server with the small model did not become ready on port {port}");
+}
+
 /// Spawns a process that dies with this one: from a thread that lives as long as the process,
 /// with PR_SET_PDEATHSIG.
 pub fn spawn_tied(mut cmd: Command) -> u32 {
