@@ -326,15 +326,21 @@ mod tests {
         let text = format!("I, Jane Smith, state:\n\n{}", para.repeat(6));
         let r = feed(&text).expect("a loop");
         assert_eq!(r.finish.as_deref(), Some(REPETITION));
-        assert_eq!(r.text, format!("I, Jane Smith, state:\n\n{}", para.trim_end()));
+        assert_eq!(
+            r.text,
+            format!("I, Jane Smith, state:\n\n{}", para.trim_end())
+        );
         // Cut early: long before the six copies were read.
         assert!(r.timings.predicted_n < (text.chars().count() / 3) as u64);
     }
 
     #[test]
     fn a_loop_with_no_spaces_in_it_is_cut_too() {
-        let r = feed(&format!("<<Client: 2025-03-03-Lakeside-Rentals-{}", "Lakeside-".repeat(300)))
-            .expect("a loop");
+        let r = feed(&format!(
+            "<<Client: 2025-03-03-Lakeside-Rentals-{}",
+            "Lakeside-".repeat(300)
+        ))
+        .expect("a loop");
         assert_eq!(r.finish.as_deref(), Some(REPETITION));
         assert_eq!(r.text, "<<Client: 2025-03-03-Lakeside-Rentals-Lakeside-");
     }

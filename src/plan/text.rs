@@ -322,10 +322,10 @@ fn step(s: &mut String, n: usize, st: &Step, p: &Plan) {
                 .filter(|(k, v)| {
                     k.as_str() != "max_tokens"
                         && p.models
-                        .iter()
-                        .find(|x| x.name == m.model)
-                        .and_then(|x| x.sampling.get(*k))
-                        != Some(v)
+                            .iter()
+                            .find(|x| x.name == m.model)
+                            .and_then(|x| x.sampling.get(*k))
+                            != Some(v)
                 })
                 .map(|(k, v)| format!("{k} {v}"))
                 .collect();
@@ -337,11 +337,7 @@ fn step(s: &mut String, n: usize, st: &Step, p: &Plan) {
                 );
             }
             if let Some(n) = m.sampling.get("max_tokens") {
-                let _ = writeln!(
-                    s,
-                    "       writes at most {n} tokens ({})",
-                    m.cap.describe()
-                );
+                let _ = writeln!(s, "       writes at most {n} tokens ({})", m.cap.describe());
             }
             if let Some(t) = m.timeout_ms {
                 let _ = writeln!(s, "       times out after {}", duration(t));

@@ -271,7 +271,10 @@ impl OutputCap {
         if returns {
             (OutputCap::DefaultJson, (ctx / 8).clamp(64, Self::JSON_MAX))
         } else {
-            (OutputCap::DefaultProse, (ctx / 4).clamp(128, Self::PROSE_MAX))
+            (
+                OutputCap::DefaultProse,
+                (ctx / 4).clamp(128, Self::PROSE_MAX),
+            )
         }
     }
 
