@@ -821,3 +821,44 @@ fn inlay_hints_show_each_models_memory_fit() {
     }
     assert!(c.shutdown().success());
 }
+
+#[test]
+fn signature_help_in_a_prompts_handlebars() {
+    let (mut c, caps) = Client::start(EXE);
+    assert!(caps["signatureHelpProvider"].is_object(), "{caps}");
+    let (u, text) = affidavit();
+    let at = text.find("prompt").expect("a prompt");
+    let line_end = at + text[at..].find('\n').unwrap();
+    // An inline prompt being typed: `prompt "Facts: {{#each ` at the end of a stage's line.
+    let typed = format!(
+        "{} \"Facts: {{{{#each \"{}",
+        &text[..at + 6],
+        &text[line_end..]
+    );
+    c.open(&u, &typed);
+    c.diagnostics(&u, Some(1));
+    let pos = position(&typed, "{{#each ", 0, 8);
+    let h = c.request(
+        "textDocument/signatureHelp",
+        json!({"textDocument": {"uri": u}, "position": pos}),
+    );
+    let sig = &h["signatures"][0];
+    assert!(
+        sig["label"].as_str().unwrap().contains("{{#each LIST}}"),
+        "{h}"
+    );
+    assert!(
+        sig["documentation"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("`evidence`"),
+        "{h}"
+    );
+    // Outside a tag: nothing.
+    let h = c.request(
+        "textDocument/signatureHelp",
+        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 0}}),
+    );
+    assert!(h.is_null(), "{h}");
+    assert!(c.shutdown().success());
+}

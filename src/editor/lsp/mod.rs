@@ -35,7 +35,7 @@ use lsp_types::notification::{
 use lsp_types::request::{
     CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
     InlayHintRequest, PrepareRenameRequest, References, Rename, Request as _,
-    SemanticTokensFullRequest, WorkspaceSymbolRequest,
+    SemanticTokensFullRequest, SignatureHelpRequest, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CompletionOptions, GotoDefinitionResponse, OneOf, PrepareRenameResponse,
@@ -122,6 +122,11 @@ fn capabilities() -> ServerCapabilities {
         document_formatting_provider: Some(OneOf::Left(true)),
         document_symbol_provider: Some(OneOf::Left(true)),
         inlay_hint_provider: Some(OneOf::Left(true)),
+        signature_help_provider: Some(lsp_types::SignatureHelpOptions {
+            trigger_characters: Some(vec!["{".into(), "#".into(), " ".into()]),
+            retrigger_characters: None,
+            work_done_progress_options: Default::default(),
+        }),
         workspace_symbol_provider: Some(OneOf::Left(true)),
         code_action_provider: Some(lsp_types::CodeActionProviderCapability::Options(
             lsp_types::CodeActionOptions {
@@ -705,6 +710,11 @@ impl Server {
                 let doc = s.doc(&uri)?;
                 let a = doc.analysis.as_ref()?;
                 Some(features::inlay_hints(a, doc.last_good.as_ref(), p.range))
+            }),
+            SignatureHelpRequest::METHOD => self.with::<SignatureHelpRequest>(req, |s, p| {
+                let uri = p.text_document_position_params.text_document.uri;
+                let a = s.doc(&uri)?.analysis.as_ref()?;
+                features::signature_help(a, p.text_document_position_params.position)
             }),
             CodeActionRequest::METHOD => self.with::<CodeActionRequest>(req, |s, p| {
                 let uri = p.text_document.uri;

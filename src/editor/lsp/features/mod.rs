@@ -5,6 +5,7 @@ mod complete;
 mod hover;
 mod inlay;
 mod navigate;
+mod signature;
 mod symbols;
 mod tokens;
 
@@ -16,6 +17,7 @@ pub use complete::completion;
 pub use hover::hover;
 pub use inlay::inlay_hints;
 pub use navigate::{definition, references, rename, rename_target};
+pub use signature::signature_help;
 pub use symbols::{code_actions, document_symbols, workspace_symbols};
 pub use tokens::{semantic_tokens, TOKEN_TYPES};
 
