@@ -4,7 +4,7 @@
 //! marked on words (raster pages) or characters (text pages) so the pixels or characters
 //! under them never reach the produced page.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use super::page::{self, Gray, Label, PxBox, TextPage};
@@ -23,7 +23,10 @@ pub struct Prepared {
 }
 
 pub enum Body {
-    Raster { img: Gray, labels: Vec<Label> },
+    Raster {
+        image: page::Packed,
+        labels: Vec<Label>,
+    },
     Text(TextPage),
 }
 
@@ -233,40 +236,14 @@ pub fn raster_pages(
     let html =
         std::fs::read_to_string(&layout).map_err(|e| ProductionError::Io(layout.clone(), e))?;
     let pages = words::from_bbox_layout(&html, dpi as f64);
-    let prefix = work.join("page");
-    limits::run(
-        "pdftoppm",
-        Command::new("pdftoppm")
-            .args(["-gray", "-r", &dpi.to_string()])
-            .arg(&pdf)
-            .arg(&prefix),
-        work,
-    )
-    .map_err(|e| tool_err(name, e))?;
-    let mut rasters: Vec<PathBuf> = std::fs::read_dir(work)
-        .map_err(|e| ProductionError::Io(work.to_path_buf(), e))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "pgm"))
-        .collect();
-    rasters.sort_by_key(|p| {
-        p.file_stem()
-            .and_then(|s| s.to_str())
-            .and_then(|s| s.rsplit('-').next())
-            .and_then(|n| n.parse::<u32>().ok())
-            .unwrap_or(0)
-    });
-    if rasters.len() != pages.len() || rasters.is_empty() {
+    if pages.is_empty() {
         return Err(ProductionError::Unimageable {
             document: name.into(),
-            why: format!(
-                "{} pages rendered of the {} its text layer has",
-                rasters.len(),
-                pages.len()
-            ),
+            why: "it has no pages".into(),
         });
     }
-    if let Some(b) = boxes.iter().find(|b| b.page as usize > rasters.len()) {
+    let count = pages.len();
+    if let Some(b) = boxes.iter().find(|b| b.page as usize > count) {
         return Err(ProductionError::BoxOutside {
             document: name.into(),
             page: b.page,
@@ -276,9 +253,31 @@ pub fn raster_pages(
     }
     let k = dpi as f64 / 72.0;
     let mut out = Vec::new();
-    for (i, (raster, (pw, ph, layer))) in rasters.iter().zip(pages).enumerate() {
-        let bytes = std::fs::read(raster).map_err(|e| ProductionError::Io(raster.clone(), e))?;
-        let _ = std::fs::remove_file(raster);
+    for (i, (pw, ph, layer)) in pages.into_iter().enumerate() {
+        // One page at a time, so a long document never fills the disk with rasters.
+        let base = work.join("page");
+        let n = (i + 1).to_string();
+        limits::run(
+            "pdftoppm",
+            Command::new("pdftoppm")
+                .args([
+                    "-gray",
+                    "-singlefile",
+                    "-r",
+                    &dpi.to_string(),
+                    "-f",
+                    &n,
+                    "-l",
+                    &n,
+                ])
+                .arg(&pdf)
+                .arg(&base),
+            work,
+        )
+        .map_err(|e| tool_err(name, e))?;
+        let raster = base.with_extension("pgm");
+        let bytes = std::fs::read(&raster).map_err(|e| ProductionError::Io(raster.clone(), e))?;
+        let _ = std::fs::remove_file(&raster);
         let mut img = Gray::from_pgm(&bytes).ok_or_else(|| ProductionError::Unimageable {
             document: name.into(),
             why: format!("pdftoppm wrote no readable image of page {}", i + 1),
@@ -430,7 +429,10 @@ pub fn raster_pages(
         text.push('\n');
         redacted.retain(|(s, _, _)| !s.trim().is_empty());
         out.push(Prepared {
-            body: Body::Raster { img, labels },
+            body: Body::Raster {
+                image: page::Packed::of(&img),
+                labels,
+            },
             text,
             redacted,
         });

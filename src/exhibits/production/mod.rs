@@ -596,8 +596,8 @@ pub fn produce(
                         legend: &legend,
                     };
                     let pdf = match &p.body {
-                        Body::Raster { img, labels } => {
-                            page::raster_pdf(img, spec.dpi as f64, labels, &stamps)
+                        Body::Raster { image, labels } => {
+                            page::raster_pdf(image, spec.dpi as f64, labels, &stamps)
                         }
                         Body::Text(t) => page::text_pdf(t, &stamps),
                     };

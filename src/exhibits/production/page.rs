@@ -176,8 +176,25 @@ fn push_stamps(c: &mut Vec<u8>, width: f64, s: &Stamps) {
     }
 }
 
+/// A page's raster at one bit a pixel, compressed: what is kept of it until it is written.
+pub struct Packed {
+    pub w: usize,
+    pub h: usize,
+    pub deflated: Vec<u8>,
+}
+
+impl Packed {
+    pub fn of(img: &Gray) -> Packed {
+        Packed {
+            w: img.w,
+            h: img.h,
+            deflated: deflate(&img.to_bits()),
+        }
+    }
+}
+
 /// A raster page: the image, its labels and stamps. `dpi` gives the page its size.
-pub fn raster_pdf(img: &Gray, dpi: f64, labels: &[Label], s: &Stamps) -> Vec<u8> {
+pub fn raster_pdf(img: &Packed, dpi: f64, labels: &[Label], s: &Stamps) -> Vec<u8> {
     let w = img.w as f64 * 72.0 / dpi;
     let h = img.h as f64 * 72.0 / dpi;
     let mut c = Vec::new();
@@ -192,8 +209,7 @@ pub fn raster_pdf(img: &Gray, dpi: f64, labels: &[Label], s: &Stamps) -> Vec<u8>
         );
     }
     push_stamps(&mut c, w, s);
-    let image = (img.w, img.h, img.to_bits());
-    write_pdf(w, h + BAND, &c, Some(image))
+    write_pdf(w, h + BAND, &c, Some(img))
 }
 
 /// A text page set in Courier.
@@ -231,7 +247,7 @@ fn deflate(data: &[u8]) -> Vec<u8> {
 
 /// A one-page PDF: catalog, pages, page, contents, two Courier fonts and maybe one 1-bit
 /// image, with a correct cross-reference table.
-fn write_pdf(w: f64, h: f64, content: &[u8], image: Option<(usize, usize, Vec<u8>)>) -> Vec<u8> {
+fn write_pdf(w: f64, h: f64, content: &[u8], image: Option<&Packed>) -> Vec<u8> {
     let mut out: Vec<u8> = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
     let mut offsets = Vec::new();
     let mut obj = |out: &mut Vec<u8>, body: &[u8]| {
@@ -267,14 +283,14 @@ fn write_pdf(w: f64, h: f64, content: &[u8], image: Option<(usize, usize, Vec<u8
         &mut out,
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier-Bold /Encoding /WinAnsiEncoding >>",
     );
-    if let Some((iw, ih, bits)) = image {
-        let z = deflate(&bits);
+    if let Some(img) = image {
+        let (iw, ih, z) = (img.w, img.h, &img.deflated);
         let mut s = format!(
             "<< /Type /XObject /Subtype /Image /Width {iw} /Height {ih} /ColorSpace /DeviceGray /BitsPerComponent 1 /Length {} /Filter /FlateDecode >>\nstream\n",
             z.len()
         )
         .into_bytes();
-        s.extend_from_slice(&z);
+        s.extend_from_slice(z);
         s.extend_from_slice(b"\nendstream");
         obj(&mut out, &s);
     }
