@@ -259,6 +259,20 @@ fn sigkill_mid_run_then_resume_calls_only_unfinished_stages() {
         ["draft", "review"],
         "the finished gate was not asked again"
     );
+    // The killed run is closed as failed by the next one; none is left open.
+    let db = rusqlite::Connection::open(s.store.join("ledger.sqlite")).unwrap();
+    let statuses: Vec<Option<String>> = db
+        .prepare("SELECT status FROM runs ORDER BY started, rowid")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        statuses,
+        [Some("failed".to_string()), Some("done".to_string())]
+    );
+    assert!(err(&o).contains("closed as failed 1 run"), "{}", err(&o));
 }
 
 #[test]

@@ -257,8 +257,19 @@ fn lost(e: &postgres::Error, c: &Client) -> bool {
             let c = code.code();
             c.starts_with("08") || matches!(c, "57P01" | "57P02" | "57P03")
         }
-        // No server error: the socket failed under the statement.
-        None => e.as_db_error().is_none(),
+        // No server error: lost only if the socket failed under the statement (a statement
+        // the client itself refused, a row count or a type, is no loss to wait out).
+        None => {
+            let mut cause: Option<&(dyn std::error::Error + 'static)> =
+                std::error::Error::source(e);
+            while let Some(c) = cause {
+                if c.is::<std::io::Error>() {
+                    return true;
+                }
+                cause = c.source();
+            }
+            false
+        }
     }
 }
 

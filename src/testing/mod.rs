@@ -168,7 +168,7 @@ pub fn write_snapshot(path: &Path, t: &Test, body: &str) -> std::io::Result<()> 
         "---\nsource: {source}\nexpression: \"{}\"\n---\n{body}",
         t.name.replace('"', "'")
     );
-    std::fs::write(path, text)
+    crate::atomic::write(path, text.as_bytes())
 }
 
 /// Runs one test in replay mode; returns what failed and the snapshot comparison.
