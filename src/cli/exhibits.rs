@@ -40,6 +40,15 @@ pub(super) fn cmd_bates(a: BatesArgs) -> u8 {
     };
     match bates::stamp_files(&inputs, &out, &opts) {
         Ok(map) => {
+            // What had to be repaired in an input before it could be stamped, once a file.
+            let mut said = std::collections::BTreeSet::new();
+            for s in &map {
+                if let Some(r) = &s.repaired {
+                    if said.insert(s.file.clone()) {
+                        eprintln!("note: `{}`: {r}", s.file);
+                    }
+                }
+            }
             let first = map.first().map_or("", |s| s.bates.as_str());
             let last = map.last().map_or("", |s| s.bates.as_str());
             eprintln!(
@@ -84,6 +93,9 @@ pub(super) fn cmd_text(
         bates: Option<String>,
         from: &'a str,
         text: &'a str,
+        /// Why this part of the file (an email's attachment) could not be read.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        unreadable: Option<&'a str>,
     }
     // Every file is read; each one that cannot be is named, and the others still printed.
     let mut all = Vec::new();
@@ -92,7 +104,15 @@ pub(super) fn cmd_text(
         match crate::sources::read(f, &opts) {
             Ok(docs) => {
                 let shown = f.display().to_string();
-                all.extend(docs.into_iter().map(|d| (d.shown(&shown), d.pages)));
+                for d in &docs {
+                    for n in &d.notes {
+                        eprintln!("note: `{}`: {n}", d.shown(&shown));
+                    }
+                }
+                all.extend(
+                    docs.into_iter()
+                        .map(|d| (d.shown(&shown), d.pages, d.unreadable)),
+                );
             }
             Err(e) => {
                 eprintln!("error: `{}`: {e}", f.display());
@@ -102,7 +122,23 @@ pub(super) fn cmd_text(
     }
     let mut out = String::new();
     let mut rows = Vec::new();
-    for (file, pages) in &all {
+    for (file, pages, unreadable) in &all {
+        // A part that could not be read is named with why; the rest of its file still is.
+        if let Some(why) = unreadable {
+            eprintln!("warning: `{file}` cannot be read, and is left out: {why}");
+            if json {
+                rows.push(Page {
+                    file: file.clone(),
+                    page: 0,
+                    bates: None,
+                    from: "unreadable",
+                    text: "",
+                    unreadable: Some(why),
+                });
+            } else {
+                out.push_str(&format!("== {file} (unreadable: {why})\n"));
+            }
+        }
         for p in pages {
             let bates = crate::sources::stamp_of(&p.text);
             if json {
@@ -112,6 +148,7 @@ pub(super) fn cmd_text(
                     bates,
                     from: &p.from,
                     text: &p.text,
+                    unreadable: None,
                 });
             } else {
                 out.push_str(&format!(

@@ -361,12 +361,18 @@ pub(super) fn cmd_sources(
         for v in &verdicts {
             let word = match (v.why(), &v.admitted) {
                 _ if v.unreadable.is_some() => "UNREADABLE".to_string(),
+                _ if v.unreadable_part.is_some() => "unreadable part, left out".to_string(),
                 (None, _) => "admitted".to_string(),
                 (Some(_), Some(r)) => format!("admitted by the workflow ({r})"),
                 (Some(_), None) => "REFUSED".to_string(),
             };
             out.push_str(&format!("{:<10} {}  {word}", v.matter, v.file));
-            if let Some(why) = v.unreadable.as_ref().or(v.refused.as_ref()) {
+            if let Some(why) = v
+                .unreadable
+                .as_ref()
+                .or(v.unreadable_part.as_ref())
+                .or(v.refused.as_ref())
+            {
                 out.push_str(&format!(": {why}"));
             }
             out.push('\n');

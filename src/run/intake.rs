@@ -72,6 +72,10 @@ pub struct Verdict {
     /// back like a refused one, since nobody can say lexrun did not write it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unchecked: Option<String>,
+    /// Why this part of a file (an email's attachment) could not be read: it is left out of
+    /// the evidence, and the rest of the file is still read. Blocks nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable_part: Option<String>,
 }
 
 impl Verdict {
@@ -113,6 +117,30 @@ impl Verdict {
         ))
     }
 
+    /// The verdict on a part of a file that could not be read (the file's other parts have
+    /// verdicts of their own).
+    pub fn unreadable_part(
+        matter: &str,
+        part: &str,
+        path: &std::path::Path,
+        why: String,
+    ) -> Verdict {
+        Verdict {
+            matter: matter.to_string(),
+            file: part.to_string(),
+            path: path.display().to_string(),
+            raw_hash: String::new(),
+            text_hash: String::new(),
+            refused: None,
+            admitted: None,
+            unreadable: None,
+            unchecked: None,
+            unreadable_part: Some(why),
+            carries: Vec::new(),
+            first_seen: 0,
+        }
+    }
+
     /// The verdict on a file that could not be read.
     pub fn unreadable(matter: &str, file: &str, path: &std::path::Path, why: String) -> Verdict {
         let raw_hash = std::fs::read(path)
@@ -128,6 +156,7 @@ impl Verdict {
             admitted: None,
             unreadable: Some(why),
             unchecked: None,
+            unreadable_part: None,
             carries: Vec::new(),
             first_seen: 0,
         }
@@ -270,6 +299,7 @@ pub fn check_bytes(
         first_seen,
         unreadable: None,
         unchecked,
+        unreadable_part: None,
     };
     v.admitted = admission(&v, std::path::Path::new(path), admit);
     v

@@ -70,6 +70,9 @@ pub fn check_sources(
                         continue;
                     }
                 };
+                for (part, why) in prompt::unreadable_parts(&shown, &docs) {
+                    mine.push(intake::Verdict::unreadable_part(&name, &part, &f, why));
+                }
                 for e in prompt::evidence_files(&s.name, &shown, &f, docs) {
                     let text = e.pages.join("\n");
                     mine.push(match &e.embedded {

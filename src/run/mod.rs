@@ -153,6 +153,8 @@ struct Matter {
     evidence: BTreeMap<String, Vec<EvidenceFile>>,
     /// Fingerprints of all the matter's evidence: what an output quotes is not its own.
     evidence_fps: std::collections::HashSet<u64>,
+    /// Parts of its files that could not be read (shown as the evidence is), with why.
+    unreadable_parts: Vec<(String, String)>,
 }
 
 /// What every task shares.
@@ -297,6 +299,7 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
             .and_then(|()| crate::atomic::private_dir(&run_dir))
             .map_err(|e| werr(&run_dir, e))?;
         let mut evidence = BTreeMap::new();
+        let mut parts = Vec::new();
         for s in &plan.sources {
             let files = matching(dir, &s.files)?;
             if files.is_empty() {
@@ -324,7 +327,10 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
                 }
                 // Every file is read before any refusal, so that all bad files are named.
                 match prompt::read(&f, s.ocr_optional) {
-                    Ok(docs) => list.extend(prompt::evidence_files(&s.name, &shown, &f, docs)),
+                    Ok(docs) => {
+                        parts.extend(prompt::unreadable_parts(&shown, &docs));
+                        list.extend(prompt::evidence_files(&s.name, &shown, &f, docs))
+                    }
                     Err(e) => unreadable.push(e),
                 }
             }
@@ -367,6 +373,7 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
             out_dir,
             evidence,
             evidence_fps,
+            unreadable_parts: parts,
         }));
     }
 
@@ -457,7 +464,8 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     };
     for (m, rec) in matters.iter().zip(record.matters.iter_mut()) {
         write_outputs(&shared, m, rec);
-        let md = report_markdown(&record_header(plan, &run_id), rec);
+        let mut md = report_markdown(&record_header(plan, &run_id), rec);
+        md.push_str(&report::unreadable_parts(&m.unreadable_parts));
         let path = m.run_dir.join("report.md");
         crate::atomic::write_private(&path, md).map_err(|e| werr(&path, e))?;
     }

@@ -29,8 +29,22 @@ pub fn read(path: &Path, ocr_optional: bool) -> Result<Vec<Document>, Unreadable
     })
 }
 
+/// The parts of a file that could not be read (an email's damaged attachment), each shown as
+/// [`evidence_files`] shows it, with why. They are left out of the evidence and named in
+/// the run report and by `lexrun sources`.
+pub fn unreadable_parts(shown: &str, docs: &[Document]) -> Vec<(String, String)> {
+    docs.iter()
+        .filter_map(|d| {
+            d.unreadable
+                .as_ref()
+                .map(|why| (d.shown(shown), why.clone()))
+        })
+        .collect()
+}
+
 /// The evidence files of one source declaration read from one file: one per document, each
-/// shown as the file (relative to the matter) or the attachment within it.
+/// shown as the file (relative to the matter) or the attachment within it. Parts that could
+/// not be read are left out ([`unreadable_parts`] names them).
 pub fn evidence_files(
     source: &str,
     shown: &str,
@@ -38,6 +52,7 @@ pub fn evidence_files(
     docs: Vec<Document>,
 ) -> Vec<EvidenceFile> {
     docs.into_iter()
+        .filter(|d| d.unreadable.is_none())
         .map(|d| EvidenceFile {
             source: source.to_string(),
             shown: d.shown(shown),

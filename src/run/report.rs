@@ -71,6 +71,19 @@ pub(super) fn report_markdown(header: &str, rec: &MatterRecord) -> String {
     s
 }
 
+/// The parts of the matter's files that could not be read and were left out of its
+/// evidence, each with why (empty when there are none).
+pub(super) fn unreadable_parts(parts: &[(String, String)]) -> String {
+    if parts.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("\n## Unreadable parts, left out of the evidence\n\n");
+    for (part, why) in parts {
+        s.push_str(&format!("- `{part}`: {why}\n"));
+    }
+    s
+}
+
 /// The run's index of review pages: every verification of every matter.
 pub(super) fn review_index(
     plan: &Plan,

@@ -8,28 +8,118 @@
 
 use std::path::Path;
 
-use mail_parser::{Address, Message, MessageParser, MimeHeaders};
+use mail_parser::{Address, HeaderValue, Message, MessageParser, MimeHeaders};
 
-use super::{html, paging, read_bytes, Document, Kind, Options, SourceError};
+use super::{html, kind, paging, read_bytes, Document, Kind, Options, SourceError};
 
 /// Messages attached to messages attached to … are read this deep, and no deeper.
 pub const MAX_DEPTH: usize = 8;
 
-/// A message and its attachments: the message first.
-pub fn message(bytes: &[u8], opts: &Options, depth: usize) -> Result<Vec<Document>, SourceError> {
+/// A message and its attachments: the message first. `verbatim` keeps its header lines
+/// exactly as written (a message saved as a text file, whose every line is evidence);
+/// otherwise the headers a reader sees are kept, decoded, and transport headers left out.
+pub fn message(
+    bytes: &[u8],
+    opts: &Options,
+    depth: usize,
+    verbatim: bool,
+) -> Result<Vec<Document>, SourceError> {
     let msg = MessageParser::default()
         .parse(bytes)
         .ok_or_else(|| SourceError::damaged("email", "no message could be parsed from it"))?;
     if msg.headers().is_empty() {
         return Err(SourceError::damaged("email", "it has no message headers"));
     }
-    read_message(&msg, opts, depth)
+    read_message(&msg, opts, depth, verbatim)
+}
+
+/// Headers that carry the message rather than say anything a reader sees in it.
+fn is_transport(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with("content-")
+        || n.starts_with("x-")
+        || n.starts_with("arc-")
+        || n.starts_with("list-")
+        || n.starts_with("dkim")
+        || n.starts_with("thread-")
+        || matches!(
+            n.as_str(),
+            "received"
+                | "return-path"
+                | "mime-version"
+                | "message-id"
+                | "references"
+                | "in-reply-to"
+                | "authentication-results"
+                | "received-spf"
+                | "domainkey-signature"
+                | "delivered-to"
+                | "precedence"
+                | "importance"
+                | "priority"
+                | "user-agent"
+                | "accept-language"
+                | "errors-to"
+                | "envelope-to"
+        )
+}
+
+/// The message's header lines as text: every one a reader sees, in the order written.
+fn header_text(msg: &Message<'_>, verbatim: bool) -> String {
+    let part = msg.root_part();
+    let raw = msg.raw_message.as_ref();
+    let span = |a: u32, b: u32| {
+        raw.get(a as usize..b as usize)
+            .map(|b| decode_8bit(b))
+            .unwrap_or_default()
+    };
+    if verbatim {
+        let mut head = span(part.offset_header, part.offset_body)
+            .replace('\r', "")
+            .trim_end()
+            .to_string();
+        head.push('\n');
+        return head;
+    }
+    let mut head = String::new();
+    for h in msg.headers() {
+        let name = h.name.as_str();
+        if is_transport(name) {
+            continue;
+        }
+        let value = match &h.value {
+            HeaderValue::Address(a) => addresses(Some(a)),
+            HeaderValue::Text(t) => t.to_string(),
+            HeaderValue::TextList(l) => l.join(", "),
+            _ => String::new(),
+        };
+        // Dates, and what the parser could not make out, as written (unfolded).
+        let value = if value.trim().is_empty() {
+            span(h.offset_start, h.offset_end)
+        } else {
+            value
+        };
+        let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !value.is_empty() {
+            head.push_str(&format!("{name}: {value}\n"));
+        }
+    }
+    head
+}
+
+/// Header bytes as text: UTF-8, else Latin-1 (8-bit header bytes with no declared charset).
+fn decode_8bit(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_string(),
+        Err(_) => b.iter().map(|&c| c as char).collect(),
+    }
 }
 
 fn read_message(
     msg: &Message<'_>,
     opts: &Options,
     depth: usize,
+    verbatim: bool,
 ) -> Result<Vec<Document>, SourceError> {
     if depth > MAX_DEPTH {
         return Err(SourceError::Refused(format!(
@@ -37,24 +127,10 @@ fn read_message(
         )));
     }
     let names = attachment_names(msg);
-    let mut head = String::new();
-    let mut line = |k: &str, v: String| {
-        if !v.is_empty() {
-            head.push_str(&format!("{k}: {v}\n"));
-        }
-    };
-    line("From", addresses(msg.from()));
-    line("To", addresses(msg.to()));
-    line("Cc", addresses(msg.cc()));
-    line(
-        "Date",
-        msg.header_raw("Date")
-            .unwrap_or_default()
-            .trim()
-            .to_string(),
-    );
-    line("Subject", msg.subject().unwrap_or_default().to_string());
-    line("Attachments", names.join(", "));
+    let mut head = header_text(msg, verbatim);
+    if !names.is_empty() {
+        head.push_str(&format!("Attachments: {}\n", names.join(", ")));
+    }
     let mut body = String::new();
     for part in msg.text_bodies() {
         let text = part.text_contents().unwrap_or_default();
@@ -79,13 +155,26 @@ fn read_message(
         kind: Kind::Eml,
         pages: paging::pages(&text, "email"),
         embedded: None,
+        unreadable: None,
+        notes: Vec::new(),
     }];
+    // An attachment that cannot be read is named with its reason; the message, and every
+    // other attachment, are still read.
     for (part, name) in msg.attachments().zip(&names) {
         let inner = match part.message() {
-            Some(m) => read_message(m, opts, depth + 1),
+            Some(m) => read_message(m, opts, depth + 1, false),
             None => read_bytes(Path::new(name), part.contents(), opts, depth + 1),
-        }
-        .map_err(|e| SourceError::Refused(format!("its attachment `{name}`: {e}")))?;
+        };
+        let inner = inner.unwrap_or_else(|e| {
+            vec![Document {
+                within: Vec::new(),
+                kind: kind::detect(Path::new(name), part.contents()).unwrap_or(Kind::Text),
+                pages: Vec::new(),
+                embedded: None,
+                unreadable: Some(e.to_string()),
+                notes: Vec::new(),
+            }]
+        });
         for mut d in inner {
             d.within.insert(0, name.clone());
             if d.within.len() == 1 {
@@ -147,8 +236,16 @@ pub fn mailbox(bytes: &[u8], opts: &Options, depth: usize) -> Result<Vec<Documen
     let mut docs = Vec::new();
     for (i, raw) in split_mbox(bytes).into_iter().enumerate() {
         let label = format!("message {}", i + 1);
-        let inner =
-            message(raw, opts, depth).map_err(|e| SourceError::Refused(format!("{label}: {e}")))?;
+        let inner = message(raw, opts, depth, false).unwrap_or_else(|e| {
+            vec![Document {
+                within: Vec::new(),
+                kind: Kind::Eml,
+                pages: Vec::new(),
+                embedded: None,
+                unreadable: Some(e.to_string()),
+                notes: Vec::new(),
+            }]
+        });
         for mut d in inner {
             d.within.insert(0, label.clone());
             if d.within.len() == 1 {
@@ -159,6 +256,13 @@ pub fn mailbox(bytes: &[u8], opts: &Options, depth: usize) -> Result<Vec<Documen
     }
     if docs.is_empty() {
         return Err(SourceError::damaged("mailbox", "it holds no messages"));
+    }
+    if docs.iter().all(|d| d.unreadable.is_some()) {
+        let why = docs[0].unreadable.clone().unwrap_or_default();
+        return Err(SourceError::damaged(
+            "mailbox",
+            format!("none of its messages can be read (message 1: {why})"),
+        ));
     }
     Ok(docs)
 }
@@ -189,7 +293,7 @@ mod tests {
 
     #[test]
     fn headers_open_the_page_and_attachments_are_sources_of_their_own() {
-        let docs = message(MAIL.as_bytes(), &Options::default(), 0).unwrap();
+        let docs = message(MAIL.as_bytes(), &Options::default(), 0, false).unwrap();
         assert_eq!(docs.len(), 2);
         assert_eq!(
             docs[0].pages[0].text,

@@ -85,10 +85,16 @@ pub fn is_mail(path: &Path) -> bool {
     let Ok(f) = std::fs::File::open(path) else {
         return false;
     };
-    if f.take(1024).read_to_end(&mut head).is_err() {
+    if f.take(HEADERS_READ as u64).read_to_end(&mut head).is_err() {
         return false;
     }
     matches!(detect_head(path, &head), Ok(Kind::Eml | Kind::Mbox))
+}
+
+/// Whether the file's name ends `.EXT` (any case).
+pub fn named(path: &Path, ext: &str) -> bool {
+    path.extension()
+        .is_some_and(|e| e.to_string_lossy().eq_ignore_ascii_case(ext))
 }
 
 fn ext(path: &Path) -> String {
@@ -164,7 +170,7 @@ fn detect_head(path: &Path, bytes: &[u8]) -> Result<Kind, SourceError> {
     if lead.starts_with("From ") && looks_like_headers(lead.split_once('\n').map_or("", |x| x.1)) {
         return Ok(Kind::Mbox);
     }
-    if e == "eml" || looks_like_headers(lead) {
+    if e == "eml" || is_message(bytes) {
         return Ok(Kind::Eml);
     }
     if e == "msg" {
@@ -183,6 +189,44 @@ fn detect_head(path: &Path, bytes: &[u8]) -> Result<Kind, SourceError> {
 }
 
 const MSG: &str = "an Outlook .msg message, which lexrun cannot read: convert it to .eml with `msgconvert` (Debian package `libemail-outlook-message-perl`), or save it as .eml from a mail client";
+
+/// How far into a file its header section is looked for.
+const HEADERS_READ: usize = 64 << 10;
+
+/// True when text is a whole RFC 5322 message: a header section of nothing but `Name: value`
+/// fields (and their folded continuations), among them `From:` and `Date:` (the two fields
+/// every message has), ended by a blank line. A note that merely opens with `From: …` is text.
+fn is_message(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(HEADERS_READ)];
+    let text = String::from_utf8_lossy(head);
+    let text = text.trim_start_matches('\u{FEFF}');
+    let (mut from, mut date, mut blank) = (false, false, false);
+    for (i, line) in text.split('\n').enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.is_empty() {
+            blank = i > 0;
+            break;
+        }
+        if line.starts_with([' ', '\t']) {
+            if i == 0 {
+                return false;
+            }
+            continue;
+        }
+        let Some((name, _)) = line.split_once(':') else {
+            return false;
+        };
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
+            return false;
+        }
+        match name.to_ascii_lowercase().as_str() {
+            "from" => from = true,
+            "date" => date = true,
+            _ => {}
+        }
+    }
+    blank && from && date
+}
 
 /// True when text opens like a message's header: `Name: value` lines including a mail header.
 fn looks_like_headers(text: &str) -> bool {
@@ -283,11 +327,24 @@ mod tests {
         assert_eq!(
             k(
                 "x.txt",
-                b"From: a@b.example\nTo: c@d.example\nSubject: hi\n\nbody"
+                b"From: a@b.example\nTo: c@d.example\nDate: Tue, 5 Mar 2024 10:00:00 +0000\nSubject: hi\n\nbody"
             )
             .unwrap(),
             Kind::Eml
         );
+        // A printed email saved as text: `Sent:` is no message's field, so it is text.
+        let printout = b"From: Ann Lee\nSent: Thursday, March 7, 2024 9:14 AM\nTo: Counsel\nSubject: rent\n\nThe rent is late.\n";
+        assert_eq!(k("mail.txt", printout).unwrap(), Kind::Text);
+        // Headers with no blank line after them, or a line that is no header: text.
+        assert_eq!(
+            k("a.txt", b"From: a@b\nDate: Tue, 5 Mar 2024\nSubject: x").unwrap(),
+            Kind::Text
+        );
+        assert_eq!(
+            k("b.txt", b"From: a@b\nDate: today\nnotes follow\n\nbody").unwrap(),
+            Kind::Text
+        );
+        assert_eq!(k("c.eml", printout).unwrap(), Kind::Eml);
         assert_eq!(
             k(
                 "inbox",

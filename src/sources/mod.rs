@@ -17,6 +17,7 @@ pub mod html;
 pub mod image;
 pub mod kind;
 pub mod limits;
+pub mod numfmt;
 pub mod office;
 pub mod paging;
 pub mod pdf;
@@ -102,6 +103,13 @@ pub struct Document {
     pub pages: Vec<PageText>,
     /// An attachment's own bytes, which the intake guard hashes (the file's are on disk).
     pub embedded: Option<Vec<u8>>,
+    /// Why this part of a file could not be read, when it could not (its pages are then
+    /// empty): an email's damaged attachment is named with its reason, and the rest of the
+    /// email is still evidence.
+    pub unreadable: Option<String>,
+    /// What a reader of the text should know about how it was read: a damaged PDF that
+    /// poppler repaired, a conversion that had to substitute fonts.
+    pub notes: Vec<String>,
 }
 
 impl Document {
@@ -176,27 +184,32 @@ pub(crate) fn read_bytes(
     let kind = kind::detect(path, bytes)?;
     // Outside programs may read the file itself only when it is one (not an attachment).
     let real = (depth == 0).then_some(path);
-    let one = |pages: Vec<PageText>| {
+    let noted = |(pages, notes): (Vec<PageText>, Vec<String>)| {
         Ok(vec![Document {
             within: Vec::new(),
             kind,
             pages,
             embedded: None,
+            unreadable: None,
+            notes,
         }])
     };
+    let one = |pages: Vec<PageText>| noted((pages, Vec::new()));
     match kind {
-        Kind::Pdf => one(image::on_disk(real, bytes, "pdf", |p| {
-            scan::pages(p, &opts.scan).map_err(SourceError::from)
+        Kind::Pdf => noted(image::on_disk(real, bytes, "pdf", |p| {
+            scan::read(p, &opts.scan).map_err(SourceError::from)
         })?),
         Kind::Png | Kind::Jpeg | Kind::Tiff | Kind::Heic => {
             one(image::pages(real, bytes, kind, opts)?)
         }
         Kind::Docx => one(docx::pages(bytes)?),
-        Kind::Doc | Kind::Odt | Kind::Rtf => one(office::pages(real, bytes, kind, opts)?),
+        Kind::Doc | Kind::Odt | Kind::Rtf => noted(office::pages(real, bytes, kind, opts)?),
         Kind::Xlsx | Kind::Ods | Kind::Xls => one(sheet::workbook(bytes, kind)?),
         Kind::Csv => one(sheet::csv(&text_of(bytes)?)?),
         Kind::Html => one(paging::pages(&html::to_text(&text_of(bytes)?), "html")),
-        Kind::Eml => email::message(bytes, opts, depth),
+        // A message saved under another name than `.eml` (a printout saved as text) keeps its
+        // header lines as written.
+        Kind::Eml => email::message(bytes, opts, depth, !kind::named(path, "eml")),
         Kind::Mbox => email::mailbox(bytes, opts, depth),
         Kind::Text => one(text_of(bytes)?
             .split('\u{000C}')

@@ -128,10 +128,18 @@ impl Evidence {
         }
         let display = path.display().to_string();
         match crate::sources::read(path, &crate::sources::Options::default()) {
+            // A part that could not be read (a damaged attachment) is named with why, as an
+            // unreadable file is; the message and its other parts are still sources.
             Ok(docs) => self.sources.extend(docs.into_iter().map(|d| {
-                DocSource::Memory(Doc::Pages {
-                    path: d.shown(&display),
-                    pages: d.texts(),
+                DocSource::Memory(match &d.unreadable {
+                    Some(why) => Doc::Unreadable {
+                        path: d.shown(&display),
+                        problem: why.clone(),
+                    },
+                    None => Doc::Pages {
+                        path: d.shown(&display),
+                        pages: d.texts(),
+                    },
                 })
             })),
             Err(e) => self.sources.push(DocSource::Memory(Doc::Unreadable {
