@@ -700,3 +700,161 @@ fn the_stamp_is_drawn_in_the_corner_and_nothing_else_moves() {
     }
     assert!(changed > 10, "the stamp is drawn ({changed} pixels)");
 }
+
+fn qpdf_pages(p: &Path) -> String {
+    let o = Command::new("qpdf")
+        .arg("--show-npages")
+        .arg(p)
+        .output()
+        .expect("qpdf is installed (scripts/install-tools)");
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn page_texts(p: &Path) -> Vec<String> {
+    let o = Command::new("pdftotext")
+        .args(["-enc", "UTF-8"])
+        .arg(p)
+        .arg("-")
+        .output()
+        .unwrap();
+    let mut pages: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .split('\u{000C}')
+        .map(|t| t.split_whitespace().collect())
+        .collect();
+    pages.pop();
+    pages
+}
+
+fn bates_one(input: &Path, out: &Path) -> std::process::Output {
+    lexrun(&[
+        "bates",
+        "--prefix",
+        "RFH",
+        "--out",
+        out.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn odd_and_damaged_pdfs_are_stamped_on_every_page_qpdf_counts() {
+    use support::pdf::{raw_pdf, stream};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let font = "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string();
+    let page = |parent: u32, media: &str, content: u32| {
+        format!("<< /Type /Page /Parent {parent} 0 R /MediaBox [{media}] /Contents {content} 0 R /Resources << /Font << /F1 5 0 R >> >> >>")
+    };
+    let check = |name: &str, bytes: Vec<u8>| {
+        let input = d.join(name);
+        fs::write(&input, bytes).unwrap();
+        let out = d.join(format!("out-{name}"));
+        let o = bates_one(&input, &out);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let stamped = out.join(name);
+        let want = qpdf_pages(&input);
+        assert_eq!(qpdf_pages(&stamped), want, "{name}");
+        let texts = page_texts(&stamped);
+        for i in 0..want.parse::<usize>().unwrap() {
+            let stamp = format!("RFH{:06}", i + 1);
+            assert!(
+                texts.get(i).is_some_and(|t| t.contains(&stamp)),
+                "{name}: no {stamp} on page {}: {texts:?}",
+                i + 1
+            );
+        }
+        (o, stamped)
+    };
+
+    // A page 3.84 points wide: the stamp is shrunk to fit inside it.
+    let tiny = raw_pdf(&[
+        "<< /Type /Catalog /Pages 2 0 R >>".into(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".into(),
+        page(2, "0 0 3.84 3.84", 4),
+        stream("0 0 m 3 3 l S"),
+        font.clone(),
+    ]);
+    let (_, stamped) = check("tiny.pdf", tiny);
+    let o = Command::new("pdftotext")
+        .args(["-bbox"])
+        .arg(&stamped)
+        .arg("-")
+        .output()
+        .unwrap();
+    let bbox = String::from_utf8_lossy(&o.stdout).to_string();
+    let word = bbox
+        .lines()
+        .find(|l| l.contains("RFH000001"))
+        .unwrap_or_else(|| panic!("{bbox}"));
+    let num = |key: &str| -> f64 {
+        let at = word.find(&format!("{key}=\"")).unwrap() + key.len() + 2;
+        word[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    assert!(num("xMin") >= 0.0 && num("xMax") <= 3.84, "{word}");
+    assert!(num("yMin") >= 0.0 && num("yMax") <= 3.84, "{word}");
+
+    // A page tree with a loop (2 → 3 → 4 → 3): counted as qpdf counts it, and said so.
+    let looped = raw_pdf(&[
+        "<< /Type /Catalog /Pages 2 0 R >>".into(),
+        "<< /Type /Pages /Kids [6 0 R 3 0 R] /Count 2 /MediaBox [0 0 595 842] >>".into(),
+        "<< /Type /Pages /Kids [4 0 R] /Count 1 >>".into(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".into(),
+        font.clone(),
+        page(2, "0 0 595 842", 7),
+        stream("BT /F1 22 Tf 30 800 Td (Pages loop) Tj ET"),
+    ]);
+    let (o, _) = check("loop.pdf", looped);
+    assert!(stderr_of(&o).contains("loop"), "{}", stderr_of(&o));
+
+    // Encrypted with an owner password only: stamped as every reader opens it.
+    let plain = d.join("plain.pdf");
+    fs::write(&plain, pdf(&[page_spec("Owner password only.")])).unwrap();
+    let owner = d.join("owner.pdf");
+    let q = Command::new("qpdf")
+        .args(["--encrypt", "", "owner-secret", "256", "--"])
+        .arg(&plain)
+        .arg(&owner)
+        .status()
+        .unwrap();
+    assert!(q.success());
+    check("owner.pdf", fs::read(&owner).unwrap());
+
+    // A broken cross-reference table: rebuilt by qpdf first, and said so.
+    let mut broken = raw_pdf(&[
+        "<< /Type /Catalog /Pages 2 0 R >>".into(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".into(),
+        page(2, "0 0 612 792", 4),
+        stream("BT /F1 12 Tf 72 700 Td (Broken xref) Tj ET"),
+        font.clone(),
+    ]);
+    let at = broken.windows(9).rposition(|w| w == b"startxref").unwrap();
+    broken.truncate(at);
+    broken.extend(b"startxref\n999999\n%%EOF\n");
+    let (o, _) = check("broken.pdf", broken);
+    assert!(stderr_of(&o).contains("qpdf"), "{}", stderr_of(&o));
+
+    // One page object listed 100,000 times: each place stamped, with work bounded by what
+    // the file holds.
+    let kids = "3 0 R ".repeat(100_000);
+    let shared = raw_pdf(&[
+        "<< /Type /Catalog /Pages 2 0 R >>".into(),
+        format!("<< /Type /Pages /Kids [{kids}] /Count 100000 >>"),
+        page(2, "0 0 200 200", 4),
+        stream("BT /F1 12 Tf 20 100 Td (Shared) Tj ET"),
+        font,
+    ]);
+    check("shared.pdf", shared);
+}
+
+fn stderr_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn page_spec(text: &str) -> PageSpec<'_> {
+    page(text)
+}

@@ -72,12 +72,16 @@ pub struct Stamp {
     pub output: String,
     pub page: u32,
     pub bates: String,
+    /// What was repaired in the input before it could be stamped (a damaged cross-reference
+    /// table, a page tree with loops), when anything was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repaired: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum BatesError {
     #[error(
-        "`{0}` is encrypted; decrypt a copy first (e.g. `qpdf --decrypt IN OUT`) and stamp that"
+        "`{0}` is encrypted with a password needed to open it; decrypt a copy with it first (e.g. `qpdf --password=PASSWORD --decrypt IN OUT`) and stamp that"
     )]
     Encrypted(String),
     #[error("`{0}` is not a readable PDF: {1}")]
@@ -164,7 +168,7 @@ pub fn stamp_files(
     let mut map = Vec::new();
     for (input, pdf, output) in &plans {
         let shown = input.display().to_string();
-        let mut doc = load(pdf)?;
+        let (mut doc, repaired, _fixed) = open(pdf, &shown)?;
         unshare_pages(&mut doc);
         let pages: Vec<ObjectId> = doc.get_pages().into_values().collect();
         if pages.is_empty() {
@@ -185,6 +189,7 @@ pub fn stamp_files(
                 output: output.display().to_string(),
                 page: i as u32 + 1,
                 bates: number,
+                repaired: repaired.clone(),
             });
             next += 1;
         }
@@ -321,6 +326,256 @@ pub(crate) fn write_atomically(
         .map_err(|e| BatesError::Write(path.display().to_string(), e.to_string()))
 }
 
+/// The PDF to stamp: the file as lopdf reads it (one encrypted with only an owner password
+/// opens, as in every reader), with what was repaired. A file lopdf cannot parse (a broken
+/// cross-reference table) is first rewritten by qpdf, which rebuilds it; a page tree with
+/// loops or shared branches is flattened to its pages in qpdf's order and count, a page
+/// lost in a loop stamped as a blank page, so that the stamped file has the pages qpdf and
+/// poppler count in the input.
+fn open(
+    path: &Path,
+    shown: &str,
+) -> Result<(Document, Option<String>, Option<tempfile::TempDir>), BatesError> {
+    let mut notes = Vec::new();
+    let mut work = None;
+    let mut doc = match load(path) {
+        Ok(doc) => doc,
+        Err(BatesError::Damaged(_, m)) => {
+            let (doc, dir) = qpdf_rewrite(path, shown, &m)?;
+            work = Some(dir);
+            notes.push(format!("it is damaged ({m}); rebuilt by qpdf"));
+            doc
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(problem) = tree_problem(&doc) {
+        let found = flatten(&mut doc);
+        let counted = qpdf_count(path).unwrap_or(found);
+        // A page lost in a loop is still a page of the tree's count; each is stamped blank,
+        // never more than the file has objects.
+        let blank = counted.saturating_sub(found).min(doc.objects.len());
+        add_blank_pages(&mut doc, blank);
+        notes.push(if blank > 0 {
+            format!("{problem}; flattened, with {blank} page(s) lost in it stamped blank, as qpdf counts them")
+        } else {
+            format!("{problem}; flattened to its pages as qpdf counts them")
+        });
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    Ok((doc, note, work))
+}
+
+/// The file rewritten by qpdf, which rebuilds a broken cross-reference table.
+fn qpdf_rewrite(
+    path: &Path,
+    shown: &str,
+    why: &str,
+) -> Result<(Document, tempfile::TempDir), BatesError> {
+    let Some(qpdf) = crate::sources::scan::tool("qpdf", "LEXRUN_QPDF") else {
+        return Err(BatesError::Damaged(
+            shown.to_string(),
+            format!("{why}; install qpdf (`apt-get install qpdf`) to repair it, or print it to a new PDF"),
+        ));
+    };
+    let work =
+        tempfile::tempdir().map_err(|e| BatesError::Write(shown.to_string(), e.to_string()))?;
+    let out = work.path().join("repaired.pdf");
+    let mut cmd = std::process::Command::new(qpdf);
+    cmd.arg("--warning-exit-0").arg(path).arg(&out);
+    let ran = crate::sources::limits::run("qpdf", &mut cmd, work.path());
+    let message = std::fs::read_to_string(work.path().join("qpdf.stderr")).unwrap_or_default();
+    if ran.is_err() && message.to_ascii_lowercase().contains("password") {
+        return Err(BatesError::Encrypted(shown.to_string()));
+    }
+    match load(&out) {
+        Ok(doc) if ran.is_ok() => Ok((doc, work)),
+        _ => Err(BatesError::Damaged(
+            shown.to_string(),
+            format!(
+                "{why}, and qpdf cannot repair it{}; print it to a new PDF",
+                message
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .map(|l| format!(" ({})", l.trim()))
+                    .unwrap_or_default()
+            ),
+        )),
+    }
+}
+
+/// The pages qpdf counts in a file, when qpdf is installed and can count them.
+fn qpdf_count(path: &Path) -> Option<usize> {
+    let qpdf = crate::sources::scan::tool("qpdf", "LEXRUN_QPDF")?;
+    let o = std::process::Command::new(qpdf)
+        .arg("--show-npages")
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&o.stdout).trim().parse().ok()
+}
+
+/// Replaces the page tree by one node listing its pages in order: each node is walked once
+/// (a loop or a shared branch is not followed again), a page listed twice is copied, and
+/// the attributes pages inherit are set on each. Returns how many pages it found.
+fn flatten(doc: &mut Document) -> usize {
+    let Some(root) = doc
+        .catalog()
+        .ok()
+        .and_then(|c| c.get(b"Pages").ok())
+        .and_then(|p| p.as_reference().ok())
+    else {
+        return 0;
+    };
+    let mut nodes = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    let mut leaves = Vec::new();
+    // Depth first, in order: a stack of (node, next kid).
+    let mut stack = vec![(root, 0usize)];
+    nodes.insert(root);
+    while let Some((node, i)) = stack.pop() {
+        let kid = doc
+            .get_dictionary(node)
+            .ok()
+            .and_then(|d| d.get(b"Kids").ok())
+            .and_then(|k| doc.dereference(k).ok())
+            .and_then(|(_, k)| k.as_array().ok())
+            .and_then(|k| k.get(i))
+            .and_then(|k| k.as_reference().ok());
+        let Some(kid) = kid else {
+            let more = doc
+                .get_dictionary(node)
+                .ok()
+                .and_then(|d| d.get(b"Kids").ok())
+                .and_then(|k| doc.dereference(k).ok())
+                .and_then(|(_, k)| k.as_array().ok())
+                .is_some_and(|k| i < k.len());
+            if more {
+                stack.push((node, i + 1));
+            }
+            continue;
+        };
+        stack.push((node, i + 1));
+        let Ok(dict) = doc.get_dictionary(kid) else {
+            continue;
+        };
+        let is_page = dict
+            .get(b"Type")
+            .and_then(Object::as_name)
+            .is_ok_and(|n| n == b"Page")
+            || !dict.has(b"Kids");
+        if !is_page {
+            if nodes.insert(kid) && stack.len() < 256 {
+                stack.push((kid, 0));
+            }
+            continue;
+        }
+        let mut page = dict.clone();
+        for key in [&b"MediaBox"[..], b"CropBox", b"Resources", b"Rotate"] {
+            if !page.has(key) {
+                if let Some(v) = inherited(doc, kid, key) {
+                    page.set(key.to_vec(), v);
+                }
+            }
+        }
+        page.set("Type", Object::Name(b"Page".to_vec()));
+        page.set("Parent", Object::Reference(root));
+        let id = if seen.insert(kid) {
+            kid
+        } else {
+            doc.add_object(Object::Dictionary(page.clone()))
+        };
+        doc.objects.insert(id, Object::Dictionary(page));
+        leaves.push(Object::Reference(id));
+    }
+    let n = leaves.len();
+    if let Ok(d) = doc.get_dictionary_mut(root) {
+        d.set("Kids", Object::Array(leaves));
+        d.set("Count", n as i64);
+    }
+    n
+}
+
+/// Appends `n` blank pages, the size of the tree's first page, to a flattened page tree.
+fn add_blank_pages(doc: &mut Document, n: usize) {
+    if n == 0 {
+        return;
+    }
+    let Some(root) = doc
+        .catalog()
+        .ok()
+        .and_then(|c| c.get(b"Pages").ok())
+        .and_then(|p| p.as_reference().ok())
+    else {
+        return;
+    };
+    let first = doc.get_pages().into_values().next();
+    let media = first
+        .and_then(|p| inherited(doc, p, b"MediaBox"))
+        .or_else(|| inherited(doc, root, b"MediaBox"))
+        .unwrap_or_else(|| vec![0.into(), 0.into(), 612.into(), 792.into()].into());
+    let mut kids = doc
+        .get_dictionary(root)
+        .ok()
+        .and_then(|d| d.get(b"Kids").ok())
+        .and_then(|k| k.as_array().ok())
+        .cloned()
+        .unwrap_or_default();
+    for _ in 0..n {
+        let page = doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => root, "MediaBox" => media.clone(),
+            "Resources" => Dictionary::new(),
+        });
+        kids.push(Object::Reference(page));
+    }
+    let count = kids.len() as i64;
+    if let Ok(d) = doc.get_dictionary_mut(root) {
+        d.set("Kids", Object::Array(kids));
+        d.set("Count", count);
+    }
+}
+
+/// What is wrong with a page tree that lopdf's page list does not count as qpdf does: a node
+/// reached twice (a loop, or a shared subtree), or a leaf that is not a page.
+fn tree_problem(doc: &Document) -> Option<String> {
+    let root = doc
+        .catalog()
+        .ok()
+        .and_then(|c| c.get(b"Pages").ok())
+        .and_then(|p| p.as_reference().ok())?;
+    let mut nodes = BTreeSet::new();
+    let mut stack = vec![root];
+    // Each object is looked at once, so the walk is bounded by the file's own objects.
+    while let Some(node) = stack.pop() {
+        if !nodes.insert(node) {
+            return Some("its page tree has a loop or a shared branch".into());
+        }
+        let kids = doc
+            .get_dictionary(node)
+            .ok()
+            .and_then(|d| d.get(b"Kids").ok())
+            .and_then(|k| doc.dereference(k).ok())
+            .and_then(|(_, k)| k.as_array().ok())?;
+        for k in kids {
+            let Ok(id) = k.as_reference() else {
+                return Some("its page tree lists something that is not a page".into());
+            };
+            let Ok(dict) = doc.get_dictionary(id) else {
+                return Some("its page tree lists a missing object".into());
+            };
+            match dict.get(b"Type").and_then(Object::as_name) {
+                Ok(b"Page") => {}
+                Ok(b"Pages") => stack.push(id),
+                _ if dict.has(b"Kids") => stack.push(id),
+                _ => return Some("its page tree lists an object that is not a page".into()),
+            }
+        }
+    }
+    None
+}
+
 pub(crate) fn load(path: &Path) -> Result<Document, BatesError> {
     let shown = path.display().to_string();
     let doc = Document::load(path).map_err(|e| {
@@ -333,7 +588,9 @@ pub(crate) fn load(path: &Path) -> Result<Document, BatesError> {
             BatesError::Damaged(shown.clone(), msg)
         }
     })?;
-    if doc.is_encrypted() || doc.was_encrypted() {
+    // lopdf opens (and decrypts) a file whose user password is empty; one still encrypted
+    // needs its password.
+    if doc.is_encrypted() {
         return Err(BatesError::Encrypted(shown));
     }
     Ok(doc)
@@ -410,9 +667,15 @@ fn stamp_page(
     } else {
         (bw, bh)
     };
-    let size = opts.font_size;
+    // On a page too small for the stamp at its size, the stamp is shrunk to fit inside it.
+    let margin = 18.0_f64.min(w / 10.0).min(h / 10.0);
+    let per_point = text_width(text, 1.0).max(f64::MIN_POSITIVE);
+    let size = opts
+        .font_size
+        .min((w - 2.0 * margin) / per_point)
+        .min(h - 2.0 * margin)
+        .max(0.01);
     let tw = text_width(text, size);
-    let margin = 18.0_f64.min(w / 10.0);
     let dx = match opts.position {
         Position::BottomRight | Position::TopRight => w - margin - tw,
         Position::BottomCenter | Position::TopCenter => (w - tw) / 2.0,

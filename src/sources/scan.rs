@@ -4,7 +4,8 @@
 //! read: an entry edited or damaged on disk is a miss, and the source is read again. The
 //! cache is readable by its owner only.
 //!
-//! OCR renders the page with `pdftoppm` (Debian `poppler-utils`) and reads it with
+//! A PDF's text layer is read by poppler's `pdftotext` (Debian `poppler-utils`, or
+//! `LEXRUN_PDFTOTEXT`), else by lopdf. OCR renders the page with `pdftoppm` (Debian `poppler-utils`) and reads it with
 //! `tesseract` (Debian `tesseract-ocr`), found on PATH or through `LEXRUN_PDFTOPPM` and
 //! `LEXRUN_TESSERACT`.
 
@@ -14,7 +15,7 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the cached form or what is extracted changes, so old entries miss.
-const CACHE_FORMAT: u32 = 3;
+const CACHE_FORMAT: u32 = 5;
 
 /// A cache entry: the source it was read from, its pages, and the blake3 of those pages.
 #[derive(Serialize, Deserialize)]
@@ -22,6 +23,9 @@ struct Entry {
     source: String,
     pages: Vec<PageText>,
     check: String,
+    /// What the reader repaired to read it.
+    #[serde(default)]
+    notes: Vec<String>,
 }
 
 fn pages_hash(pages: &[PageText]) -> String {
@@ -31,9 +35,9 @@ fn pages_hash(pages: &[PageText]) -> String {
 }
 
 /// The pages of a cache entry, when it is whole and belongs to the source `hash`.
-fn cached_pages(bytes: &[u8], hash: &str) -> Option<Vec<PageText>> {
+fn cached_pages(bytes: &[u8], hash: &str) -> Option<(Vec<PageText>, Vec<String>)> {
     let e: Entry = serde_json::from_slice(bytes).ok()?;
-    (e.source == hash && pages_hash(&e.pages) == e.check).then_some(e.pages)
+    (e.source == hash && pages_hash(&e.pages) == e.check).then_some((e.pages, e.notes))
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -81,7 +85,7 @@ pub fn default_cache() -> Option<PathBuf> {
 pub enum TextError {
     #[error("cannot read `{0}`: {1}")]
     Read(String, String),
-    #[error("`{0}` is encrypted; decrypt a copy first (e.g. `qpdf --decrypt IN OUT`)")]
+    #[error("`{0}` is encrypted with a password needed to open it; open it with the password and save an unprotected copy (e.g. `qpdf --password=PASSWORD --decrypt IN OUT`)")]
     Encrypted(String),
     #[error("`{0}` is not a readable PDF: {1}")]
     Damaged(String, String),
@@ -118,6 +122,11 @@ fn is_image(path: &Path) -> bool {
 
 /// The text of every page of a PDF or an image.
 pub fn pages(path: &Path, opts: &Options) -> Result<Vec<PageText>, TextError> {
+    read(path, opts).map(|(pages, _)| pages)
+}
+
+/// The text of every page of a PDF or an image, and what was repaired to read it.
+pub fn read(path: &Path, opts: &Options) -> Result<(Vec<PageText>, Vec<String>), TextError> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| TextError::Read(shown.clone(), e.to_string()))?;
     let hash = blake3::hash(&bytes).to_hex().to_string();
@@ -137,6 +146,7 @@ pub fn pages(path: &Path, opts: &Options) -> Result<Vec<PageText>, TextError> {
             Err(_) => {}
         }
     }
+    let mut notes = Vec::new();
     let pages = if is_image(path) {
         let text = ocr_image(path, opts, &shown)?;
         text.split('\u{000C}')
@@ -149,7 +159,7 @@ pub fn pages(path: &Path, opts: &Options) -> Result<Vec<PageText>, TextError> {
             })
             .collect()
     } else {
-        pdf_pages(path, &bytes, opts, &shown)?
+        pdf_pages(path, &bytes, opts, &shown, &mut notes)?
     };
     let complete = pages.iter().all(|p| p.from != "none");
     if let (Some(cf), true) = (&cache_file, complete) {
@@ -160,11 +170,12 @@ pub fn pages(path: &Path, opts: &Options) -> Result<Vec<PageText>, TextError> {
             source: hash.clone(),
             check: pages_hash(&pages),
             pages: pages.clone(),
+            notes: notes.clone(),
         };
         // A cache that cannot be written is only a cache miss next time.
         let _ = crate::atomic::write_private(cf, serde_json::to_vec(&entry).unwrap_or_default());
     }
-    Ok(pages)
+    Ok((pages, notes))
 }
 
 fn pdf_pages(
@@ -172,20 +183,21 @@ fn pdf_pages(
     bytes: &[u8],
     opts: &Options,
     shown: &str,
+    notes: &mut Vec<String>,
 ) -> Result<Vec<PageText>, TextError> {
-    let doc = lopdf::Document::load_mem(bytes).map_err(|e| {
-        let m = e.to_string();
-        if m.to_ascii_lowercase().contains("crypt") {
-            TextError::Encrypted(shown.to_string())
-        } else {
-            TextError::Damaged(shown.to_string(), m)
+    let texts = match tool("pdftotext", "LEXRUN_PDFTOTEXT") {
+        Some(pdftotext) => {
+            if xref_broken(bytes) {
+                notes.push(
+                    "its cross-reference table is broken; poppler rebuilt it to read the file"
+                        .into(),
+                );
+            }
+            poppler_text(&pdftotext, path, shown, notes)?
         }
-    })?;
-    if doc.is_encrypted() || doc.was_encrypted() {
-        return Err(TextError::Encrypted(shown.to_string()));
-    }
-    let numbers: Vec<u32> = doc.get_pages().into_keys().collect();
-    if numbers.is_empty() {
+        None => lopdf_text(bytes, shown)?,
+    };
+    if texts.is_empty() {
         // A page tree that leads to no page: a damaged file, never an empty source.
         return Err(TextError::Damaged(
             shown.to_string(),
@@ -193,8 +205,8 @@ fn pdf_pages(
         ));
     }
     let mut out = Vec::new();
-    for n in numbers {
-        let text = doc.extract_text(&[n]).unwrap_or_default();
+    for (i, text) in texts.into_iter().enumerate() {
+        let n = i as u32 + 1;
         if !only_a_stamp(&text) {
             out.push(PageText {
                 page: n,
@@ -227,6 +239,113 @@ fn pdf_pages(
         }
     }
     Ok(out)
+}
+
+/// Each page's text as poppler's `pdftotext` reads it: words spaced from the glyphs'
+/// positions, fonts' Unicode maps (CJK CMaps included) applied, form fields' shown values,
+/// damaged cross-reference tables rebuilt, and files encrypted with only an owner password
+/// (no password to open) opened, as every PDF reader opens them.
+fn poppler_text(
+    pdftotext: &Path,
+    path: &Path,
+    shown: &str,
+    notes: &mut Vec<String>,
+) -> Result<Vec<String>, TextError> {
+    let work =
+        tempfile::tempdir().map_err(|e| TextError::Read(shown.to_string(), e.to_string()))?;
+    let out = work.path().join("text.txt");
+    let mut cmd = Command::new(pdftotext);
+    cmd.args(["-enc", "UTF-8"]).arg(path).arg(&out);
+    if let Err(e) = super::limits::run("pdftotext", &mut cmd, work.path()) {
+        let why = std::fs::read_to_string(work.path().join("pdftotext.stderr"))
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if why.contains("password") {
+            return Err(TextError::Encrypted(shown.to_string()));
+        }
+        return Err(TextError::Damaged(
+            shown.to_string(),
+            match e {
+                super::limits::ToolError::Failed { message, .. } => format!(
+                    "poppler cannot open it ({}); print it to a new PDF",
+                    message.trim()
+                ),
+                other => other.to_string(),
+            },
+        ));
+    }
+    // What poppler had to repair to read the file (a broken cross-reference table, a loop
+    // in the page tree) is said, once.
+    let said = std::fs::read_to_string(work.path().join("pdftotext.stderr")).unwrap_or_default();
+    if let Some(first) = said.lines().map(str::trim).find(|l| !l.is_empty()) {
+        let more = said.lines().filter(|l| !l.trim().is_empty()).count() - 1;
+        notes.push(format!(
+            "the PDF is damaged; poppler repaired what it could to read it ({first}{})",
+            if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let bytes =
+        std::fs::read(&out).map_err(|e| TextError::Read(shown.to_string(), e.to_string()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    // Each page ends with a form feed.
+    let mut pages: Vec<String> = text.split('\u{000C}').map(str::to_string).collect();
+    pages.pop();
+    Ok(pages)
+}
+
+/// True when the file's last `startxref` does not point at a cross-reference table or
+/// stream: readers then rebuild the table by scanning the file.
+fn xref_broken(bytes: &[u8]) -> bool {
+    let tail = &bytes[bytes.len().saturating_sub(2048)..];
+    let Some(at) = memchr::memmem::rfind(tail, b"startxref") else {
+        return true;
+    };
+    let rest = String::from_utf8_lossy(&tail[at + 9..]);
+    let Some(offset) = rest
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse::<usize>().ok())
+    else {
+        return true;
+    };
+    let Some(there) = bytes.get(offset..) else {
+        return true;
+    };
+    let there = &there[..there.len().min(64)];
+    let s = String::from_utf8_lossy(there);
+    let s = s.trim_start();
+    // A table (`xref`), or a stream object (`12 0 obj`).
+    !(s.starts_with("xref")
+        || s.split_whitespace().take(3).collect::<Vec<_>>().get(2) == Some(&"obj")
+        || s.split_whitespace()
+            .nth(1)
+            .is_some_and(|g| g.starts_with("0obj")))
+}
+
+/// Each page's text from lopdf, where poppler is not installed.
+fn lopdf_text(bytes: &[u8], shown: &str) -> Result<Vec<String>, TextError> {
+    let doc = lopdf::Document::load_mem(bytes).map_err(|e| {
+        let m = e.to_string();
+        if m.to_ascii_lowercase().contains("crypt") {
+            TextError::Encrypted(shown.to_string())
+        } else {
+            TextError::Damaged(shown.to_string(), m)
+        }
+    })?;
+    // lopdf opens a file encrypted with an empty user password; one it could not is still
+    // encrypted.
+    if doc.is_encrypted() {
+        return Err(TextError::Encrypted(shown.to_string()));
+    }
+    Ok(doc
+        .get_pages()
+        .into_keys()
+        .map(|n| doc.extract_text(&[n]).unwrap_or_default())
+        .collect())
 }
 
 /// True for a page whose text layer is empty or holds nothing but a Bates-style stamp.

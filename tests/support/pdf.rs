@@ -95,3 +95,33 @@ pub fn text_pdf(path: &std::path::Path, texts: &[&str]) {
     let pages: Vec<PageSpec> = wrapped.iter().map(|t| page(t)).collect();
     std::fs::write(path, pdf(&pages)).unwrap();
 }
+
+/// A PDF written by hand, object by object (`objects[i]` is object `i + 1`, without its
+/// `obj`/`endobj`), object 1 the catalog, with a correct cross-reference table: for page
+/// trees and content streams no PDF library writes.
+pub fn raw_pdf(objects: &[String]) -> Vec<u8> {
+    let mut out = b"%PDF-1.7\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend(format!("{} 0 obj\n{o}\nendobj\n", i + 1).into_bytes());
+    }
+    let xref = out.len();
+    out.extend(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).into_bytes());
+    for o in offsets {
+        out.extend(format!("{o:010} 00000 n \n").into_bytes());
+    }
+    out.extend(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .into_bytes(),
+    );
+    out
+}
+
+/// A content stream object holding `ops`.
+pub fn stream(ops: &str) -> String {
+    format!("<< /Length {} >>\nstream\n{ops}\nendstream", ops.len())
+}
