@@ -559,3 +559,250 @@ fn bates_and_merge_take_word_email_and_sheets() {
         "{index}"
     );
 }
+
+/// `lexrun text --json` over one file, all rows (parts that cannot be read included), and
+/// its error output.
+fn rows_of(file: &Path) -> (Vec<serde_json::Value>, String) {
+    let o = lexrun(&["text", "--json", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    (v.as_array().unwrap().clone(), stderr(&o))
+}
+
+fn all_text(rows: &[serde_json::Value]) -> String {
+    rows.iter()
+        .map(|r| r["text"].as_str().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+const BROKEN_MAIL: &str = "From: Ann Lee <ann@example.com>\r\nTo: counsel@example.com\r\nDate: Tue, 5 Mar 2024 10:00:00 +0000\r\nSubject: Lease papers\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nThe lease ends on June 30, 2024.\r\n--b1\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"broken.pdf\"\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjcKbm90IHJlYWxseQo=\r\n--b1\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=\"note.txt\"\r\n\r\nThe deposit was $2,500.00.\r\n--b1--\r\n";
+
+#[test]
+fn an_email_with_a_damaged_attachment_keeps_its_body_headers_and_good_attachments() {
+    let dir = tempfile::tempdir().unwrap();
+    let eml = dir.path().join("papers.eml");
+    fs::write(&eml, BROKEN_MAIL).unwrap();
+    let (rows, err) = rows_of(&eml);
+    let text = all_text(&rows);
+    assert!(text.contains("The lease ends on June 30, 2024."), "{text}");
+    assert!(text.contains("Subject: Lease papers"), "{text}");
+    assert!(text.contains("The deposit was $2,500.00."), "{text}");
+    let bad = rows
+        .iter()
+        .find(|r| r["file"].as_str().unwrap().ends_with("› broken.pdf"))
+        .unwrap_or_else(|| panic!("the damaged attachment is not named: {rows:#?}"));
+    assert_eq!(bad["from"], "unreadable");
+    assert!(
+        bad["unreadable"]
+            .as_str()
+            .unwrap()
+            .contains("not a readable PDF"),
+        "{bad}"
+    );
+    assert!(
+        err.contains("broken.pdf") && err.contains("left out"),
+        "{err}"
+    );
+
+    // The intake guard lists the part and still admits the rest of the email.
+    let wf = workflow(dir.path(), false);
+    fs::copy(&eml, dir.path().join("matter/intake/papers.eml")).unwrap();
+    let o = Lexrun::new()
+        .args(["sources", wf.to_str().unwrap()])
+        .args(["--store", fresh_store().to_str().unwrap()])
+        .output();
+    let listing = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(o.status.code(), Some(0), "{listing}{}", stderr(&o));
+    let line = |name: &str| {
+        listing
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("no verdict on {name}:\n{listing}"))
+            .to_string()
+    };
+    assert!(
+        line("› broken.pdf").contains("unreadable part"),
+        "{listing}"
+    );
+    assert!(line("› note.txt").contains("admitted"), "{listing}");
+}
+
+#[test]
+fn email_in_every_charset_the_standards_allow_reads_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    // ISO-2022-JP (RFC 1468), the charset Japanese mail is sent in, in the subject (RFC 2047)
+    // and the body; ks_c_5601-1987, the label Korean Outlook gives EUC-KR.
+    let mut jp = b"From: a@example.jp\r\nDate: Tue, 5 Mar 2024 10:00:00 +0900\r\nSubject: =?ISO-2022-JP?B?GyRCJU8lbSE8GyhC?=\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=ISO-2022-JP\r\n\r\n".to_vec();
+    jp.extend(b"\x1b$B%O%m!<!&%o!<%k%I\x1b(B\r\n");
+    let jp_file = dir.path().join("jp.eml");
+    fs::write(&jp_file, jp).unwrap();
+    let text = all_text(&rows_of(&jp_file).0);
+    assert!(text.contains("Subject: ハロー"), "{text}");
+    assert!(text.contains("ハロー・ワールド"), "{text}");
+    let mut kr = b"From: b@example.kr\r\nDate: Tue, 5 Mar 2024 10:00:00 +0900\r\nSubject: hello\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=ks_c_5601-1987\r\nContent-Transfer-Encoding: 8bit\r\n\r\n".to_vec();
+    kr.extend(b"\xbe\xc8\xb3\xe7\xc7\xcf\xbc\xbc\xbf\xe4\r\n");
+    let kr_file = dir.path().join("kr.eml");
+    fs::write(&kr_file, kr).unwrap();
+    let text = all_text(&rows_of(&kr_file).0);
+    assert!(text.contains("안녕하세요"), "{text}");
+}
+
+#[test]
+fn a_text_file_is_read_as_an_email_only_when_it_is_one_and_loses_no_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // A message printed from Outlook and saved as text: not a message (no Date field), so
+    // its every line, the `Sent:` date included, is the evidence as written.
+    let printout = "From: Ann Lee\nSent: Thursday, March 7, 2024 9:14 AM\nTo: Counsel\nSubject: rent\n\nThe rent is late again.\n";
+    let p = dir.path().join("printout.txt");
+    fs::write(&p, printout).unwrap();
+    let (rows, _) = rows_of(&p);
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0]["text"], printout);
+    assert_eq!(rows[0]["from"], "text");
+    // A whole message saved as text is read as one, every header line kept as written.
+    let message = "From: Ann Lee <ann@example.com>\nSent: Thursday, March 7, 2024 9:14 AM\nDate: Thu, 7 Mar 2024 09:14:00 -0500\nX-Note: kept\nSubject: rent\n\nThe rent is late again.\n";
+    let m = dir.path().join("message.txt");
+    fs::write(&m, message).unwrap();
+    let text = all_text(&rows_of(&m).0);
+    for line in message.lines().filter(|l| !l.is_empty()) {
+        assert!(text.contains(line), "`{line}` dropped from:\n{text}");
+    }
+}
+
+fn qpdf(args: &[&str]) {
+    let o = Command::new(tool("qpdf")).args(args).output().unwrap();
+    // qpdf exits 3 when it warns, and still writes its output.
+    assert!(
+        matches!(o.status.code(), Some(0 | 3)),
+        "qpdf {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn pdfs_read_as_poppler_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let plain = d.join("plain.pdf");
+    support::pdf::text_pdf(&plain, &["The lease of Flat 2 ends on June 30, 2024."]);
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+
+    // Encrypted with only an owner password: opens as in every reader.
+    let owner = d.join("owner.pdf");
+    qpdf(&[
+        "--encrypt",
+        "",
+        "owner-secret",
+        "256",
+        "--",
+        &s(&plain),
+        &s(&owner),
+    ]);
+    assert!(all_text(&rows_of(&owner).0).contains("ends on June 30, 2024"));
+    // A password needed to open it: refused, saying so.
+    let user = d.join("user.pdf");
+    qpdf(&[
+        "--encrypt",
+        "user-secret",
+        "owner-secret",
+        "256",
+        "--",
+        &s(&plain),
+        &s(&user),
+    ]);
+    let o = lexrun(&["text", user.to_str().unwrap()]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("password"), "{}", stderr(&o));
+
+    // A broken cross-reference table: repaired, and said so.
+    let one_page = |ops: &str| {
+        support::pdf::raw_pdf(&[
+            "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+            "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_string(),
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>".to_string(),
+            support::pdf::stream(ops),
+            "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string(),
+        ])
+    };
+    let mut bytes = one_page("BT /F1 12 Tf 72 700 Td (The lease ends on June 30, 2024.) Tj ET");
+    let at = bytes.windows(9).rposition(|w| w == b"startxref").unwrap();
+    bytes.truncate(at);
+    bytes.extend(b"startxref\n999999\n%%EOF\n");
+    let broken = d.join("broken.pdf");
+    fs::write(&broken, bytes).unwrap();
+    let (rows, err) = rows_of(&broken);
+    assert!(
+        all_text(&rows).contains("ends on June 30, 2024"),
+        "{rows:#?}"
+    );
+    assert!(err.contains("rebuilt"), "{err}");
+
+    // Words placed apart by glyph positions (TJ offsets), with no space characters.
+    let spaced = d.join("spaced.pdf");
+    fs::write(
+        &spaced,
+        one_page("BT /F1 12 Tf 72 700 Td [(The)-600(Crazy)-600(Ones)] TJ 0 -20 Td (October) Tj 46 0 Td (14,) Tj 20 0 Td (1998) Tj ET"),
+    )
+    .unwrap();
+    let text = all_text(&rows_of(&spaced).0);
+    assert!(text.contains("The Crazy Ones"), "{text}");
+    assert!(text.contains("October 14, 1998"), "{text}");
+
+    // CJK text in a CID font with a ToUnicode map, as LibreOffice writes it.
+    let jp = d.join("jp.txt");
+    fs::write(&jp, "賃貸借契約は二〇二四年六月三十日に終了します。\n").unwrap();
+    let jp_pdf = soffice(&jp, "pdf");
+    let text = all_text(&rows_of(&jp_pdf).0);
+    assert!(text.contains("賃貸借契約"), "{text}");
+}
+
+/// An `.xlsx` written part by part: cells with Excel number formats (a custom currency
+/// format, built-in percent, thousands and date formats) and a formula error.
+fn formatted_xlsx(path: &Path) {
+    let parts = [
+        (
+            "[Content_Types].xml",
+            r#"<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/><Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/></Types>"#,
+        ),
+        (
+            "_rels/.rels",
+            r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#,
+        ),
+        (
+            "xl/workbook.xml",
+            r#"<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Ledger" sheetId="1" r:id="rId1"/></sheets></workbook>"#,
+        ),
+        (
+            "xl/_rels/workbook.xml.rels",
+            r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/></Relationships>"#,
+        ),
+        (
+            "xl/styles.xml",
+            r#"<?xml version="1.0" encoding="UTF-8"?><styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><numFmts count="1"><numFmt numFmtId="164" formatCode="&quot;$&quot;#,##0.00"/></numFmts><fonts count="1"><font/></fonts><fills count="1"><fill/></fills><borders count="1"><border/></borders><cellStyleXfs count="1"><xf/></cellStyleXfs><cellXfs count="5"><xf numFmtId="0"/><xf numFmtId="164" applyNumberFormat="1"/><xf numFmtId="10" applyNumberFormat="1"/><xf numFmtId="3" applyNumberFormat="1"/><xf numFmtId="14" applyNumberFormat="1"/></cellXfs></styleSheet>"#,
+        ),
+        (
+            "xl/worksheets/sheet1.xml",
+            r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Rent</t></is></c><c r="B1" t="inlineStr"><is><t>Rate</t></is></c><c r="C1" t="inlineStr"><is><t>Units</t></is></c><c r="D1" t="inlineStr"><is><t>Due</t></is></c><c r="E1" t="inlineStr"><is><t>Check</t></is></c></row><row r="2"><c r="A2" s="1"><v>1234.56</v></c><c r="B2" s="2"><v>0.0525</v></c><c r="C2" s="3"><v>12500</v></c><c r="D2" s="4"><v>45358</v></c><c r="E2" t="e"><f>1/0</f><v>#DIV/0!</v></c></row></sheetData></worksheet>"#,
+        ),
+    ];
+    let mut z = zip::ZipWriter::new(fs::File::create(path).unwrap());
+    for (name, body) in parts {
+        z.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::Write::write_all(&mut z, body.as_bytes()).unwrap();
+    }
+    z.finish().unwrap();
+}
+
+#[test]
+fn a_sheet_reads_as_it_shows_with_the_stored_value_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("ledger.xlsx");
+    formatted_xlsx(&x);
+    let text = all_text(&rows_of(&x).0);
+    assert!(
+        text.contains("$1,234.56 (1234.56) | 5.25% (0.0525) | 12,500 (12500) | 3/7/2024 (2024-03-07) | #DIV/0!"),
+        "{text}"
+    );
+}

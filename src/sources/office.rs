@@ -9,19 +9,197 @@ use std::process::Command;
 
 use super::{image, limits, scan, Kind, Options, PageText, SourceError};
 
-/// The pages of a `.doc`, `.odt` or `.rtf`: LibreOffice's PDF of it, read as a PDF.
+/// The pages of a `.doc`, `.odt` or `.rtf`: LibreOffice's PDF of it, read as a PDF; and a
+/// note when the fonts it asks for are not installed, so that LibreOffice printed it in others
+/// (whose text may then read wrong: Japanese in a font without its glyphs).
 pub fn pages(
     path: Option<&Path>,
     bytes: &[u8],
     kind: Kind,
     opts: &Options,
-) -> Result<Vec<PageText>, SourceError> {
+) -> Result<(Vec<PageText>, Vec<String>), SourceError> {
+    if protected(bytes, kind) {
+        return Err(SourceError::Refused(format!(
+            "a password-protected {}: open it with its password and save an unprotected copy",
+            kind.describe()
+        )));
+    }
     let pdf = to_pdf(path, bytes, kind)?;
     let mut pages = scan::pages(&pdf, &opts.scan)?;
     for p in &mut pages {
         p.from = "libreoffice".into();
     }
-    Ok(pages)
+    let missing = missing_fonts(&fonts_asked(bytes, kind));
+    let notes = if missing.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "LibreOffice printed it with other fonts than it asks for, which are not installed ({}); text in scripts those fonts lack may read wrong: install the fonts (`fonts-noto-cjk` for Chinese, Japanese and Korean)",
+            missing.join(", ")
+        )]
+    };
+    Ok((pages, notes))
+}
+
+/// Whether a Word 97-2003 or OpenDocument file is encrypted with a password: the Word
+/// file's header (FIB) says so in its `fEncrypted` bit; an OpenDocument file's manifest
+/// lists the encryption of its parts.
+pub fn protected(bytes: &[u8], kind: Kind) -> bool {
+    match kind {
+        Kind::Doc => word_encrypted(bytes).unwrap_or(false),
+        Kind::Odt => {
+            let Ok(mut z) = zip::ZipArchive::new(std::io::Cursor::new(bytes)) else {
+                return false;
+            };
+            limits::zip_part(&mut z, "META-INF/manifest.xml", "OpenDocument text")
+                .ok()
+                .flatten()
+                .is_some_and(|m| m.contains("encryption-data"))
+        }
+        _ => false,
+    }
+}
+
+/// The `fEncrypted` bit of a Word 97-2003 file's FIB, at the start of its `WordDocument`
+/// stream, found through the compound file's directory entry for that stream.
+fn word_encrypted(bytes: &[u8]) -> Option<bool> {
+    let shift = u16::from_le_bytes(bytes.get(30..32)?.try_into().ok()?);
+    if !(7..=16).contains(&shift) {
+        return None;
+    }
+    let sector = 1usize << shift;
+    let name: Vec<u8> = "WordDocument"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .chain([0, 0])
+        .collect();
+    // Directory entries are 128 bytes, aligned within their sectors, and begin with the name.
+    let entry = memchr::memmem::find_iter(bytes, &name)
+        .find(|&at| (at % 128) == 0 && bytes.get(at + 64..at + 66) == Some(&[26, 0][..]))?;
+    let start = u32::from_le_bytes(bytes.get(entry + 116..entry + 120)?.try_into().ok()?);
+    let fib = (start as usize + 1).checked_mul(sector)?;
+    let flags = u16::from_le_bytes(bytes.get(fib + 10..fib + 12)?.try_into().ok()?);
+    // wIdent 0xA5EC (Word 97+) or 0xA5DC (Word 6) opens the FIB.
+    let ident = u16::from_le_bytes(bytes.get(fib..fib + 2)?.try_into().ok()?);
+    Some(matches!(ident, 0xA5EC | 0xA5DC) && flags & 0x0100 != 0)
+}
+
+/// The font families an RTF or OpenDocument file asks for (Word 97-2003 files: none read).
+fn fonts_asked(bytes: &[u8], kind: Kind) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    match kind {
+        Kind::Rtf => {
+            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(256 << 10)]);
+            let Some(start) = text.find("{\\fonttbl") else {
+                return out;
+            };
+            // Each entry `{\f1\fnil\fcharset128 MS Mincho;}`: the name is what follows the
+            // last control word, up to the `;`.
+            let mut depth = 0;
+            let mut end = text.len();
+            for (i, c) in text[start..].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = start + i;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            for entry in text[start + 9..end].split(';') {
+                let entry = entry.split('{').next_back().unwrap_or("");
+                let name: String = entry
+                    .split(['\\', '}'])
+                    .next_back()
+                    .unwrap_or("")
+                    .split_once(' ')
+                    .map_or("", |(_, n)| n)
+                    .trim()
+                    .to_string();
+                if !name.is_empty() && name.is_ascii() && !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+        Kind::Odt => {
+            let Ok(mut z) = zip::ZipArchive::new(std::io::Cursor::new(bytes)) else {
+                return out;
+            };
+            for part in ["content.xml", "styles.xml"] {
+                let Ok(Some(xml)) = limits::zip_part(&mut z, part, "OpenDocument text") else {
+                    continue;
+                };
+                for (i, _) in xml.match_indices("svg:font-family=\"") {
+                    let rest = &xml[i + 17..];
+                    let name = rest[..rest.find('"').unwrap_or(0)]
+                        .trim_matches(['\'', ' '])
+                        .replace("&apos;", "");
+                    if !name.is_empty() && !out.contains(&name) {
+                        out.push(name);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Fonts fontconfig cannot find, nor a metric-compatible stand-in for (Liberation for Times
+/// New Roman and Arial, Carlito for Calibri …): the ones LibreOffice printed in another font.
+fn missing_fonts(asked: &[String]) -> Vec<String> {
+    let Some(fc_match) = scan::tool("fc-match", "LEXRUN_FC_MATCH") else {
+        return Vec::new();
+    };
+    const STAND_INS: &[&str] = &[
+        "times new roman",
+        "times",
+        "arial",
+        "helvetica",
+        "courier new",
+        "courier",
+        "calibri",
+        "cambria",
+        "symbol",
+        "wingdings",
+        "arial narrow",
+        "georgia",
+        "verdana",
+        "tahoma",
+        "segoe ui",
+        "garamond",
+        "book antiqua",
+        "century gothic",
+        "liberation serif",
+        "liberation sans",
+        "liberation mono",
+        "dejavu sans",
+        "dejavu serif",
+        "dejavu sans mono",
+    ];
+    let mut out = Vec::new();
+    for name in asked.iter().take(32) {
+        let lower = name.to_ascii_lowercase();
+        if STAND_INS.contains(&lower.as_str()) {
+            continue;
+        }
+        let Ok(o) = Command::new(&fc_match)
+            .args(["-f", "%{family}"])
+            .arg(name)
+            .output()
+        else {
+            return Vec::new();
+        };
+        let got = String::from_utf8_lossy(&o.stdout).to_ascii_lowercase();
+        if !got.split(',').any(|f| f.trim() == lower) {
+            out.push(name.clone());
+        }
+    }
+    out
 }
 
 /// Where converted PDFs are kept: beside the text cache.
@@ -107,4 +285,64 @@ fn convert(soffice: &Path, input: &Path, work: &Path, kind: Kind) -> Result<Path
         ));
     }
     Ok(pdf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compound file whose directory (sector 0) names a `WordDocument` stream starting at
+    /// sector 1, whose FIB has the given flags.
+    fn word97(flags: u16) -> Vec<u8> {
+        let mut b = vec![0u8; 512 * 3];
+        b[..8].copy_from_slice(b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1");
+        b[30..32].copy_from_slice(&9u16.to_le_bytes());
+        let name: Vec<u8> = "WordDocument"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        b[512..512 + name.len()].copy_from_slice(&name);
+        b[512 + 64..512 + 66].copy_from_slice(&26u16.to_le_bytes());
+        b[512 + 116..512 + 120].copy_from_slice(&1u32.to_le_bytes());
+        b[1024..1026].copy_from_slice(&0xA5ECu16.to_le_bytes());
+        b[1034..1036].copy_from_slice(&flags.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn a_password_protected_word_or_opendocument_file_is_named_protected() {
+        assert!(protected(&word97(0x0100 | 0x0200), Kind::Doc));
+        assert!(!protected(&word97(0x0200), Kind::Doc));
+        let odt = |manifest: &str| {
+            let mut buf = std::io::Cursor::new(Vec::new());
+            let mut z = zip::ZipWriter::new(&mut buf);
+            let o = zip::write::SimpleFileOptions::default();
+            z.start_file("mimetype", o).unwrap();
+            std::io::Write::write_all(&mut z, b"application/vnd.oasis.opendocument.text").unwrap();
+            z.start_file("META-INF/manifest.xml", o).unwrap();
+            std::io::Write::write_all(&mut z, manifest.as_bytes()).unwrap();
+            z.finish().unwrap();
+            buf.into_inner()
+        };
+        let locked = odt(
+            r#"<manifest:file-entry manifest:full-path="content.xml"><manifest:encryption-data manifest:checksum-type="SHA1/1K"/></manifest:file-entry>"#,
+        );
+        assert!(protected(&locked, Kind::Odt));
+        assert!(!protected(&odt("<manifest:file-entry/>"), Kind::Odt));
+        let e = pages(None, &locked, Kind::Odt, &Options::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("password-protected OpenDocument text"), "{e}");
+    }
+
+    #[test]
+    fn the_fonts_a_file_asks_for_are_read_from_it() {
+        let rtf = br"{\rtf1\ansi{\fonttbl{\f0\froman\fcharset0 Times New Roman;}{\f1\fnil\fcharset128 MS Mincho;}}\f1 x}";
+        assert_eq!(
+            fonts_asked(rtf, Kind::Rtf),
+            ["Times New Roman", "MS Mincho"]
+        );
+        // Fonts with a metric-compatible stand-in are not reported as substituted.
+        assert!(missing_fonts(&["Times New Roman".into()]).is_empty());
+    }
 }

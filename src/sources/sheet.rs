@@ -1,12 +1,14 @@
 //! Spreadsheets: `.xlsx`, `.xls` and `.ods` through `calamine`, `.csv` and `.tsv` as text.
 //! Each sheet becomes pages of [`ROWS_PER_PAGE`] rows, every page headed by the sheet's name
 //! and its first row (the column headings), cells joined with ` | `. A CSV's cells are kept
-//! exactly as written; a workbook stores numbers and dates without their display format, so
-//! numbers are shown as stored (`1250.5`) and dates as `YYYY-MM-DD`.
+//! exactly as written. A workbook's numbers and dates are shown as the sheet shows them, in
+//! their number format (`$1,250.50`, `12.5%`, `3/7/2024`; `.xlsx` only, see `numfmt`), with
+//! the stored value after them (`$1,250.50 (1250.5)`, `3/7/2024 (2024-03-07)`); without a
+//! format, numbers as stored (`1250.5`) and dates as `YYYY-MM-DD`.
 
 use calamine::{Data, Reader};
 
-use super::{kind::Kind, limits, PageText, SourceError};
+use super::{kind::Kind, limits, numfmt, PageText, SourceError};
 
 pub const ROWS_PER_PAGE: usize = 50;
 
@@ -18,12 +20,27 @@ pub fn workbook(bytes: &[u8], kind: Kind) -> Result<Vec<PageText>, SourceError> 
     }
     let mut wb = calamine::open_workbook_auto_from_rs(std::io::Cursor::new(bytes))
         .map_err(|e| damaged_or_protected(what, e))?;
+    let formats = if kind == Kind::Xlsx {
+        numfmt::Formats::of_xlsx(bytes)
+    } else {
+        numfmt::Formats::default()
+    };
     let mut out = Vec::new();
     for name in wb.sheet_names() {
         let range = wb
             .worksheet_range(&name)
             .map_err(|e| damaged_or_protected(what, e))?;
-        let rows: Vec<Vec<String>> = range.rows().map(|r| r.iter().map(cell).collect()).collect();
+        let (r0, c0) = range.start().unwrap_or((0, 0));
+        let rows: Vec<Vec<String>> = range
+            .rows()
+            .enumerate()
+            .map(|(i, r)| {
+                r.iter()
+                    .enumerate()
+                    .map(|(j, d)| cell(d, formats.get(&name, r0 + i as u32, c0 + j as u32)))
+                    .collect()
+            })
+            .collect();
         table(&mut out, Some(&name), rows, "sheet");
     }
     if out.is_empty() {
@@ -43,7 +60,28 @@ fn damaged_or_protected(what: &'static str, e: impl std::fmt::Display) -> Source
     }
 }
 
-fn cell(d: &Data) -> String {
+/// A cell as the sheet shows it, with the value as stored after it in brackets when the two
+/// differ (`$1,234.56 (1234.56)`), so that either form matches.
+fn cell(d: &Data, format: Option<&str>) -> String {
+    let raw = stored(d);
+    let shown = format.and_then(|f| match d {
+        Data::Float(v) => numfmt::show(*v, f),
+        Data::Int(v) => numfmt::show(*v as f64, f),
+        Data::DateTime(dt) if dt.is_datetime() => {
+            let (y, mo, day, h, mi, s, _) = dt.to_ymd_hms_milli();
+            numfmt::show_date(f, (y, mo as u8, day as u8, h as u8, mi as u8, s as u8))
+        }
+        _ => None,
+    });
+    match shown {
+        Some(s) if s != raw && !s.is_empty() => format!("{s} ({raw})"),
+        _ => raw,
+    }
+}
+
+/// A cell's value as stored: numbers in full, dates as `YYYY-MM-DD`, formula errors as the
+/// sheet shows them (`#DIV/0!`).
+fn stored(d: &Data) -> String {
     match d {
         Data::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", *f as i64),
         Data::DateTime(dt) if dt.is_datetime() => {
