@@ -70,7 +70,7 @@ fn header_text(msg: &Message<'_>, verbatim: bool) -> String {
     let raw = msg.raw_message.as_ref();
     let span = |a: u32, b: u32| {
         raw.get(a as usize..b as usize)
-            .map(|b| decode_8bit(b))
+            .map(decode_8bit)
             .unwrap_or_default()
     };
     if verbatim {

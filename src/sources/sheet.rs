@@ -69,7 +69,7 @@ fn cell(d: &Data, format: Option<&str>) -> String {
         Data::Int(v) => numfmt::show(*v as f64, f),
         Data::DateTime(dt) if dt.is_datetime() => {
             let (y, mo, day, h, mi, s, _) = dt.to_ymd_hms_milli();
-            numfmt::show_date(f, (y, mo as u8, day as u8, h as u8, mi as u8, s as u8))
+            numfmt::show_date(f, (y, mo, day, h, mi, s))
         }
         _ => None,
     });
