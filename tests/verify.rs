@@ -14,7 +14,7 @@ use support::{corpus, lexrun};
 /// claim, in order, with its verdict).
 #[test]
 fn labelled_drafts_get_exactly_their_verdicts() {
-    for case in ["smith", "jones"] {
+    for case in ["smith", "jones", "motion"] {
         let dir = Path::new("tests/verify").join(case);
         let sources = fs::read_to_string(dir.join("sources")).unwrap();
         let draft = fs::read_to_string(dir.join("draft.md")).unwrap();
@@ -28,7 +28,21 @@ fn labelled_drafts_get_exactly_their_verdicts() {
             })
             .collect();
         let ev = verify::evidence::load(&[PathBuf::from(sources.trim())], vec![]).unwrap();
-        let got: Vec<(String, String, String)> = verify::verify(&draft, &ev)
+        let v = verify::verify(&draft, &ev);
+        // Record cites (`unchecked.tsv`): listed as unchecked, never among the outcomes.
+        let unchecked: Vec<String> = v
+            .unchecked
+            .iter()
+            .map(|(c, _)| c.text.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        let want_unchecked: Vec<String> = fs::read_to_string(dir.join("unchecked.tsv"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect();
+        assert_eq!(unchecked, want_unchecked, "case {case}: record cites");
+        let got: Vec<(String, String, String)> = v
             .outcomes
             .into_iter()
             .map(|o| {

@@ -41,6 +41,9 @@ pub enum Kind {
     Amount,
     /// A sentence that cites pages, judged against them by a model.
     Proposition,
+    /// A cite to the case's own record (`Compl. ¶ 59`, `Tr. 45:12`, `2-ER-145`), and an `Id.`
+    /// that repeats one.
+    Record,
 }
 
 impl Kind {
@@ -53,6 +56,7 @@ impl Kind {
             Kind::Quote => "quote",
             Kind::Amount => "amount",
             Kind::Proposition => "proposition",
+            Kind::Record => "record",
         }
     }
 }
@@ -109,6 +113,12 @@ pub enum Key {
     /// A sentence that cites pages: what it says is judged against them
     /// ([`proposition`]), not looked up.
     Proposition,
+    /// A record cite: the filing or transcript (squashed: `compl`, `leedecl`, `tr`, `er`)
+    /// and the paragraphs, pages or lines cited (`¶9`, `45:12-18`, `2-145`).
+    Record {
+        document: String,
+        pin: String,
+    },
 }
 
 impl Key {
@@ -149,6 +159,10 @@ impl Key {
                 page: *page,
                 pin: Some(p),
                 year: *year,
+            },
+            (Key::Record { document, .. }, Some(p)) => Key::Record {
+                document: document.clone(),
+                pin: p,
             },
             (k, _) => k.clone(),
         }
@@ -191,6 +205,7 @@ impl fmt::Display for Key {
             }
             Key::Unresolved(why) | Key::Unrecognized(why) => f.write_str(why),
             Key::Proposition => f.write_str("proposition"),
+            Key::Record { document, pin } => write!(f, "{document} {pin}"),
         }
     }
 }
@@ -302,10 +317,28 @@ pub fn claims(draft: &str, prefixes: &[String]) -> Vec<Claim> {
 /// [`claims`], accepting reporter abbreviations beyond the catalogue.
 pub fn claims_allowing(draft: &str, prefixes: &[String], allowed: &Allowed) -> Vec<Claim> {
     let cases = extract::citations(draft, allowed);
-    let statutes = extract::statutes_and_ids(draft, &cases);
+    // Record cites that a case citation or statute does not already cover.
+    let mut records = extract::records(draft);
+    {
+        let authorities = spans::Spans::new(cases.iter().map(|c| (c.start, c.end)).collect());
+        records.retain(|r| !authorities.overlaps(r.start, r.end));
+    }
+    let earlier: Vec<Claim> = cases.iter().chain(&records).cloned().collect();
+    let statutes = extract::statutes_and_ids(draft, &earlier);
+    {
+        let statute_spans = spans::Spans::new(
+            statutes
+                .iter()
+                .filter(|s| s.kind == Kind::Statute)
+                .map(|c| (c.start, c.end))
+                .collect(),
+        );
+        records.retain(|r| !statute_spans.overlaps(r.start, r.end));
+    }
     let cites: Vec<(usize, usize)> = cases
         .iter()
         .chain(&statutes)
+        .chain(&records)
         .map(|c| (c.start, c.end))
         .collect();
     let cites = spans::Spans::new(cites);
@@ -313,6 +346,7 @@ pub fn claims_allowing(draft: &str, prefixes: &[String], allowed: &Allowed) -> V
     let mut all: Vec<Claim> = Vec::new();
     all.extend(cases.iter().cloned());
     all.extend(statutes.iter().cloned());
+    all.extend(records.iter().cloned());
     // A year or date inside a citation is part of the citation, not a date claim.
     all.extend(
         extract::dates(draft)
@@ -340,6 +374,10 @@ pub struct Verification {
     /// The draft's own dates (its execution or jurat), which are not claims about the
     /// evidence.
     pub document_dates: Vec<Claim>,
+    /// Record cites (`Compl. ¶ 59`, `Tr. 45:12`) and the `Id.`s that repeat them, with why
+    /// they were not checked: the record they cite is not among the sources. Listed, never
+    /// counted as supported.
+    pub unchecked: Vec<(Claim, String)>,
     /// Every sentence that cites pages, with those pages: what a judge model checks when a
     /// `propositions` rule applies (its verdicts join `outcomes`).
     pub propositions: Vec<proposition::Proposition>,
@@ -432,8 +470,12 @@ fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification, Index) {
         .collect();
     let mut outcomes = Vec::with_capacity(all.len());
     let mut document_dates = Vec::new();
+    let mut unchecked = Vec::new();
     for (((claim, own), cited), invented) in all.into_iter().zip(own).zip(cited).zip(invented) {
-        if own {
+        if claim.kind == Kind::Record {
+            let why = record_unchecked(&claim.key);
+            unchecked.push((claim, why));
+        } else if own {
             document_dates.push(claim);
         } else {
             let mut o = index.check_cited(claim, &cited);
@@ -451,9 +493,25 @@ fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification, Index) {
         outcomes,
         files: index.files().to_vec(),
         document_dates,
+        unchecked,
         propositions,
     };
     (v, index)
+}
+
+/// Why a record cite is listed rather than checked.
+fn record_unchecked(key: &Key) -> String {
+    match key {
+        Key::Record { document, .. } if document.is_empty() => {
+            "a record cite whose filing the draft does not name; cite the filing and its paragraph"
+                .into()
+        }
+        Key::Record { document, .. } => format!(
+            "a cite to the record (`{document}`), which is not among the sources; add it to the \
+             sources to check the cite"
+        ),
+        _ => "not a record cite".into(),
+    }
 }
 
 #[cfg(test)]

@@ -42,6 +42,19 @@ struct JsonReport<'a> {
     /// The draft's own dates (execution, jurat): not claims about the evidence.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     document_dates: Vec<DocumentDate<'a>>,
+    /// Record cites not checked (their record is not among the sources): listed, never
+    /// supported.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unchecked_record_cites: Vec<Unchecked<'a>>,
+}
+
+#[derive(Serialize)]
+struct Unchecked<'a> {
+    text: &'a str,
+    start: usize,
+    end: usize,
+    record: String,
+    reason: &'a str,
 }
 
 #[derive(Serialize)]
@@ -114,6 +127,17 @@ pub fn json(v: &super::Verification) -> String {
                 text: &c.text,
                 start: c.start,
                 end: c.end,
+            })
+            .collect(),
+        unchecked_record_cites: v
+            .unchecked
+            .iter()
+            .map(|(c, why)| Unchecked {
+                text: &c.text,
+                start: c.start,
+                end: c.end,
+                record: c.key.to_string().trim().to_string(),
+                reason: why,
             })
             .collect(),
     };
@@ -334,6 +358,19 @@ pub fn markdown(draft_name: &str, draft: &str, v: &super::Verification) -> Strin
             s,
             "Dates of the document itself, not checked against the evidence: {}\n",
             own.join("; ")
+        );
+    }
+    let record: Vec<String> = v
+        .unchecked
+        .iter()
+        .map(|(c, _)| format!("{} (line {})", one_line(&c.text), lines.at(c.start)))
+        .collect();
+    if !record.is_empty() {
+        let _ = writeln!(
+            s,
+            "Record cites not checked (the record they cite is not among the sources; add it to \
+             check them): {}\n",
+            record.join("; ")
         );
     }
     if supported > 0 {

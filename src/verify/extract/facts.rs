@@ -312,6 +312,8 @@ fn looks_incidental(prefix: &str, digits: &str, after: &str) -> bool {
     let common = matches!(
         prefix,
         "ISO" | "ANSI" | "RFC" | "PO" | "ZIP" | "TX" | "ECF" | "DKT" | "NO"
+            // Bar numbers in a counsel block.
+            | "SBN" | "BBO" | "OSB" | "WSBA" | "ARDC" | "TBN" | "BAR"
     );
     zip || year || common
 }

@@ -22,7 +22,7 @@ const PIN: &str = r"[0-9]{1,5}(?:(?-u:\s)*[-–—](?-u:\s)*[0-9]{1,5})?";
 
 static ID_CITE: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
-        r"(?:^|[\t\n\x0B\x0C\r (;,])(?P<id>[Ii]d\.|[Ii]bid\.?)(?:,?(?-u:\s)+at(?-u:\s)+(?P<pin>\*?{PIN}))?"
+        r"(?:^|[\t\n\x0B\x0C\r (;,])(?P<id>[Ii]d\.|[Ii]bid\.?)(?:(?-u:\s)+at(?-u:\s)+(?P<lines>[0-9]{{1,4}}:[0-9]{{1,2}}(?:(?-u:\s)*[-–—](?-u:\s)*[0-9]{{1,4}}(?::[0-9]{{1,2}})?)?)|,?(?-u:\s)+at(?-u:\s)+(?P<pin>\*?{PIN})|,?(?-u:\s)+(?:at(?-u:\s)+)?(?P<para>¶¶?(?-u:\s)*[0-9]+(?:(?-u:\s)*[-–—](?-u:\s)*[0-9]+)?(?:,(?-u:\s)*[0-9]+(?:(?-u:\s)*[-–—](?-u:\s)*[0-9]+)?)*))?"
     ))
     .expect("Id. pattern compiles")
 });
@@ -62,11 +62,13 @@ fn pin_of(s: Option<regex::Match>) -> Option<String> {
 mod cases;
 mod facts;
 mod quotes;
+mod record;
 mod statutes;
 
 pub use cases::citations;
 pub use facts::{amounts, bates, dates, exhibits};
 pub use quotes::quotes;
+pub use record::records;
 pub use statutes::statutes_and_ids;
 
 #[cfg(test)]
@@ -198,6 +200,7 @@ mod tests {
             "SB 683 imposes; (HB 588); Senate Bill SB 12",
             "AMERICAN CIVIL LIBERTIES UNION FOUNDATION OF SOUTHERN CALIFORNIA 1313 West Eighth",
             "an RTX 3060 card",
+            "Ann Lee (SBN 123456)",
         ] {
             let b = bates(t, &p, &[]);
             assert!(b.is_empty(), "{t}: {:?}", keys(b));

@@ -216,8 +216,31 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
             .partition_point(|x| x.end <= id.start())
             .checked_sub(1)
             .map(|i| before[i]);
+        let para = c.name("para").or_else(|| c.name("lines")).map(|m| {
+            m.as_str()
+                .split_whitespace()
+                .collect::<String>()
+                .replace(['–', '—'], "-")
+        });
         let (kind, key) = match prev {
-            Some(p) => (p.kind, p.key.with_pin(pin_of(c.name("pin")))),
+            // `Id. ¶ 54` after a statute repeats no statute: statutes have no paragraphs, so it
+            // is a record cite whose filing is not named (most likely the complaint, cited in a
+            // form not read as a record cite).
+            Some(p) if p.kind == Kind::Statute && c.name("para").is_some() => (
+                Kind::Record,
+                Key::Record {
+                    document: String::new(),
+                    pin: para.clone().unwrap_or_default(),
+                },
+            ),
+            Some(p) if p.kind == Kind::Record => (
+                p.kind,
+                p.key.with_pin(para.clone().or(pin_of(c.name("pin")))),
+            ),
+            Some(p) => (
+                p.kind,
+                p.key.with_pin(pin_of(c.name("pin")).or(para.clone())),
+            ),
             None => (
                 Kind::Citation,
                 Key::Unresolved(format!("`{}` with no citation before it", id.as_str())),

@@ -270,6 +270,7 @@ impl Index {
         let found: Result<Location, String> = match &claim.key {
             Key::Unresolved(why) | Key::Unrecognized(why) => Err(why.clone()),
             Key::Proposition => Err("a proposition is judged by a model, not looked up".into()),
+            Key::Record { .. } => Err("a record cite is checked against the record".into()),
             Key::Date { year, month, day } => self
                 .dates
                 .get(&(*year, *month, *day))
