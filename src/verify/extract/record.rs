@@ -69,7 +69,12 @@ pub fn records(text: &str) -> Vec<Claim> {
         };
         let Some(doc_m) = doc_m else { continue };
         // The name starts after any signal the match took in.
-        let mut start = doc_m.start();
+        // An excerpt of record starts at its volume (`2-ER-145`).
+        let mut start = if c.name("e").is_some() {
+            whole.start()
+        } else {
+            doc_m.start()
+        };
         let mut doc = doc_m.as_str();
         loop {
             let first = doc.split_whitespace().next().unwrap_or("");
