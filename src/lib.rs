@@ -17,6 +17,7 @@ pub mod atomic;
 pub mod backend;
 pub mod calendar;
 pub mod check;
+pub mod claim_kind;
 pub mod cli;
 pub mod confine;
 pub mod diagnostic;

@@ -739,4 +739,54 @@ fn a_verbatim_quotation_that_says_something_else_is_no_support() {
         reason.contains("does not say what the statement says"),
         "{reason}"
     );
+
+#[test]
+fn offline_the_judge_is_answered_from_the_cache_with_every_server_down() {
+    let f = server(|s, _| verdicts(&s.prompt(), &honest));
+    let (out, store) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = run(&f.url, &f.url, out.path(), store.path());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let (run1, _) = record(out.path());
+    assert_eq!(judge_calls(&f).len(), 3);
+    // Every server down, and --offline: the drafter's answer and the judge's verdicts come
+    // from the cache under the identities the ledger recorded, and nothing is asked.
+    let dead = format!("http://127.0.0.1:{}", servers::free_port());
+    let out2 = tempfile::tempdir().unwrap();
+    let o2 = run_workflow(
+        Path::new("tests/propositions/judged.lex"),
+        &dead,
+        &dead,
+        out2.path(),
+        store.path(),
+        &["--offline", "--backoff-ms", "20", "--retries", "1"],
+    );
+    assert_eq!(o2.status.code(), Some(1), "{}", stderr(&o2));
+    let (run2, rec) = record(out2.path());
+    let judge = step(&rec, "judge draft");
+    assert_eq!(judge["status"], "done", "{judge:#}");
+    assert!(
+        judge["summary"]
+            .as_str()
+            .unwrap()
+            .contains("3 from lexrun's cache"),
+        "{judge:#}"
+    );
+    assert_eq!(judge_calls(&f).len(), 3, "nothing asked of the judge");
+    assert_eq!(
+        statuses(&propositions(&run2)),
+        statuses(&propositions(&run1))
+    );
+
+    // Offline with a judge's answer missing from the cache: a clear failure naming it.
+    let store2 = tempfile::tempdir().unwrap();
+    let o3 = run_workflow(
+        Path::new("tests/propositions/judged.lex"),
+        &dead,
+        &dead,
+        tempfile::tempdir().unwrap().path(),
+        store2.path(),
+        &["--offline"],
+    );
+    assert_ne!(o3.status.code(), Some(0));
+    assert!(stderr(&o3).contains("offline"), "{}", stderr(&o3));
 }

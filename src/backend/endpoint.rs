@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::ServerKind;
 use super::{Http, Limits};
-use crate::plan::workflow::ServerKind;
 
 /// A pool's server as given on the command line: its URL, and its kind when named.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,7 +167,7 @@ pub fn build_number(build_info: &str) -> Option<u64> {
 /// A server that does not report a build number is refused too: it cannot show it is new
 /// enough.
 pub fn build_refusal(
-    min: &crate::plan::workflow::MinBuild,
+    min: &super::MinBuild,
     pool: &str,
     url: &str,
     build_info: Option<&str>,
@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn builds_older_or_unknown_are_refused_with_the_reason() {
-        let min = crate::plan::workflow::MinBuild {
+        let min = crate::backend::MinBuild {
             build: 6123,
             because: Some("older builds garble long Gemma prompts".into()),
         };

@@ -6,10 +6,13 @@
 
 pub mod cassette;
 pub mod endpoint;
+mod kind;
 pub mod llama;
 pub mod ollama;
 pub mod openai;
 pub mod stream;
+
+pub use kind::{MinBuild, ServerKind};
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -18,8 +21,6 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
-
-use crate::plan::workflow::ServerKind;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

@@ -2,29 +2,11 @@
 //! what happens when they are not.
 
 use super::{Cx, Decl, Kind};
+use crate::claim_kind::{self, Kind as ClaimKind, Must};
 use crate::diagnostic::{Code, Diagnostic, FileId};
 use crate::plan::workflow::{Policy, Step, Verify, VerifyRule};
 use crate::suggest::did_you_mean;
 use crate::syntax::ast;
-use crate::syntax::CLAIM_KINDS as CLAIMS;
-
-pub(crate) fn requirement_ok(kind: &str, req: &str) -> bool {
-    match kind {
-        "bates" => req == "exist",
-        "propositions" => req == "hold",
-        "quotes" => req == "match" || req.starts_with("match") && req.ends_with("exactly"),
-        _ => req == "appear",
-    }
-}
-
-pub(crate) fn requirement_help(kind: &str) -> &'static str {
-    match kind {
-        "bates" => "write `bates must exist`: a Bates number is supported when it was stamped on a page of the sources",
-        "propositions" => "write `propositions must hold`: each sentence citing pages is judged against them by the block's `judge` model",
-        "quotes" => "write `quotes must match exactly` (or `must match`, which allows ellipses and bracketed changes)",
-        _ => "write e.g. `citations must appear`: the claim must appear in the sources",
-    }
-}
 
 pub(crate) fn policy(cx: &mut Cx, f: FileId, n: &ast::Name) -> Option<Policy> {
     Some(match n.node.as_str() {
@@ -154,37 +136,41 @@ pub(crate) fn rules(
         on_failure = default_policy;
     }
     for r in &body.rules {
-        let kind = r.kind.node.as_str();
-        if !CLAIMS.contains(&kind) {
-            let d = Diagnostic::new(Code::BadRule, format!("lexrun cannot check `{kind}`"))
+        let word = r.kind.node.as_str();
+        let Some(kind) = ClaimKind::from_plural(word) else {
+            let d = Diagnostic::new(Code::BadRule, format!("lexrun cannot check `{word}`"))
                 .in_file(f)
                 .label(r.kind.span, "");
-            cx.error(match did_you_mean(kind, CLAIMS.iter().copied()) {
+            cx.error(match did_you_mean(word, claim_kind::plurals()) {
                 Some(s) => d.help(format!("did you mean `{s}`?")),
-                None => d.help(format!("claims lexrun checks: {}", CLAIMS.join(", "))),
+                None => d.help(format!(
+                    "claims lexrun checks: {}",
+                    claim_kind::PLURALS.join(", ")
+                )),
             });
             ok = false;
             continue;
-        }
+        };
         let req = r
             .requirement
             .node
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        if !requirement_ok(kind, &req) {
+        let must = Must::parse(&req).filter(|m| kind.allows(*m));
+        let Some(must) = must else {
             cx.error(
                 Diagnostic::new(
                     Code::BadRule,
-                    format!("`{kind} must {req}` is not a rule lexrun applies"),
+                    format!("`{word} must {req}` is not a rule lexrun applies"),
                 )
                 .in_file(f)
                 .label(r.requirement.span, "")
-                .help(requirement_help(kind)),
+                .help(kind.row().help),
             );
             ok = false;
             continue;
-        }
+        };
         let p = match &r.policy {
             Some(p) => match policy(cx, f, p) {
                 Some(p) => Some(p),
@@ -198,8 +184,8 @@ pub(crate) fn rules(
         out.retain(|x| x.0.claims != kind);
         out.push((
             VerifyRule {
-                claims: kind.to_string(),
-                must: req,
+                claims: kind,
+                must,
                 policy: p.unwrap_or(Policy::Block),
                 from: "inline".into(),
             },
@@ -280,7 +266,9 @@ pub(crate) fn verify(cx: &mut Cx, steps: &[Step]) -> Vec<Verify> {
         let Some((drafts, fail)) = rules(cx, f, &v.body, 0, &mut allow_reporters) else {
             continue;
         };
-        let judged = drafts.iter().find(|(r, _)| r.claims == "propositions");
+        let judged = drafts
+            .iter()
+            .find(|(r, _)| r.claims == ClaimKind::Proposition);
         match (judged, judge) {
             (Some((r, _)), None) => {
                 cx.error(

@@ -10,7 +10,6 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::check::{self, Checked};
 use crate::diagnostic::{self, Code, Severity};
 use crate::plan;
-use crate::run::{CacheKey, Change};
 
 mod args;
 mod compile;

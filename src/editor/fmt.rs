@@ -44,7 +44,7 @@ fn format_plain(path: &Path, text: &str, color: bool) -> Result<String, Unformat
     let name = path.display().to_string();
     if name.ends_with(".test.lex") {
         format_test_lex(path, text)
-            .map_err(|e| Unformattable(crate::testing::render_errors(path, text, &e)))
+            .map_err(|e| Unformattable(crate::syntax::test_file::render_problems(path, text, &e)))
     } else {
         format_lex(text).map_err(|diags| {
             let mut sources = SourceMap::default();

@@ -154,7 +154,7 @@ pub(super) fn render(p: &Plan) -> String {
                 let _ = writeln!(
                     s,
                     "      {} must {} — else {}{from}",
-                    r.claims,
+                    r.claims.plural(),
                     r.must,
                     r.policy.as_str()
                 );

@@ -8,6 +8,7 @@ use std::fmt;
 use serde::Serialize;
 
 pub use super::condition::{CmpOp, Expr, Value};
+pub use crate::backend::{MinBuild, ServerKind};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Workflow {
@@ -24,40 +25,6 @@ pub struct Workflow {
     pub steps: Vec<Step>,
     pub verify: Vec<Verify>,
     pub outputs: Vec<Output>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ServerKind {
-    LlamaCpp,
-    Ollama,
-    Openai,
-}
-
-impl ServerKind {
-    pub const ALL: [ServerKind; 3] = [ServerKind::LlamaCpp, ServerKind::Ollama, ServerKind::Openai];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ServerKind::LlamaCpp => "llama_cpp",
-            ServerKind::Ollama => "ollama",
-            ServerKind::Openai => "openai",
-        }
-    }
-
-    /// The kind a workflow or the command line names: `llama_cpp`, `ollama` or `openai`.
-    pub fn parse(s: &str) -> Option<ServerKind> {
-        ServerKind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-
-    /// The server family's name for people.
-    pub fn label(self) -> &'static str {
-        match self {
-            ServerKind::LlamaCpp => "llama.cpp",
-            ServerKind::Ollama => "Ollama",
-            ServerKind::Openai => "an OpenAI-compatible server",
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -94,13 +61,6 @@ pub struct Pool {
     /// The oldest llama.cpp build the pool's server may run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_build: Option<MinBuild>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct MinBuild {
-    pub build: u64,
-    /// Why, as the workflow says it.
-    pub because: Option<String>,
 }
 
 /// How fast a model can decode on its pool: decoding reads every active weight once per
@@ -413,10 +373,11 @@ pub struct Verify {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct VerifyRule {
-    /// citations, statutes, dates, bates, quotes, amounts or propositions.
-    pub claims: String,
-    /// appear, exist, match, match exactly, or (propositions) hold.
-    pub must: String,
+    /// The kind of claim the rule covers, written as the rule names it (`citations`).
+    #[serde(serialize_with = "plural")]
+    pub claims: crate::claim_kind::Kind,
+    /// What the rule requires of them; [`crate::claim_kind::KINDS`] says which kind allows what.
+    pub must: crate::claim_kind::Must,
     pub policy: Policy,
     /// Where the rule came from: `inline` or a rule set such as `std.verify.strict`.
     pub from: String,
@@ -502,4 +463,9 @@ mod tests {
         assert_eq!(OutputCap::default_for(true, 256).1, 64);
         assert_eq!(OutputCap::default_for(false, 256).1, 128);
     }
+}
+
+/// A claim kind as a rule names it.
+fn plural<S: serde::Serializer>(k: &crate::claim_kind::Kind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.plural())
 }

@@ -9,13 +9,14 @@
 use std::fmt::Write;
 
 use super::escape;
+use crate::verify::Status;
 
 /// A claim to mark: its span in the draft, its index in the page data, kind and status.
 pub struct Mark<'a> {
     pub start: usize,
     pub end: usize,
     pub kind: &'a str,
-    pub status: &'a str,
+    pub status: Status,
 }
 
 /// One piece of a block's output: text from the draft (a byte range), or markup.
@@ -364,7 +365,7 @@ impl Writer<'_> {
                 let _ = write!(
                     self.out,
                     "<mark class=\"c s-{st}\" data-i=\"{i}\" data-k=\"{k}\" data-s=\"{st}\"",
-                    st = escape(m.status),
+                    st = m.status.as_str(),
                     k = escape(m.kind),
                 );
                 if first {
@@ -385,8 +386,12 @@ impl Writer<'_> {
                     let _ = write!(
                         self.out,
                         "<span class=\"sw{}\">{}</span>",
-                        if m.status == "supported" { " vh" } else { "" },
-                        escape(m.status)
+                        if m.status == Status::Supported {
+                            " vh"
+                        } else {
+                            ""
+                        },
+                        m.status.as_str()
                     );
                 }
                 self.out.push_str("</mark>");
@@ -400,7 +405,7 @@ impl Writer<'_> {
 mod tests {
     use super::*;
 
-    fn mark<'a>(draft: &str, text: &str, status: &'a str) -> Mark<'a> {
+    fn mark<'a>(draft: &str, text: &str, status: Status) -> Mark<'a> {
         let start = draft.find(text).unwrap();
         Mark {
             start,
@@ -415,9 +420,9 @@ mod tests {
         let draft =
             "# Facts\n\n1. On **January 5, 2024** I paid *$100*.\n\n> \"quoted words\" here\n";
         let marks = [
-            mark(draft, "January 5, 2024", "supported"),
-            mark(draft, "$100", "unsupported"),
-            mark(draft, "\"quoted words\"", "odd"),
+            mark(draft, "January 5, 2024", Status::Supported),
+            mark(draft, "$100", Status::Unsupported),
+            mark(draft, "\"quoted words\"", Status::Miscited),
         ];
         let html = render(draft, &marks);
         assert!(html.contains("<h3>Facts</h3>"), "{html}");
@@ -434,16 +439,19 @@ mod tests {
             "{html}"
         );
         assert!(
-            html.contains("<blockquote><p><mark class=\"c s-odd\" data-i=\"2\""),
+            html.contains("<blockquote><p><mark class=\"c s-miscited\" data-i=\"2\""),
             "{html}"
         );
-        assert!(html.contains("<span class=\"sw\">odd</span>"), "{html}");
+        assert!(
+            html.contains("<span class=\"sw\">miscited</span>"),
+            "{html}"
+        );
     }
 
     #[test]
     fn markup_in_the_draft_is_text() {
         let draft = "<script>alert(1)</script> {{evidence}} </mark>";
-        let marks = [mark(draft, "</mark>", "unsupported")];
+        let marks = [mark(draft, "</mark>", Status::Unsupported)];
         let html = render(draft, &marks);
         assert!(!html.contains("<script>"), "{html}");
         assert!(
@@ -460,8 +468,8 @@ mod tests {
     fn overlapping_claims_nest_and_every_claim_is_opened_once() {
         let draft = "He wrote \"paid on May 9, 2024 in full\" later.";
         let marks = [
-            mark(draft, "\"paid on May 9, 2024 in full\"", "supported"),
-            mark(draft, "May 9, 2024", "unsupported"),
+            mark(draft, "\"paid on May 9, 2024 in full\"", Status::Supported),
+            mark(draft, "May 9, 2024", Status::Unsupported),
         ];
         let html = render(draft, &marks);
         assert_eq!(html.matches("id=\"c0\"").count(), 1);

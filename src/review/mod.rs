@@ -23,7 +23,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::verify::{Evidence, Outcome, SourceFile};
+use crate::verify::{Evidence, Outcome, SourceFile, Status};
 
 /// What a review page is made from.
 pub struct Review<'a> {
@@ -41,26 +41,22 @@ pub struct Review<'a> {
 }
 
 /// The icon beside a status, so the status never depends on colour.
-pub(crate) fn icon(status: &str) -> &'static str {
+pub(crate) fn icon(status: Status) -> &'static str {
     match status {
-        "supported" => "✓",
-        "unsupported" => "✗",
-        "miscited" => "≠",
-        "unrecognized" | "unrecognised" => "?",
-        "contradicted" => "⊘",
-        "partly supported" | "partial" => "◐",
-        _ => "•",
+        Status::Supported => "✓",
+        Status::Unsupported => "✗",
+        Status::Miscited => "≠",
+        Status::Unrecognized => "?",
     }
 }
 
 /// Problems come first, in this order of status, then in draft order.
-fn rank(status: &str) -> u8 {
+fn rank(status: Status) -> u8 {
     match status {
-        "unsupported" => 0,
-        "miscited" => 1,
-        "contradicted" => 2,
-        "supported" => 9,
-        _ => 5,
+        Status::Unsupported => 0,
+        Status::Miscited => 1,
+        Status::Unrecognized => 5,
+        Status::Supported => 9,
     }
 }
 
@@ -80,12 +76,6 @@ pub(crate) fn escape(s: &str) -> String {
 }
 
 /// The status of an outcome, as the verifier's JSON report writes it.
-pub fn status_word(o: &Outcome) -> String {
-    serde_json::to_value(o.status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_else(|| format!("{:?}", o.status).to_lowercase())
-}
 
 #[derive(Serialize)]
 struct Data<'a> {
@@ -184,7 +174,7 @@ fn one_line(s: &str) -> String {
 /// The review page.
 pub fn page(r: &Review) -> String {
     let g = evidence::gather(r.outcomes, r.evidence, r.images);
-    let statuses: Vec<String> = r.outcomes.iter().map(status_word).collect();
+    let statuses: Vec<Status> = r.outcomes.iter().map(|o| o.status).collect();
     // Lines, counted once through the draft.
     let mut order: Vec<usize> = (0..r.outcomes.len()).collect();
     order.sort_by_key(|&i| r.outcomes[i].claim.start);
@@ -208,7 +198,7 @@ pub fn page(r: &Review) -> String {
         .enumerate()
         .map(|(i, o)| ClaimData {
             k: o.claim.kind.as_str(),
-            s: &statuses[i],
+            s: statuses[i].as_str(),
             t: &o.claim.text,
             l: lines[i],
             r: o.reason.as_deref(),
@@ -259,15 +249,15 @@ pub fn page(r: &Review) -> String {
             start: o.claim.start,
             end: o.claim.end,
             kind: o.claim.kind.as_str(),
-            status: &statuses[i],
+            status: statuses[i],
         })
         .collect();
     let body = draft::render(r.draft, &marks);
 
     let mut problems: Vec<usize> = (0..r.outcomes.len())
-        .filter(|&i| statuses[i] != "supported")
+        .filter(|&i| statuses[i] != Status::Supported)
         .collect();
-    problems.sort_by_key(|&i| (rank(&statuses[i]), r.outcomes[i].claim.start));
+    problems.sort_by_key(|&i| (rank(statuses[i]), r.outcomes[i].claim.start));
 
     let mut s = String::with_capacity(body.len() + 4096 + r.outcomes.len() * 400);
     let title = format!("Verification of {}", r.title);
@@ -333,12 +323,12 @@ pub fn page(r: &Review) -> String {
         s.push_str("<ol>\n");
         for &i in &problems {
             let o = &r.outcomes[i];
-            let st = &statuses[i];
+            let st = statuses[i];
             let _ = writeln!(
                 s,
                 "<li data-i=\"{i}\" data-k=\"{k}\" data-s=\"{ste}\" class=\"s-{ste}\"><a href=\"#c{i}\" data-i=\"{i}\"><span class=\"ic\" aria-hidden=\"true\">{ic}</span> <span class=\"st\">{ste}</span> {k}, line {l}: <q>{t}</q></a></li>",
                 k = o.claim.kind.as_str(),
-                ste = escape(st),
+                ste = st.as_str(),
                 ic = icon(st),
                 l = lines[i],
                 t = escape(&one_line(&o.claim.text)),
@@ -366,36 +356,36 @@ pub fn page(r: &Review) -> String {
 }
 
 /// Counts by status and by kind, as tables: the legend.
-fn legend(s: &mut String, outcomes: &[Outcome], statuses: &[String]) {
-    let mut by_status: Vec<(&str, usize)> = Vec::new();
-    for st in ["supported", "unsupported"]
+fn legend(s: &mut String, outcomes: &[Outcome], statuses: &[Status]) {
+    let mut by_status: Vec<(Status, usize)> = Vec::new();
+    for st in [Status::Supported, Status::Unsupported]
         .into_iter()
-        .chain(statuses.iter().map(String::as_str))
+        .chain(statuses.iter().copied())
     {
         if !by_status.iter().any(|(x, _)| *x == st) {
             by_status.push((st, 0));
         }
     }
     for st in statuses {
-        if let Some(e) = by_status.iter_mut().find(|e| e.0 == st.as_str()) {
+        if let Some(e) = by_status.iter_mut().find(|e| e.0 == *st) {
             e.1 += 1;
         }
     }
-    by_status.sort_by_key(|(st, _)| rank(st));
+    by_status.sort_by_key(|(st, _)| rank(*st));
     s.push_str("<div class=\"legend\">\n<table class=\"counts\"><caption>Claims by status</caption>\n<thead><tr><th scope=\"col\">mark</th><th scope=\"col\">status</th><th scope=\"col\">claims</th></tr></thead><tbody>\n");
     for (st, n) in &by_status {
         let _ = writeln!(
             s,
             "<tr><td><mark class=\"c s-{ste}\"><span class=\"ic\" aria-hidden=\"true\">{}</span>claim</mark></td><th scope=\"row\">{ste}</th><td class=\"n\">{n}</td></tr>",
-            icon(st),
-            ste = escape(st)
+            icon(*st),
+            ste = st.as_str()
         );
     }
     s.push_str("</tbody></table>\n");
     let mut kinds: Vec<(&str, usize, usize)> = Vec::new();
     for (o, st) in outcomes.iter().zip(statuses) {
         let k = o.claim.kind.as_str();
-        let problem = usize::from(st != "supported");
+        let problem = usize::from(*st != Status::Supported);
         match kinds.iter_mut().find(|(x, _, _)| *x == k) {
             Some(e) => {
                 e.1 += 1;
@@ -415,12 +405,12 @@ fn legend(s: &mut String, outcomes: &[Outcome], statuses: &[String]) {
 }
 
 /// The filter and the problem navigation.
-fn controls(s: &mut String, outcomes: &[Outcome], statuses: &[String]) {
+fn controls(s: &mut String, outcomes: &[Outcome], statuses: &[Status]) {
     let mut kinds: Vec<&str> = outcomes.iter().map(|o| o.claim.kind.as_str()).collect();
     kinds.sort_unstable();
     kinds.dedup();
-    let mut sts: Vec<&str> = statuses.iter().map(String::as_str).collect();
-    sts.sort_by_key(|x| (rank(x), *x));
+    let mut sts: Vec<Status> = statuses.to_vec();
+    sts.sort_by_key(|x| (rank(*x), x.as_str()));
     sts.dedup();
     s.push_str("<form class=\"controls\" id=\"controls\" onsubmit=\"return false\">\n<label for=\"f-kind\">Kind</label> <select id=\"f-kind\"><option value=\"\">all kinds</option>");
     for k in kinds {
@@ -428,7 +418,7 @@ fn controls(s: &mut String, outcomes: &[Outcome], statuses: &[String]) {
     }
     s.push_str("</select>\n<label for=\"f-status\">Status</label> <select id=\"f-status\"><option value=\"\">all statuses</option><option value=\"problem\">every problem</option>");
     for st in sts {
-        let _ = write!(s, "<option value=\"{0}\">{0}</option>", escape(st));
+        let _ = write!(s, "<option value=\"{0}\">{0}</option>", st.as_str());
     }
     s.push_str("</select>\n<button type=\"button\" id=\"prev\">◀ Previous problem</button> <button type=\"button\" id=\"next\">Next problem ▶</button>\n<span class=\"hint\">Keys: <kbd>n</kbd>/<kbd>j</kbd> next problem, <kbd>p</kbd>/<kbd>k</kbd> previous (with a status chosen, the next claim of that status).</span>\n</form>\n");
 }
@@ -437,7 +427,7 @@ fn controls(s: &mut String, outcomes: &[Outcome], statuses: &[String]) {
 fn print_section(
     s: &mut String,
     r: &Review,
-    statuses: &[String],
+    statuses: &[Status],
     problems: &[usize],
     lines: &[usize],
     g: &evidence::Gathered,
@@ -454,14 +444,14 @@ fn print_section(
     s.push_str("<table class=\"plist\"><thead><tr><th scope=\"col\">#</th><th scope=\"col\">line</th><th scope=\"col\">status</th><th scope=\"col\">kind</th><th scope=\"col\">claim</th><th scope=\"col\">why, and the nearest evidence</th></tr></thead><tbody>\n");
     for (n, &i) in problems.iter().enumerate() {
         let o = &r.outcomes[i];
-        let st = &statuses[i];
+        let st = statuses[i];
         let _ = write!(
             s,
             "<tr data-i=\"{i}\"><td>{}</td><td>{}</td><td><span aria-hidden=\"true\">{}</span> {}</td><td>{}</td><td>{}</td><td>",
             n + 1,
             lines[i],
             icon(st),
-            escape(st),
+            st.as_str(),
             o.claim.kind.as_str(),
             escape(&one_line(&o.claim.text)),
         );

@@ -45,8 +45,7 @@
     return f + ", page " + p + (b ? " (" + b + ")" : "");
   }
   function icon(s) {
-    return { supported: "✓", unsupported: "✗", miscited: "≠", unrecognized: "?", unrecognised: "?",
-      contradicted: "⊘" }[s] || "•";
+    return { supported: "✓", unsupported: "✗", miscited: "≠", unrecognized: "?" }[s] || "•";
   }
   function missingNote(file) {
     for (var k = 0; k < data.missing.length; k++) {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{schema, PoolRt};
+use super::PoolRt;
 use crate::backend::CallError;
 
 /// Why one call of a model stage failed; recorded as the step's `why`.
@@ -70,12 +70,16 @@ pub(super) enum CallFailure {
         /// The server's context per slot, when it is less than the model's.
         slot_ctx: Option<u64>,
     },
-    #[error("the answer does not match `returns` after a corrective retry: {source} (the answer is in {})", file.display())]
+    /// The answer could not be read, twice: kept in `file`.
+    #[error("the answer {rejected_as} after a corrective retry: {why} (the answer is in {})", file.display())]
     Rejected {
-        #[source]
-        source: Arc<schema::SchemaError>,
+        rejected_as: &'static str,
+        why: String,
         file: PathBuf,
     },
+    /// Not sent, because another call of the same step had failed.
+    #[error("not sent: another call of this step failed first")]
+    NotSent,
 }
 
 pub(super) fn write_failure(path: &Path) -> impl FnOnce(std::io::Error) -> CallFailure + '_ {

@@ -6,9 +6,10 @@
 //! fails naming the stage, the pages and the tokens. A judge that is down, or whose context
 //! cannot hold the pages, fails the same way: never a silent pass.
 
-use super::failure::{server_failure, CallFailure};
+use std::sync::atomic::AtomicBool;
+
+use super::failure::CallFailure;
 use super::*;
-use crate::backend::CallError;
 use crate::verify::proposition::{self, Batch, Page, Proposition};
 use crate::verify::Location;
 
@@ -30,13 +31,8 @@ pub(super) struct JudgeFailure {
 pub(super) enum JudgeCause {
     #[error("{0}")]
     Call(CallFailure),
-    #[error("the judge's answer is not one verdict per sentence after a corrective retry: {why} (the answer is in {})", file.display())]
-    Malformed { why: String, file: PathBuf },
     #[error("a cited page could not be read again from the evidence ({0})")]
     MissingPage(String),
-    /// Not sent, because another batch had failed.
-    #[error("not sent: another set of pages failed first")]
-    NotSent,
 }
 
 /// What judging did, for the run's record.
@@ -50,20 +46,22 @@ pub(super) struct Judged {
     pub identity: String,
 }
 
-/// One judge: the model, its pool, its server's identity, and where its calls are written.
+/// One judge: the model, its pool, and where its calls are written.
 struct Judge<'a> {
     sh: &'a Shared,
     m: &'a Matter,
     stage: &'a str,
     model: &'a Model,
-    node_hash: String,
+    /// The judge's own plan node: its model's, marked as a judge's.
+    node: String,
+    /// The name its calls go by in the ledger and the cache (`judge STAGE`).
+    judged_as: String,
     pool: &'a PoolRt,
-    ident: Identity,
     dir: PathBuf,
     key: String,
     round: u32,
     /// Set when a batch has failed: the batches still waiting for a slot are not sent.
-    stop: std::sync::atomic::AtomicBool,
+    stop: AtomicBool,
 }
 
 /// Which judgement a step makes: the stage (or `verify-draft` tool) whose text is judged, with
@@ -186,12 +184,55 @@ async fn judge(
         let text = proposition::prompt(&pages, &statements);
         calls.push((pages, text));
     }
-    let ev_note = sh.events.clone();
-    let k2 = key.clone();
-    let on_note = move |n: String| ev_note.note(&k2, &n);
-    let ident = server_identity(sh, pool, model, &on_note)
-        .await
-        .map_err(|e| {
+    let dir = m
+        .run_dir
+        .join(format!("verify-{stage}"))
+        .join(if round > 1 {
+            format!("judge-round-{round}")
+        } else {
+            "judge".into()
+        });
+    let _ = crate::atomic::private_dir(&dir);
+    let j = Judge {
+        sh,
+        m,
+        stage,
+        model,
+        node: blake3::hash(format!("judge\0{}", node.hash).as_bytes())
+            .to_hex()
+            .to_string(),
+        judged_as: format!("judge {stage}"),
+        pool,
+        dir,
+        key,
+        round,
+        stop: Default::default(),
+    };
+    let mut out = Judged::default();
+    // The server is asked once for all the batches, unless the ledger names the model of
+    // every one and each is in the cache (`--offline`, or a server that does not answer).
+    let mut known = Vec::with_capacity(calls.len());
+    for (n, (b, (_, text))) in batches.iter().zip(&calls).enumerate() {
+        let parse = |t: &str| proposition::parse(t, b.members.len());
+        let mut log = CallLog::default();
+        let ident = j
+            .call(n + 1, b.members.len(), &parse)
+            .ledger_identity(text, &mut log)
+            .await
+            .map_err(|e| {
+                fail(
+                    proposition::names(&b.pages),
+                    "no tokens".into(),
+                    JudgeCause::Call(e),
+                )
+            })?;
+        out.identity = log.identity.unwrap_or(out.identity);
+        known.push(ident.map(|i| (i, true)));
+    }
+    if known.iter().any(Option::is_none) {
+        let parse = |t: &str| proposition::parse(t, 0);
+        let mut log = CallLog::default();
+        let ident = j.call(1, 0, &parse).server(&mut log).await.map_err(|e| {
             let all: Vec<Location> = batches.iter().flat_map(|b| b.pages.clone()).collect();
             let tokens: u64 = calls
                 .iter()
@@ -207,32 +248,11 @@ async fn judge(
                 JudgeCause::Call(e),
             )
         })?;
-    let dir = m
-        .run_dir
-        .join(format!("verify-{stage}"))
-        .join(if round > 1 {
-            format!("judge-round-{round}")
-        } else {
-            "judge".into()
-        });
-    let _ = std::fs::create_dir_all(&dir);
-    let j = Judge {
-        sh,
-        m,
-        stage,
-        model,
-        node_hash: node.hash.clone(),
-        pool,
-        ident,
-        dir,
-        key,
-        round,
-        stop: Default::default(),
-    };
-    let mut out = Judged {
-        identity: j.ident.model.clone(),
-        ..Judged::default()
-    };
+        out.identity = ident.model.clone();
+        for k in known.iter_mut().filter(|k| k.is_none()) {
+            *k = Some((ident.clone(), false));
+        }
+    }
     let mut outcomes: Vec<Option<verify::Outcome>> = vec![None; props.len()];
     for (i, p) in props.iter().enumerate() {
         if p.cited.is_empty() {
@@ -241,25 +261,31 @@ async fn judge(
     }
     // The batches go out together; the pool's slots decide how many run at once, and each
     // call takes the next slot so that they do not queue behind one.
-    let sends = batches
-        .iter()
-        .zip(calls)
-        .enumerate()
-        .map(|(n, (batch, (pages, text)))| {
+    let sends = batches.iter().zip(calls).zip(known).enumerate().map(
+        |(n, ((batch, (pages, text)), ident))| {
             let j = &j;
             async move {
                 let mut done = Judged::default();
+                let (ident, from_ledger) = ident.unwrap_or_default();
                 let verdicts = j
-                    .verdicts(n + 1, text, batch.members.len(), &mut done)
+                    .verdicts(
+                        n + 1,
+                        text,
+                        batch.members.len(),
+                        ident,
+                        from_ledger,
+                        &mut done,
+                    )
                     .await;
                 (batch, pages, done, verdicts)
             }
-        });
+        },
+    );
     let results = futures::future::join_all(sends).await;
     // The first batch that failed is the error; those it stopped are not.
-    let first_failure = results
-        .iter()
-        .position(|r| matches!(&r.3, Err((_, c)) if !matches!(c, JudgeCause::NotSent)));
+    let first_failure = results.iter().position(
+        |r| matches!(&r.3, Err((_, c)) if !matches!(c, JudgeCause::Call(CallFailure::NotSent))),
+    );
     for (k, (batch, pages, done, verdicts)) in results.into_iter().enumerate() {
         out.calls += done.calls;
         out.cached += done.cached;
@@ -303,6 +329,38 @@ fn pages_of(ev: &verify::Evidence, batch: &Batch) -> Result<Vec<Page>, JudgeCaus
 }
 
 impl Judge<'_> {
+    /// The model call of batch `n`, of `count` sentences.
+    fn call<'b>(
+        &'b self,
+        n: usize,
+        count: usize,
+        parse: Parse<'b, Vec<proposition::Verdict>>,
+    ) -> ModelCall<'b, Vec<proposition::Verdict>> {
+        let sh = self.sh;
+        ModelCall {
+            sh,
+            matter: &self.m.name,
+            stage: &self.judged_as,
+            refresh: sh.refresh.iter().any(|r| r == self.stage),
+            key: &self.key,
+            model: self.model,
+            pool: self.pool,
+            node: self.node.clone(),
+            inputs: BTreeMap::new(),
+            round: self.round,
+            key_round: 1,
+            sampling: self.model.sampling.clone(),
+            schema: Some(proposition::schema(count)),
+            slot_offset: (n as u32).saturating_sub(1),
+            timeout: Duration::from_secs(30 * 60),
+            retry_ask: ", one verdict per statement",
+            rejected_as: "is not one verdict per sentence",
+            rejected_file: self.dir.join(format!("call-{n}-rejected-answer.txt")),
+            parse,
+            stop: Some(&self.stop),
+        }
+    }
+
     /// The verdicts on one batch: from lexrun's cache, else from the judge (with one
     /// corrective retry). `Err` carries the prompt's tokens for the message.
     async fn verdicts(
@@ -310,199 +368,40 @@ impl Judge<'_> {
         n: usize,
         text: String,
         count: usize,
+        ident: Identity,
+        from_ledger: bool,
         out: &mut Judged,
     ) -> Result<Vec<proposition::Verdict>, (String, JudgeCause)> {
-        let sh = self.sh;
-        let schema = proposition::schema(count);
-        let _ = std::fs::write(self.dir.join(format!("call-{n}-prompt.md")), &text);
-        // A failure stops the batches still waiting for a slot.
-        let failed = |e| {
-            self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-            e
+        let _ = crate::atomic::write_private(self.dir.join(format!("call-{n}-prompt.md")), &text);
+        let parse = |t: &str| proposition::parse(t, count);
+        let call = self.call(n, count, &parse);
+        let mut log = CallLog::default();
+        let checked = match from_ledger {
+            true => Ok(()),
+            false => call.check_context(&ident, &text, &mut log).await,
         };
-        let tokens = self.check_context(&text).await.map_err(failed)?;
-        out.prompt_tokens += tokens.0;
-        let tokens_said = format!("{}{} prompt tokens", tokens.1, tokens.0);
-        let stage = format!("judge {}", self.stage);
-        let cache_key = CacheKey {
-            format: CACHE_FORMAT,
-            inputs: BTreeMap::new(),
-            model_identity: self.ident.model.clone(),
-            node: blake3::hash(format!("judge\0{}", self.node_hash).as_bytes())
-                .to_hex()
-                .to_string(),
-            prompt: sh
-                .store
-                .as_ref()
-                .and_then(|s| s.put(text.as_bytes()).ok())
-                .unwrap_or_else(|| blake3::hash(text.as_bytes()).to_hex().to_string()),
-            round: 1,
-            sampling: self.model.sampling.clone(),
-            schema: Some(schema.clone()),
-        };
-        let hash = cache_key.hash();
-        let hit = self.cached(&hash, count);
-        let was_hit = hit.is_some();
-        let record_key = || {
-            if let Some(store) = &sh.store {
-                let _ = store.record_key(
-                    &sh.run_id,
-                    &sh.plan.workflow.name,
-                    &self.m.name,
-                    &stage,
-                    self.round,
-                    &hash,
-                    &serde_json::to_value(&cache_key).unwrap_or_default(),
-                    was_hit,
-                    &sh.workflow_file,
-                );
-            }
-        };
-        if let Some(v) = hit {
-            record_key();
-            out.cached += 1;
-            return Ok(v);
-        }
-        let mut call = backend::Call {
-            stage: stage.clone(),
-            model: served_name(self.model),
-            prompt: text.clone(),
-            schema: Some(schema),
-            sampling: self.model.sampling.clone(),
-            num_ctx: self.model.ctx,
-            slot: model_slot(sh, self.model, &self.ident)
-                .zip(self.ident.slots.filter(|k| *k > 0))
-                .map(|(s, k)| (s + (n as u32).saturating_sub(1)) % k),
-            timeout: Duration::from_secs(30 * 60),
-            measure: false,
-        };
-        // One slot for the batch, its corrective retry included; a batch still waiting when
-        // another has failed is not sent.
-        let _permit = self.pool.slots.clone().acquire_owned().await;
-        if self.stop.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err((tokens_said, JudgeCause::NotSent));
-        }
-        // In the ledger only the calls that are made.
-        record_key();
-        let mut corrected = false;
-        loop {
-            let reply = self
-                .send(&call, out)
-                .await
-                .map_err(|e| failed((tokens_said.clone(), e)))?;
-            match proposition::parse(&reply.text, count) {
-                Ok(v) => {
-                    let _ =
-                        std::fs::write(self.dir.join(format!("call-{n}-answer.json")), &reply.text);
-                    self.remember(&hash, &stage, &reply);
-                    return Ok(v);
-                }
-                Err(why) if !corrected => {
-                    corrected = true;
-                    sh.events.note(
-                        &self.key,
-                        &format!("the judge's answer is not a verdict per sentence ({why}); asking once more"),
-                    );
-                    out.retries.push(format!("answer rejected: {why}"));
-                    call.prompt = format!(
-                        "{text}\n\nYour previous answer was rejected: {why}.\nReply again with only a JSON object that matches the schema, one verdict per statement."
-                    );
-                }
-                Err(why) => {
-                    let file = self.dir.join(format!("call-{n}-rejected-answer.txt"));
-                    let _ = std::fs::write(&file, &reply.text);
-                    return Err(failed((tokens_said, JudgeCause::Malformed { why, file })));
-                }
-            }
-        }
-    }
-
-    /// Counts before sending: pages that do not fit the judge's context are an error, never
-    /// cut. Returns the tokens and how they were found.
-    async fn check_context(&self, text: &str) -> Result<(u64, &'static str), (String, JudgeCause)> {
-        let model = self.model;
-        let ctx = self.ident.n_ctx.map_or(model.ctx, |n| n.min(model.ctx));
-        let reserve = model.sampling.get("max_tokens").map_or(0, |n| *n as u64);
         let estimate = (text.len() as u64).div_ceil(4);
-        if text.len() as u64 + 64 + reserve <= ctx {
-            return Ok((estimate, "about "));
-        }
-        let (tokens, how) = match self.pool.backend.count_tokens(text).await {
-            Ok(Some(n)) => (n, ""),
-            _ => (estimate, "about "),
+        let tokens_said = match (log.prompt_tokens, log.counted) {
+            (Some(t), "counted") => format!("{t} prompt tokens"),
+            (Some(t), _) => format!("about {t} prompt tokens"),
+            (None, _) => format!("about {estimate} prompt tokens"),
         };
-        if tokens + reserve > ctx {
-            return Err((
-                format!("{how}{tokens} prompt tokens"),
-                JudgeCause::Call(CallFailure::TooLong {
-                    tokens,
-                    counted: if how.is_empty() {
-                        "counted"
-                    } else {
-                        "estimated"
-                    },
-                    reserve,
-                    model: model.name.clone(),
-                    ctx,
-                    slot_ctx: self.ident.n_ctx.filter(|n| *n < model.ctx),
-                }),
-            ));
+        out.prompt_tokens += log.prompt_tokens.unwrap_or(estimate);
+        if let Err(e) = checked {
+            self.stop.store(true, Ordering::SeqCst);
+            return Err((tokens_said, JudgeCause::Call(e)));
         }
-        Ok((tokens, how))
-    }
-
-    /// A cached answer that still reads as verdicts.
-    fn cached(&self, hash: &str, n: usize) -> Option<Vec<proposition::Verdict>> {
-        let sh = self.sh;
-        if !sh.cache || sh.refresh.iter().any(|r| r == self.stage) {
-            return None;
+        let answered = call.answer(ident, text, &mut log).await;
+        out.calls += usize::from(log.sent);
+        out.cached += usize::from(log.cached);
+        out.retries.extend(log.retries);
+        let a = answered.map_err(|e| (tokens_said, JudgeCause::Call(e)))?;
+        if log.sent {
+            let _ = crate::atomic::write_private(
+                self.dir.join(format!("call-{n}-answer.json")),
+                &a.reply.text,
+            );
         }
-        let store = sh.store.as_ref()?;
-        let e = store.cache_get(hash)?;
-        let text = String::from_utf8(store.get(&e.text_hash)?).ok()?;
-        proposition::parse(&text, n).ok()
-    }
-
-    fn remember(&self, hash: &str, stage: &str, reply: &backend::Reply) {
-        if let Some(store) = &self.sh.store {
-            if let Ok(h) = store.put(reply.text.as_bytes()) {
-                let _ = store.cache_put(&crate::store::CacheEntry {
-                    key: hash.to_string(),
-                    stage: stage.to_string(),
-                    text_hash: h,
-                    timings: serde_json::to_value(&reply.timings).unwrap_or_default(),
-                    identity: self.ident.model.clone(),
-                    created: crate::store::now(),
-                });
-            }
-        }
-    }
-
-    /// One call (its batch holds one of the pool's slots), with the usual retries.
-    async fn send(
-        &self,
-        call: &backend::Call,
-        out: &mut Judged,
-    ) -> Result<backend::Reply, JudgeCause> {
-        let (sh, pool) = (self.sh, self.pool);
-        sh.events
-            .stage_started(&self.key, &pool.pool.name, &self.model.name, self.round);
-        out.calls += 1;
-        let ev = sh.events.clone();
-        let key = self.key.clone();
-        let on_note = move |n: String| ev.note(&key, &n);
-        match backend::call(pool.backend.as_ref(), call, &sh.limits, &|_| {}, &on_note).await {
-            Ok((reply, attempts)) => {
-                out.retries.extend(attempts.retries);
-                Ok(reply)
-            }
-            Err((CallError::NotRecorded(msg), _)) => {
-                Err(JudgeCause::Call(CallFailure::NotRecorded(msg)))
-            }
-            Err((e, attempts)) => {
-                out.retries.extend(attempts.retries);
-                Err(JudgeCause::Call(server_failure(pool, &e, &sh.limits).await))
-            }
-        }
+        Ok(a.value)
     }
 }

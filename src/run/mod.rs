@@ -35,10 +35,11 @@ pub mod schema;
 mod stage;
 mod tools;
 mod verification;
+pub mod why;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -50,7 +51,7 @@ use tokio::task::JoinSet;
 
 use crate::backend::{self, cassette, Backend, Identity, Limits, Timings};
 use crate::plan::workflow::{
-    Bates, Closing, Model, ModelStage, Output, Policy, Pool, Step, StepKind, Verify, Weights,
+    Bates, Closing, Model, ModelStage, Output, Policy, Pool, Step, StepKind, Verify,
 };
 use crate::plan::{Plan, Unit};
 use crate::verify;
@@ -202,57 +203,17 @@ impl PoolRt {
     }
 }
 
-/// Runs a plan; returns the record (also written as `run.json`).
+/// Runs a plan; returns the record (also written as `run.json`). In steps: open the pools,
+/// read the matters and guard their sources, record the sources, schedule every step, write
+/// the reports.
 pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<RunRecord, RunError> {
     let started = Instant::now();
     let events = Events::new(opts.events);
-    // Endpoints and backends.
-    for name in opts.endpoints.keys() {
-        if !plan.pools.iter().any(|p| &p.name == name) {
-            let all: Vec<&str> = plan.pools.iter().map(|p| p.name.as_str()).collect();
-            return Err(RunError::UnknownPool(name.clone(), all.join(", ")));
-        }
-    }
     let tape = match &opts.cassette {
         Some((path, mode)) => Some(Arc::new(cassette::Cassette::open(path, *mode)?)),
         None => None,
     };
-    let mut pools = BTreeMap::new();
-    for p in &plan.pools {
-        let (server, endpoint) =
-            backend::endpoint::resolve(&opts.endpoints, &p.name, p.server, &p.endpoint);
-        let mut backend =
-            backend::connect_with_key(server, &endpoint, &opts.limits, p.api_key_env.as_deref())
-                .map_err(|e| RunError::Endpoint(p.name.clone(), e))?;
-        if let Some(tape) = &tape {
-            backend = Box::new(cassette::Taped {
-                inner: backend,
-                cassette: tape.clone(),
-                pool: p.name.clone(),
-                server,
-            });
-        }
-        let identity = plan
-            .models
-            .iter()
-            .filter(|m| m.pool == p.name)
-            .map(|m| (m.name.clone(), OnceCell::new()))
-            .collect();
-        pools.insert(
-            p.name.clone(),
-            Arc::new(PoolRt {
-                pool: Pool {
-                    server,
-                    ..p.item.clone()
-                },
-                endpoint,
-                backend,
-                slots: Arc::new(Semaphore::new(p.slots.max(1) as usize)),
-                identity,
-                reachable: OnceCell::new(),
-            }),
-        );
-    }
+    let pools = open_pools(plan, opts, tape.as_ref())?;
     let bates_of: BTreeMap<String, Bates> = plan
         .sources
         .iter()
@@ -262,7 +223,6 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     prefixes.sort();
     prefixes.dedup();
 
-    // Matters, their folders and their evidence.
     let dirs = matter_dirs(plan, workflow_dir, &opts.matters);
     let multi = dirs.len() > 1;
     let run_id = new_run_id(&opts.out);
@@ -274,143 +234,17 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         None => None,
     };
     let run_root = opts.out.join(&run_id);
-    let werr = |p: &Path, e: std::io::Error| RunError::Write(p.display().to_string(), e);
-    let mut matters = Vec::new();
-    let mut names = BTreeSet::new();
-    let mut verdicts: Vec<intake::Verdict> = Vec::new();
-    let mut unreadable: Vec<crate::sources::Unreadable> = Vec::new();
-    for dir in &dirs {
-        if !dir.is_dir() {
-            return Err(RunError::NoMatter(dir.display().to_string()));
-        }
-        let mut name = matter_name(dir);
-        let base = name.clone();
-        let mut n = 1;
-        while !names.insert(name.clone()) {
-            n += 1;
-            name = format!("{base}-{n}");
-        }
-        let (run_dir, out_dir) = if multi {
-            (run_root.join(&name), opts.out.join(&name))
-        } else {
-            (run_root.clone(), opts.out.clone())
-        };
-        crate::atomic::private_dir(&run_root)
-            .and_then(|()| crate::atomic::private_dir(&run_dir))
-            .map_err(|e| werr(&run_dir, e))?;
-        let mut evidence = BTreeMap::new();
-        let mut parts = Vec::new();
-        for s in &plan.sources {
-            let files = matching(dir, &s.files)?;
-            if files.is_empty() {
-                return Err(RunError::NoFiles(s.name.clone(), dir.display().to_string()));
-            }
-            let needed = plan
-                .steps
-                .iter()
-                .any(|st| matches!(st.kind, StepKind::Model(_)) && st.reads.contains(&s.name))
-                || plan.verify.iter().any(|v| v.against.contains(&s.name))
-                // The intake guard reads every source.
-                || store.is_some();
-            let mut list = Vec::new();
-            for f in files {
-                let shown = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
-                if !needed {
-                    list.push(EvidenceFile {
-                        source: s.name.clone(),
-                        shown,
-                        path: f.display().to_string(),
-                        pages: Vec::new(),
-                        embedded: None,
-                    });
-                    continue;
-                }
-                // Every file is read before any refusal, so that all bad files are named.
-                match prompt::read(&f, s.ocr_optional) {
-                    Ok(docs) => {
-                        parts.extend(prompt::unreadable_parts(&shown, &docs));
-                        list.extend(prompt::evidence_files(&s.name, &shown, &f, docs))
-                    }
-                    Err(e) => unreadable.push(e),
-                }
-            }
-            evidence.insert(s.name.clone(), list);
-        }
-        if let Some(store) = &store {
-            let mut mine = Vec::new();
-            let mut pages = Vec::new();
-            for s in &plan.sources {
-                let admit = s.admitted();
-                for f in evidence.get(&s.name).into_iter().flatten() {
-                    let text = f.pages.join("\n");
-                    mine.push(match &f.embedded {
-                        Some(bytes) => intake::check_bytes(
-                            store, &name, &f.shown, &f.path, bytes, &text, &admit,
-                        ),
-                        None => {
-                            intake::check(store, &name, &f.shown, Path::new(&f.path), &text, &admit)
-                        }
-                    });
-                    pages.push(f.pages.clone());
-                }
-            }
-            intake::check_taint(store, &name, &mut mine, &pages, &prefixes);
-            verdicts.extend(mine);
-        }
-        let evidence_fps = if store.is_some() {
-            evidence
-                .values()
-                .flatten()
-                .flat_map(|f| crate::store::shingles::fingerprints(&f.pages.join("\n")))
-                .collect()
-        } else {
-            Default::default()
-        };
-        matters.push(Arc::new(Matter {
-            name,
-            dir: dir.clone(),
-            run_dir,
-            out_dir,
-            evidence,
-            evidence_fps,
-            unreadable_parts: parts,
-        }));
-    }
-
-    if !unreadable.is_empty() {
-        return Err(RunError::Evidence(crate::sources::Unreadables(unreadable)));
-    }
-    if verdicts.iter().any(intake::Verdict::blocked) {
-        return Err(RunError::Refused(verdicts));
-    }
+    let reading = Reading {
+        plan,
+        opts,
+        store: store.as_deref(),
+        prefixes: &prefixes,
+        run_root: &run_root,
+        multi,
+    };
+    let (matters, verdicts) = reading.matters(&dirs)?;
     if let Some(store) = &store {
-        store.begin_run(&run_id, &plan.workflow.name, &plan.hash)?;
-        for v in &verdicts {
-            let why = v.why();
-            store.add_source(
-                &run_id,
-                &v.matter,
-                &v.path,
-                &v.raw_hash,
-                &v.text_hash,
-                v.admitted.as_deref().filter(|_| why.is_some()),
-            )?;
-            if let (Some(reason), Some(why)) = (&v.admitted, &why) {
-                store.add_admission(
-                    &run_id,
-                    &v.matter,
-                    &v.path,
-                    &v.raw_hash,
-                    &v.text_hash,
-                    reason,
-                    why,
-                )?;
-                events.warn(
-                    &v.file,
-                    &format!("admitted by the workflow although {why}: {reason}"),
-                );
-            }
-        }
+        record_sources(store, &run_id, plan, &verdicts, &events)?;
     }
     let shared = Arc::new(Shared {
         plan: plan.clone(),
@@ -453,7 +287,6 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         tape.save(None)
             .map_err(|e| RunError::CassetteWrite(tape.path.display().to_string(), e))?;
     }
-
     let mut record = RunRecord {
         workflow: plan.workflow.name.clone(),
         plan_hash: plan.hash.clone(),
@@ -462,23 +295,280 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         cancelled,
         matters: records,
     };
+    write_reports(&shared, &matters, &mut record, &run_root)?;
+    Ok(record)
+}
+
+fn write_error(p: &Path, e: std::io::Error) -> RunError {
+    RunError::Write(p.display().to_string(), e)
+}
+
+/// Every pool's server: its endpoint (as `--endpoint` overrides it), its backend (taped when
+/// a cassette records or replays), its slots.
+fn open_pools(
+    plan: &Plan,
+    opts: &Options,
+    tape: Option<&Arc<cassette::Cassette>>,
+) -> Result<BTreeMap<String, Arc<PoolRt>>, RunError> {
+    for name in opts.endpoints.keys() {
+        if !plan.pools.iter().any(|p| &p.name == name) {
+            let all: Vec<&str> = plan.pools.iter().map(|p| p.name.as_str()).collect();
+            return Err(RunError::UnknownPool(name.clone(), all.join(", ")));
+        }
+    }
+    let mut pools = BTreeMap::new();
+    for p in &plan.pools {
+        let (server, endpoint) =
+            backend::endpoint::resolve(&opts.endpoints, &p.name, p.server, &p.endpoint);
+        let mut backend =
+            backend::connect_with_key(server, &endpoint, &opts.limits, p.api_key_env.as_deref())
+                .map_err(|e| RunError::Endpoint(p.name.clone(), e))?;
+        if let Some(tape) = tape {
+            backend = Box::new(cassette::Taped {
+                inner: backend,
+                cassette: tape.clone(),
+                pool: p.name.clone(),
+                server,
+            });
+        }
+        let identity = plan
+            .models
+            .iter()
+            .filter(|m| m.pool == p.name)
+            .map(|m| (m.name.clone(), OnceCell::new()))
+            .collect();
+        pools.insert(
+            p.name.clone(),
+            Arc::new(PoolRt {
+                pool: Pool {
+                    server,
+                    ..p.item.clone()
+                },
+                endpoint,
+                backend,
+                slots: Arc::new(Semaphore::new(p.slots.max(1) as usize)),
+                identity,
+                reachable: OnceCell::new(),
+            }),
+        );
+    }
+    Ok(pools)
+}
+
+/// What reading the matters needs.
+struct Reading<'a> {
+    plan: &'a Plan,
+    opts: &'a Options,
+    store: Option<&'a crate::store::Store>,
+    prefixes: &'a [String],
+    run_root: &'a Path,
+    multi: bool,
+}
+
+impl Reading<'_> {
+    /// Every matter with its evidence, and the intake guard's verdict on each source. Every
+    /// file is read before any refusal, so that all bad files are named at once.
+    fn matters(
+        &self,
+        dirs: &[PathBuf],
+    ) -> Result<(Vec<Arc<Matter>>, Vec<intake::Verdict>), RunError> {
+        let mut matters = Vec::new();
+        let mut names = BTreeSet::new();
+        let mut verdicts: Vec<intake::Verdict> = Vec::new();
+        let mut unreadable: Vec<crate::sources::Unreadable> = Vec::new();
+        for dir in dirs {
+            if !dir.is_dir() {
+                return Err(RunError::NoMatter(dir.display().to_string()));
+            }
+            let mut name = matter_name(dir);
+            let base = name.clone();
+            let mut n = 1;
+            while !names.insert(name.clone()) {
+                n += 1;
+                name = format!("{base}-{n}");
+            }
+            let (run_dir, out_dir) = if self.multi {
+                (self.run_root.join(&name), self.opts.out.join(&name))
+            } else {
+                (self.run_root.to_path_buf(), self.opts.out.clone())
+            };
+            crate::atomic::private_dir(self.run_root)
+                .and_then(|()| crate::atomic::private_dir(&run_dir))
+                .map_err(|e| write_error(&run_dir, e))?;
+            let mut parts = Vec::new();
+            let evidence = self.evidence(dir, &mut unreadable, &mut parts)?;
+            if let Some(store) = self.store {
+                verdicts.extend(self.guard(store, &name, &evidence));
+            }
+            let evidence_fps = if self.store.is_some() {
+                evidence
+                    .values()
+                    .flatten()
+                    .flat_map(|f| crate::store::shingles::fingerprints(&f.pages.join("\n")))
+                    .collect()
+            } else {
+                Default::default()
+            };
+            matters.push(Arc::new(Matter {
+                name,
+                dir: dir.clone(),
+                run_dir,
+                out_dir,
+                evidence,
+                evidence_fps,
+                unreadable_parts: parts,
+            }));
+        }
+        if !unreadable.is_empty() {
+            return Err(RunError::Evidence(crate::sources::Unreadables(unreadable)));
+        }
+        if verdicts.iter().any(intake::Verdict::blocked) {
+            return Err(RunError::Refused(verdicts));
+        }
+        Ok((matters, verdicts))
+    }
+
+    /// A matter's sources, read when a model, a verification or the intake guard needs
+    /// their text; the files that cannot be read are added to `unreadable`, the parts of
+    /// files that cannot be read (an email's broken attachment) to `parts`.
+    fn evidence(
+        &self,
+        dir: &Path,
+        unreadable: &mut Vec<crate::sources::Unreadable>,
+        parts: &mut Vec<(String, String)>,
+    ) -> Result<BTreeMap<String, Vec<EvidenceFile>>, RunError> {
+        let plan = self.plan;
+        let mut evidence = BTreeMap::new();
+        for s in &plan.sources {
+            let files = matching(dir, &s.files)?;
+            if files.is_empty() {
+                return Err(RunError::NoFiles(s.name.clone(), dir.display().to_string()));
+            }
+            let needed = plan
+                .steps
+                .iter()
+                .any(|st| matches!(st.kind, StepKind::Model(_)) && st.reads.contains(&s.name))
+                || plan.verify.iter().any(|v| v.against.contains(&s.name))
+                // The intake guard reads every source.
+                || self.store.is_some();
+            let mut list = Vec::new();
+            for f in files {
+                let shown = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+                if !needed {
+                    list.push(EvidenceFile {
+                        source: s.name.clone(),
+                        shown,
+                        path: f.display().to_string(),
+                        pages: Vec::new(),
+                        embedded: None,
+                    });
+                    continue;
+                }
+                match prompt::read(&f, s.ocr_optional) {
+                    Ok(docs) => {
+                        parts.extend(prompt::unreadable_parts(&shown, &docs));
+                        list.extend(prompt::evidence_files(&s.name, &shown, &f, docs))
+                    }
+                    Err(e) => unreadable.push(e),
+                }
+            }
+            evidence.insert(s.name.clone(), list);
+        }
+        Ok(evidence)
+    }
+
+    /// The intake guard's verdict on each of a matter's sources: lexrun's own outputs, near
+    /// copies of them, and claims a model invented are refused unless admitted.
+    fn guard(
+        &self,
+        store: &crate::store::Store,
+        name: &str,
+        evidence: &BTreeMap<String, Vec<EvidenceFile>>,
+    ) -> Vec<intake::Verdict> {
+        let mut mine = Vec::new();
+        let mut pages = Vec::new();
+        for s in &self.plan.sources {
+            let admit = s.admitted();
+            for f in evidence.get(&s.name).into_iter().flatten() {
+                let text = f.pages.join("\n");
+                mine.push(match &f.embedded {
+                    Some(bytes) => {
+                        intake::check_bytes(store, name, &f.shown, &f.path, bytes, &text, &admit)
+                    }
+                    None => intake::check(store, name, &f.shown, Path::new(&f.path), &text, &admit),
+                });
+                pages.push(f.pages.clone());
+            }
+        }
+        intake::check_taint(store, name, &mut mine, &pages, self.prefixes);
+        mine
+    }
+}
+
+/// The run and every source it read, in the ledger; admissions said on the terminal.
+fn record_sources(
+    store: &crate::store::Store,
+    run_id: &str,
+    plan: &Plan,
+    verdicts: &[intake::Verdict],
+    events: &Events,
+) -> Result<(), RunError> {
+    store.begin_run(run_id, &plan.workflow.name, &plan.hash)?;
+    for v in verdicts {
+        let why = v.why();
+        store.add_source(
+            run_id,
+            &v.matter,
+            &v.path,
+            &v.raw_hash,
+            &v.text_hash,
+            v.admitted.as_deref().filter(|_| why.is_some()),
+        )?;
+        if let (Some(reason), Some(why)) = (&v.admitted, &why) {
+            store.add_admission(
+                run_id,
+                &v.matter,
+                &v.path,
+                &v.raw_hash,
+                &v.text_hash,
+                reason,
+                why,
+            )?;
+            events.warn(
+                &v.file,
+                &format!("admitted by the workflow although {why}: {reason}"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The declared outputs and `report.md` of each matter, the run's review index, the run's
+/// status in the ledger, and `run.json`.
+fn write_reports(
+    shared: &Shared,
+    matters: &[Arc<Matter>],
+    record: &mut RunRecord,
+    run_root: &Path,
+) -> Result<(), RunError> {
+    let (plan, run_id) = (&shared.plan, &shared.run_id);
     for (m, rec) in matters.iter().zip(record.matters.iter_mut()) {
-        write_outputs(&shared, m, rec);
-        let mut md = report_markdown(&record_header(plan, &run_id), rec);
+        write_outputs(shared, m, rec);
+        let mut md = report_markdown(&record_header(plan, run_id), rec);
         md.push_str(&report::unreadable_parts(&m.unreadable_parts));
         let path = m.run_dir.join("report.md");
-        crate::atomic::write_private(&path, md).map_err(|e| werr(&path, e))?;
+        crate::atomic::write_private(&path, md).map_err(|e| write_error(&path, e))?;
     }
     let index = run_root.join("review.html");
     crate::atomic::write_private(
         &index,
-        report::review_index(plan, &run_id, &run_root, &record.matters),
+        report::review_index(plan, run_id, run_root, &record.matters),
     )
-    .map_err(|e| werr(&index, e))?;
+    .map_err(|e| write_error(&index, e))?;
     // The record is written even when the ledger cannot close the run: nothing done is lost.
-    let closed = match &store {
+    let closed = match &shared.store {
         Some(store) => store.finish_run(
-            &run_id,
+            run_id,
             match record.exit_code() {
                 0 => "done",
                 3 => "stopped",
@@ -490,12 +580,12 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     };
     let rj = run_root.join("run.json");
     crate::atomic::write_private(&rj, serde_json::to_vec_pretty(&record).unwrap_or_default())
-        .map_err(|e| werr(&rj, e))?;
+        .map_err(|e| write_error(&rj, e))?;
     closed?;
-    events.run_finished(
+    shared.events.run_finished(
         json!({"run_id": run_id, "exit": record.exit_code(), "record": rj.display().to_string()}),
     );
-    Ok(record)
+    Ok(())
 }
 
 /// A run id unique across processes sharing a store: the time, and a few hex digits from

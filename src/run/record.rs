@@ -89,8 +89,7 @@ pub struct VerifyRecord {
     pub round: u32,
     pub claims: usize,
     pub unsupported: usize,
-    /// `passed`, `flagged`, `revised` or `blocked`.
-    pub decision: String,
+    pub decision: crate::claim_kind::Decision,
     pub report: String,
 }
 

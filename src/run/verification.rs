@@ -2,8 +2,10 @@
 //! unsupported content, `revise` sends it back, `flag` lets it through with the report.
 
 use super::*;
+use crate::claim_kind::{Decision, Kind as ClaimKind, Must};
 
-/// Verification of a stage's text, with its policies.
+/// Verification of a stage's text, with its policies: each round reads the text, checks it
+/// (and judges its propositions), writes the reports, and decides.
 pub(super) async fn run_verify_unit(
     sh: &Arc<Shared>,
     m: &Arc<Matter>,
@@ -19,91 +21,13 @@ pub(super) async fn run_verify_unit(
     let key = stage_key(sh.multi, &m.name, &format!("verify {}", v.stage));
     let mut round = 1;
     loop {
-        let Some(produced) = results.get(&v.stage) else {
+        let Some(text) = results.get(&v.stage).and_then(|p| verified_text(p)) else {
             return;
         };
-        // A structured answer is checked value by value, not as JSON text (whose quotation
-        // marks would read as quotations).
-        let text = match (&produced.answer, &produced.text) {
-            (Some(a), _) => flatten_answer(a),
-            (None, Some(t)) => t.clone(),
-            (None, None) => return,
-        };
-        let mut ev = verify::Evidence::new(sh.prefixes.clone());
-        ev.allowed_reporters = verify::Allowed::new(&v.allow_reporters);
-        for a in &v.against {
-            if let Some(files) = m.evidence.get(a) {
-                for f in files {
-                    ev.add_pages(f.path.clone(), f.pages.clone());
-                }
-            } else if let Some(p) = results.get(a) {
-                for (f, pages) in &p.pages {
-                    ev.add_pages(f.clone(), pages.clone());
-                }
-                if p.pages.is_empty() {
-                    for f in &p.files {
-                        let _ = ev.add_path(f);
-                    }
-                }
-            }
-        }
-        let t2 = text.clone();
+        let ev = evidence(sh, m, &v, &results);
         let name = format!("{} (stage `{}`)", m.name, v.stage);
-        let review = review_provenance(sh, m, stage_idx, round);
-        let (t3, name2) = (text.clone(), name.clone());
-        let checked = tokio::task::spawn_blocking(move || {
-            let outcome = verify::verify(&t2, &ev);
-            (outcome, ev)
-        })
-        .await;
-        let Ok((mut outcome, ev)) = checked else {
-            done.status = Status::Failed;
-            done.why = Some("the verifier stopped unexpectedly".into());
-            return;
-        };
-        let judged = v.judge.is_some() && v.rules.iter().any(|r| r.claims == "propositions");
-        if judged && !outcome.propositions.is_empty() {
-            let model = v.judge.clone().unwrap_or_default();
-            let step = judge::JudgedStep {
-                stage_idx,
-                stage: &v.stage,
-                model: &model,
-                round,
-            };
-            let (r, judged) = judge::judge_step(sh, m, step, &ev, &outcome.propositions).await;
-            let why = r.why.clone();
-            done.records.push(r);
-            match judged {
-                Some(j) => {
-                    outcome.outcomes.extend(j);
-                    outcome
-                        .outcomes
-                        .sort_by_key(|o| (o.claim.start, o.claim.kind));
-                }
-                None => {
-                    done.status = Status::Failed;
-                    done.why = why;
-                    return;
-                }
-            }
-        }
-        // The review page reads the pages it shows from the same evidence, so it is made here.
-        let made = tokio::task::spawn_blocking(move || {
-            let page = crate::review::page(&crate::review::Review {
-                title: &name2,
-                draft: &t3,
-                outcomes: &outcome.outcomes,
-                files: &outcome.files,
-                evidence: &ev,
-                provenance: review,
-                images: true,
-            });
-            (outcome, page)
-        })
-        .await;
-        let Ok((outcome, page)) = made else {
-            done.status = Status::Failed;
-            done.why = Some("the review page could not be made".into());
+        let Some((outcome, page)) = check(sh, m, &v, stage_idx, round, &text, ev, done).await
+        else {
             return;
         };
         // The verdict on each claim the model wrote, so that the ledger knows which of
@@ -116,83 +40,24 @@ pub(super) async fn run_verify_unit(
                 .collect();
             let _ = store.mark_claims(&m.name, &sh.run_id, &v.stage, &verdicts);
         }
-        // Which unsupported claims each policy covers.
-        let mut blocking = Vec::new();
-        let mut revising = Vec::new();
-        let mut flagged = 0;
-        for o in &outcome.outcomes {
-            // Unrecognised citations fall under the citations rule like unsupported ones.
-            if o.status == verify::Status::Supported {
-                continue;
-            }
-            let kind = o.claim.kind.as_str();
-            let Some(rule) = v
-                .rules
-                .iter()
-                .find(|r| r.claims == kind || r.claims == format!("{kind}s"))
-            else {
-                continue;
-            };
-            match rule.policy {
-                Policy::Block => blocking.push(o),
-                Policy::Revise => revising.push(o),
-                Policy::Flag => flagged += 1,
-            }
-        }
-        let checked = outcome.outcomes.len();
-        let unsupported = blocking.len() + revising.len() + flagged;
-        let dir = m.run_dir.join(format!("verify-{}", v.stage));
-        let _ = crate::atomic::private_dir(&dir);
-        let report = if round > 1 {
-            dir.join(format!("report-round-{round}.md"))
-        } else {
-            dir.join("report.md")
-        };
-        let _ =
-            crate::atomic::write_private(&report, verify::report::markdown(&name, &text, &outcome));
-        let _ = crate::atomic::write_private(report.with_extension("html"), page);
-        let _ = crate::atomic::write_private(
-            report.with_extension("json"),
-            verify::report::json(&outcome),
-        );
-        let can_revise = !revising.is_empty() && round <= v.max_rounds;
-        let decision = if !blocking.is_empty() {
-            "blocked"
-        } else if can_revise {
-            "revised"
-        } else if !revising.is_empty() {
-            "blocked"
-        } else if flagged > 0 {
-            "flagged"
-        } else {
-            "passed"
-        };
+        let sorted = Sorted::of(&v, &outcome.outcomes);
+        let decision = sorted.decision(round <= v.max_rounds);
+        let report = write_reports(m, &v, round, &name, &text, &outcome, page);
+        let (checked, unsupported) = (outcome.outcomes.len(), sorted.unsupported());
         done.verification.push(VerifyRecord {
             stage: v.stage.clone(),
             round,
             claims: checked,
             unsupported,
-            decision: decision.into(),
+            decision,
             report: report.display().to_string(),
         });
         let line = format!("{checked} claims, {unsupported} unsupported: {decision}");
+        let detail = json!({"matter": m.name, "report": report.display().to_string()});
         match decision {
-            "revised" => {
+            Decision::Revised => {
                 sh.events.note(&key, &line);
-                let mut fb = String::from(
-                    "These statements are not supported by the evidence. Remove each one or correct it from the record:\n",
-                );
-                for o in &revising {
-                    fb.push_str(&format!(
-                        "- {} `{}`{}\n",
-                        o.claim.kind.as_str(),
-                        o.claim.text,
-                        o.reason
-                            .as_ref()
-                            .map(|r| format!(": {r}"))
-                            .unwrap_or_default()
-                    ));
-                }
+                let fb = feedback(&sorted.revising);
                 round += 1;
                 let Some(p) =
                     done.call(stage_call(sh, m, stage_idx, &results, round, Some(fb)).await)
@@ -201,19 +66,14 @@ pub(super) async fn run_verify_unit(
                 };
                 done.replace(&mut results, &v.stage, p);
             }
-            "blocked" => {
+            Decision::Blocked => {
                 let why = format!(
                     "verification blocked `{}`: {unsupported} unsupported claim{} (report: {})",
                     v.stage,
                     if unsupported == 1 { "" } else { "s" },
                     report.display()
                 );
-                sh.events.stage_finished(
-                    &key,
-                    "blocked",
-                    &line,
-                    json!({"matter": m.name, "report": report.display().to_string()}),
-                );
+                sh.events.stage_finished(&key, "blocked", &line, detail);
                 let mut r = base_record(sh, stage_idx);
                 r.name = format!("verify {}", v.stage);
                 r.kind = "verify".into();
@@ -226,21 +86,228 @@ pub(super) async fn run_verify_unit(
                 done.why = Some(why);
                 return;
             }
-            _ => {
-                sh.events.stage_finished(
-                    &key,
-                    if decision == "flagged" {
-                        "flagged"
-                    } else {
-                        "passed"
-                    },
-                    &line,
-                    json!({"matter": m.name, "report": report.display().to_string()}),
-                );
+            Decision::Passed | Decision::Flagged => {
+                sh.events
+                    .stage_finished(&key, decision.as_str(), &line, detail);
                 return;
             }
         }
     }
+}
+
+/// The text a verification reads. A structured answer is checked value by value, not as JSON
+/// text (whose quotation marks would read as quotations).
+fn verified_text(p: &Produced) -> Option<String> {
+    match (&p.answer, &p.text) {
+        (Some(a), _) => Some(flatten_answer(a)),
+        (None, Some(t)) => Some(t.clone()),
+        (None, None) => None,
+    }
+}
+
+/// The evidence a block checks against: its sources' pages, or what tool steps read from them.
+fn evidence(
+    sh: &Shared,
+    m: &Matter,
+    v: &Verify,
+    results: &BTreeMap<String, Arc<Produced>>,
+) -> verify::Evidence {
+    let mut ev = verify::Evidence::new(sh.prefixes.clone());
+    ev.allowed_reporters = verify::Allowed::new(&v.allow_reporters);
+    for a in &v.against {
+        if let Some(files) = m.evidence.get(a) {
+            for f in files {
+                ev.add_pages(f.path.clone(), f.pages.clone());
+            }
+        } else if let Some(p) = results.get(a) {
+            for (f, pages) in &p.pages {
+                ev.add_pages(f.clone(), pages.clone());
+            }
+            if p.pages.is_empty() {
+                for f in &p.files {
+                    let _ = ev.add_path(f);
+                }
+            }
+        }
+    }
+    ev
+}
+
+/// Checks the text (off the scheduler's threads), judges its propositions when the block
+/// holds them, and makes the review page from the same evidence. `None` when the run fails:
+/// `done` says why.
+#[allow(clippy::too_many_arguments)]
+async fn check(
+    sh: &Arc<Shared>,
+    m: &Arc<Matter>,
+    v: &Verify,
+    stage_idx: usize,
+    round: u32,
+    text: &str,
+    ev: verify::Evidence,
+    done: &mut Done,
+) -> Option<(verify::Verification, String)> {
+    let exactly = v
+        .rules
+        .iter()
+        .any(|r| r.claims == ClaimKind::Quote && r.must == Must::MatchExactly);
+    let t = text.to_string();
+    let checked = tokio::task::spawn_blocking(move || {
+        let mut outcome = verify::verify(&t, &ev);
+        if exactly {
+            verify::hold_quotes_exactly(&mut outcome.outcomes, &ev);
+        }
+        (outcome, ev)
+    })
+    .await;
+    let Ok((mut outcome, ev)) = checked else {
+        done.status = Status::Failed;
+        done.why = Some("the verifier stopped unexpectedly".into());
+        return None;
+    };
+    let judged = v.judge.is_some() && v.rules.iter().any(|r| r.claims == ClaimKind::Proposition);
+    if judged && !outcome.propositions.is_empty() {
+        let model = v.judge.clone().unwrap_or_default();
+        let step = judge::JudgedStep {
+            stage_idx,
+            stage: &v.stage,
+            model: &model,
+            round,
+        };
+        let (r, judged) = judge::judge_step(sh, m, step, &ev, &outcome.propositions).await;
+        let why = r.why.clone();
+        done.records.push(r);
+        let Some(j) = judged else {
+            done.status = Status::Failed;
+            done.why = why;
+            return None;
+        };
+        outcome.outcomes.extend(j);
+        outcome
+            .outcomes
+            .sort_by_key(|o| (o.claim.start, o.claim.kind));
+    }
+    let (title, draft) = (
+        format!("{} (stage `{}`)", m.name, v.stage),
+        text.to_string(),
+    );
+    let provenance = review_provenance(sh, m, stage_idx, round);
+    let made = tokio::task::spawn_blocking(move || {
+        let page = crate::review::page(&crate::review::Review {
+            title: &title,
+            draft: &draft,
+            outcomes: &outcome.outcomes,
+            files: &outcome.files,
+            evidence: &ev,
+            provenance,
+            images: true,
+        });
+        (outcome, page)
+    })
+    .await;
+    match made {
+        Ok(x) => Some(x),
+        Err(_) => {
+            done.status = Status::Failed;
+            done.why = Some("the review page could not be made".into());
+            None
+        }
+    }
+}
+
+/// The claims that failed, by the policy of the rule that covers their kind.
+struct Sorted<'a> {
+    blocking: Vec<&'a verify::Outcome>,
+    revising: Vec<&'a verify::Outcome>,
+    flagged: usize,
+}
+
+impl<'a> Sorted<'a> {
+    fn of(v: &Verify, outcomes: &'a [verify::Outcome]) -> Sorted<'a> {
+        let mut s = Sorted {
+            blocking: Vec::new(),
+            revising: Vec::new(),
+            flagged: 0,
+        };
+        // Unrecognised citations fall under the citations rule like unsupported ones.
+        for o in outcomes
+            .iter()
+            .filter(|o| o.status != verify::Status::Supported)
+        {
+            let Some(rule) = v.rules.iter().find(|r| r.claims == o.claim.kind) else {
+                continue;
+            };
+            match rule.policy {
+                Policy::Block => s.blocking.push(o),
+                Policy::Revise => s.revising.push(o),
+                Policy::Flag => s.flagged += 1,
+            }
+        }
+        s
+    }
+
+    fn unsupported(&self) -> usize {
+        self.blocking.len() + self.revising.len() + self.flagged
+    }
+
+    /// What the round decides; `rounds_left` when another revision may be asked for.
+    fn decision(&self, rounds_left: bool) -> Decision {
+        if !self.blocking.is_empty() {
+            Decision::Blocked
+        } else if !self.revising.is_empty() {
+            match rounds_left {
+                true => Decision::Revised,
+                false => Decision::Blocked,
+            }
+        } else if self.flagged > 0 {
+            Decision::Flagged
+        } else {
+            Decision::Passed
+        }
+    }
+}
+
+/// `report.md`, `.html` (the review page) and `.json` of one round; returns the Markdown's path.
+fn write_reports(
+    m: &Matter,
+    v: &Verify,
+    round: u32,
+    name: &str,
+    text: &str,
+    outcome: &verify::Verification,
+    page: String,
+) -> PathBuf {
+    let dir = m.run_dir.join(format!("verify-{}", v.stage));
+    let _ = crate::atomic::private_dir(&dir);
+    let report = if round > 1 {
+        dir.join(format!("report-round-{round}.md"))
+    } else {
+        dir.join("report.md")
+    };
+    let _ = crate::atomic::write_private(&report, verify::report::markdown(name, text, outcome));
+    let _ = crate::atomic::write_private(report.with_extension("html"), page);
+    let _ =
+        crate::atomic::write_private(report.with_extension("json"), verify::report::json(outcome));
+    report
+}
+
+/// What a revision is told: each unsupported claim, with why.
+fn feedback(revising: &[&verify::Outcome]) -> String {
+    let mut fb = String::from(
+        "These statements are not supported by the evidence. Remove each one or correct it from the record:\n",
+    );
+    for o in revising {
+        fb.push_str(&format!(
+            "- {} `{}`{}\n",
+            o.claim.kind.as_str(),
+            o.claim.text,
+            o.reason
+                .as_ref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        ));
+    }
+    fb
 }
 
 /// A structured answer as lines a verifier reads: `field: value`, one per value, strings

@@ -21,13 +21,5 @@ pub use lexical::skeleton;
 pub use literal::{decode, dedent};
 pub use parse::{parse, Parsed};
 
-/// The kinds of claim a `verify` rule can name.
-pub const CLAIM_KINDS: &[&str] = &[
-    "citations",
-    "statutes",
-    "dates",
-    "bates",
-    "quotes",
-    "amounts",
-    "propositions",
-];
+/// The kinds of claim a `verify` rule can name, from the verification contract's table.
+pub const CLAIM_KINDS: &[&str] = &crate::claim_kind::PLURALS;

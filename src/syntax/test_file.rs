@@ -77,6 +77,50 @@ fn error(message: impl Into<String>, span: Span, help: impl Into<String>) -> Tes
     }
 }
 
+/// A whole test file's problems as (message, where, how to fix): what `parse_tests` finds,
+/// and a test that names no workflow. Empty when `lexrun test` can run the file.
+pub fn problems(text: &str) -> (Vec<TestDecl>, Vec<(String, Span, String)>) {
+    let (decls, errors) = parse_tests(text);
+    let mut out: Vec<(String, Span, String)> = errors
+        .into_iter()
+        .map(|e| (e.message, e.span, e.help))
+        .collect();
+    let mut kept = Vec::with_capacity(decls.len());
+    for d in decls {
+        if d.workflow.is_none() {
+            out.push((
+                format!("test \"{}\" names no workflow", d.name),
+                d.span,
+                "add `workflow \"FILE.lex\"`".into(),
+            ));
+        } else {
+            kept.push(d);
+        }
+    }
+    (kept, out)
+}
+
+/// A test file's problems as diagnostics, rendered for the terminal.
+pub fn render_problems(
+    file: &std::path::Path,
+    text: &str,
+    errors: &[(String, Span, String)],
+) -> String {
+    use crate::diagnostic::{Code, Diagnostic, SourceMap};
+    let mut sources = SourceMap::default();
+    let id = sources.add(file.display().to_string(), text.to_string());
+    let diags: Vec<Diagnostic> = errors
+        .iter()
+        .map(|(m, sp, help)| {
+            Diagnostic::new(Code::TestFile, m.clone())
+                .in_file(id)
+                .label(*sp, "here")
+                .help(help.clone())
+        })
+        .collect();
+    crate::diagnostic::render(&diags, &sources, false)
+}
+
 /// Parses a test file: every test that reads, and every problem, in file order.
 pub fn parse_tests(text: &str) -> (Vec<TestDecl>, Vec<TestFileError>) {
     let mut tests = Vec::new();

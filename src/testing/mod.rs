@@ -24,9 +24,10 @@ use camino::Utf8Path;
 use serde_json::Value;
 
 use crate::backend::cassette;
-use crate::diagnostic::{Code, Diagnostic, SourceMap, Span};
+use crate::claim_kind::Decision;
+use crate::diagnostic::Span;
 use crate::run::{self, RunRecord, Status};
-use crate::syntax::test_file::{parse_tests, ExpectDecl, Literal};
+use crate::syntax::test_file::{ExpectDecl, Literal};
 
 /// One declared test.
 #[derive(Clone, Debug)]
@@ -54,35 +55,21 @@ pub enum Expect {
 /// (message, span, help).
 pub fn parse(file: &Path, text: &str) -> Result<Vec<Test>, Vec<(String, Span, String)>> {
     let dir = file.parent().unwrap_or(Path::new("."));
-    let (decls, errors) = parse_tests(text);
-    let mut errors: Vec<(String, Span, String)> = errors
+    let (decls, errors) = crate::syntax::test_file::problems(text);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(decls
         .into_iter()
-        .map(|e| (e.message, e.span, e.help))
-        .collect();
-    let mut tests = Vec::new();
-    for d in decls {
-        let Some(workflow) = &d.workflow else {
-            errors.push((
-                format!("test \"{}\" names no workflow", d.name),
-                d.span,
-                "add `workflow \"FILE.lex\"`".into(),
-            ));
-            continue;
-        };
-        tests.push(Test {
+        .map(|d| Test {
             file: file.to_path_buf(),
-            workflow: dir.join(workflow),
+            workflow: dir.join(d.workflow.as_deref().unwrap_or_default()),
             matter: d.matter.as_ref().map(|m| dir.join(m)),
             cassette: d.cassette.as_ref().map(|c| dir.join(c)),
             expects: d.expects.iter().map(expect).collect(),
             name: d.name,
-        });
-    }
-    if errors.is_empty() {
-        Ok(tests)
-    } else {
-        Err(errors)
-    }
+        })
+        .collect())
 }
 
 fn expect(e: &ExpectDecl) -> Expect {
@@ -270,7 +257,7 @@ fn check_expectations(t: &Test, rec: &RunRecord, failures: &mut Vec<String>) {
                     ("blocked", _) => m
                         .verifications
                         .iter()
-                        .any(|v| &v.stage == stage && v.decision == "blocked"),
+                        .any(|v| &v.stage == stage && v.decision == Decision::Blocked),
                     _ => false,
                 };
                 if !ok {
@@ -311,16 +298,16 @@ fn check_expectations(t: &Test, rec: &RunRecord, failures: &mut Vec<String>) {
                     .iter()
                     .rev()
                     .find(|v| &v.stage == stage)
-                    .map(|v| v.decision.clone());
+                    .map(|v| v.decision);
                 let want_word = match want.as_str() {
-                    "passes" => "passed",
-                    "blocks" => "blocked",
-                    _ => "flagged",
+                    "passes" => Decision::Passed,
+                    "blocks" => Decision::Blocked,
+                    _ => Decision::Flagged,
                 };
-                if got.as_deref() != Some(want_word) {
+                if got != Some(want_word) {
                     failures.push(format!(
                         "expected verify {stage} {want}, it {}",
-                        got.unwrap_or_else(|| "did not run".into())
+                        got.map_or("did not run".into(), |d| d.to_string())
                     ));
                 }
             }
@@ -430,18 +417,7 @@ pub fn diff(old: &str, new: &str) -> String {
 
 /// Parse errors of a test file, rendered as diagnostics.
 pub fn render_errors(file: &Path, text: &str, errors: &[(String, Span, String)]) -> String {
-    let mut sources = SourceMap::default();
-    let id = sources.add(file.display().to_string(), text.to_string());
-    let diags: Vec<Diagnostic> = errors
-        .iter()
-        .map(|(m, sp, help)| {
-            Diagnostic::new(Code::TestFile, m.clone())
-                .in_file(id)
-                .label(*sp, "here")
-                .help(help.clone())
-        })
-        .collect();
-    crate::diagnostic::render(&diags, &sources, false)
+    crate::syntax::test_file::render_problems(file, text, errors)
 }
 
 #[cfg(test)]

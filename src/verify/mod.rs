@@ -8,6 +8,7 @@
 pub mod catalogue;
 pub mod cites;
 pub mod evidence;
+mod exact;
 pub mod extract;
 mod index;
 pub mod injection;
@@ -27,39 +28,11 @@ use serde::{Deserialize, Serialize};
 
 pub use cites::Allowed;
 pub use evidence::{Doc, DocSource, Evidence, SourceFile};
+pub use exact::hold_quotes_exactly;
 pub use index::{Index, Wanted};
 pub use normalize::normalize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Citation,
-    Statute,
-    Date,
-    Bates,
-    Quote,
-    Amount,
-    /// A sentence that cites pages, judged against them by a model.
-    Proposition,
-    /// A cite to the case's own record (`Compl. ¶ 59`, `Tr. 45:12`, `2-ER-145`), and an `Id.`
-    /// that repeats one.
-    Record,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Citation => "citation",
-            Kind::Statute => "statute",
-            Kind::Date => "date",
-            Kind::Bates => "bates",
-            Kind::Quote => "quote",
-            Kind::Amount => "amount",
-            Kind::Proposition => "proposition",
-            Kind::Record => "record",
-        }
-    }
-}
+pub use crate::claim_kind::Kind;
 
 /// What a claim asserts, in canonical form.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
