@@ -739,6 +739,7 @@ fn a_verbatim_quotation_that_says_something_else_is_no_support() {
         reason.contains("does not say what the statement says"),
         "{reason}"
     );
+}
 
 #[test]
 fn offline_the_judge_is_answered_from_the_cache_with_every_server_down() {
