@@ -418,6 +418,11 @@ impl Output {
     }
 }
 
+/// A claim kind as a rule names it.
+fn plural<S: serde::Serializer>(k: &crate::claim_kind::Kind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.plural())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,9 +468,4 @@ mod tests {
         assert_eq!(OutputCap::default_for(true, 256).1, 64);
         assert_eq!(OutputCap::default_for(false, 256).1, 128);
     }
-}
-
-/// A claim kind as a rule names it.
-fn plural<S: serde::Serializer>(k: &crate::claim_kind::Kind, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(k.plural())
 }
