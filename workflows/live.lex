@@ -30,7 +30,7 @@ model small on laptop {
   ctx 8k
   temperature 0
   repeat_penalty 1.2  // greedy decoding of a model this small loops without it
-  max_tokens 400      // the judge's cap; each stage sets its own
+  max_tokens 400  // the judge's cap; each stage sets its own
 }
 
 sources client {
@@ -41,32 +41,32 @@ sources client {
 
 // A small gate before any drafting: are there grounds at all?
 stage gate {
-  model      small
-  prompt     std.prompts.gate
-  reads      client
-  returns    { grounds: bool, reason: text }
-  stop when  not grounds
+  model   small
+  prompt  std.prompts.gate
+  reads   client
+  returns { grounds: bool, reason: text }
+  stop when not grounds
   max_tokens 160
-  timeout    3m
+  timeout 3m
 }
 
 stage draft after gate {
-  model      small
-  prompt     std.prompts.affidavit
-  reads      client, gate
+  model  small
+  prompt std.prompts.affidavit
+  reads  client, gate
   max_tokens 400
-  timeout    4m
+  timeout 4m
 }
 
 // Opposing counsel's view; sends the draft back once at most.
 stage attack after draft {
-  model      small
-  prompt     std.prompts.adversary
-  reads      client
-  returns    { passes: bool, objections: list of text }
-  revise     draft until passes, at most 2 rounds
+  model   small
+  prompt  std.prompts.adversary
+  reads   client
+  returns { passes: bool, objections: list of text }
+  revise  draft until passes, at most 2 rounds
   max_tokens 240
-  timeout    3m
+  timeout 3m
 }
 
 // Strict rules, and every sentence that cites a page is judged against that page.

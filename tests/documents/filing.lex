@@ -7,10 +7,10 @@ use std.prompts
 matter "matter"
 
 pool gpu {
-  host    "test"
-  gpus    0
-  vram    32 GiB
-  serve   llama_cpp at "http://127.0.0.1:9"
+  host  "test"
+  gpus  0
+  vram  32 GiB
+  serve llama_cpp at "http://127.0.0.1:9"
 }
 
 model drafter on gpu {
@@ -27,9 +27,10 @@ sources client {
 }
 
 stage draft {
-  model   drafter
-  prompt  std.prompts.affidavit
-  reads   client
+  model  drafter
+  prompt std.prompts.affidavit
+  reads  client
+  max_tokens 8000  // room for the test's five-thousand-word paragraph
 }
 
 verify draft against client {
