@@ -215,7 +215,8 @@ fn a_pool_refuses_a_server_older_than_its_min_build() {
 /// The tiny workflow against a scripted server that streams 48 words, `delay` apart.
 fn slow(delay: std::time::Duration) -> (servers::Fake, tempfile::TempDir, std::path::PathBuf) {
     let fake = servers::Fake::start(servers::Speaks::Llama, delay, |_| servers::Answer {
-        text: "word ".repeat(48),
+        // 48 different words: a stream that says one passage again and again is cut short.
+        text: (1..=48).map(|i| format!("word{i} ")).collect(),
         fault: None,
     });
     let dir = tempfile::tempdir().unwrap();

@@ -33,6 +33,8 @@ pub struct Budget {
     pub tokens: u64,
     started: std::time::Instant,
     repeats: Repeats,
+    /// Whether a model repeating itself ends the answer (not in a speed measurement).
+    watch_loops: bool,
 }
 
 /// The finish reason of an answer lexrun ended because the model was repeating itself.
@@ -116,12 +118,17 @@ impl Budget {
             tokens: 0,
             started: std::time::Instant::now(),
             repeats: Repeats::default(),
+            // A speed measurement runs to its length whatever the model says.
+            watch_loops: !call.measure,
         }
     }
 
     /// Takes the answer so far, after each piece: when the model is repeating itself, the
     /// answer ended there, kept up to where the passage it repeats began a second time.
     pub fn looped(&mut self, text: &mut String) -> Option<super::Reply> {
+        if !self.watch_loops {
+            return None;
+        }
         let at = self.repeats.check(text)?;
         let mut kept = std::mem::take(text);
         kept.truncate(at);
@@ -303,6 +310,15 @@ mod tests {
             timeout: std::time::Duration::from_secs(1),
             measure: false,
         }
+    }
+
+    #[test]
+    fn a_speed_measurement_is_never_cut_for_repeating_itself() {
+        let mut c = call(100_000.0);
+        c.measure = true;
+        let mut b = Budget::of(&c);
+        let mut text = "the same words again and again ".repeat(40);
+        assert!(b.looped(&mut text).is_none());
     }
 
     /// Feeds `text` a few characters at a time, as a stream does; the reply when it loops.
