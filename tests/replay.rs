@@ -118,7 +118,7 @@ fn a_recording_from_the_real_server_replays_without_it() {
         "{e}"
     );
     assert!(
-        e.contains("-You are opposing counsel. Your job is to find every weakness")
+        e.contains("-You are opposing counsel. Check the draft below against the record above.")
             && e.contains("+You are opposing counsel. Attack this draft:"),
         "{e}"
     );

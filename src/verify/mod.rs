@@ -424,11 +424,15 @@ fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification, Index) {
         })
         .collect();
     // A fact cited only to numbers no source carries (`on January 3, 2024 (RTX 3060)`) is
-    // not supported by finding it elsewhere: its cite is the fabrication.
+    // not supported by finding it elsewhere: its cite is the fabrication. Only where the
+    // sources carry Bates numbers: of sources not yet stamped, every Bates cite is unsupported
+    // on its own, and the facts are checked where they are.
+    let stamped = !index.bates_prefixes().is_empty();
     let invented: Vec<Option<String>> = binding
         .iter()
         .map(|cites| {
-            (!cites.is_empty()
+            (stamped
+                && !cites.is_empty()
                 && cites.iter().all(|&c| {
                     all[c].kind == Kind::Bates && matches!(all[c].key, Key::Unresolved(_))
                 }))

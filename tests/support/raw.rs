@@ -135,9 +135,13 @@ fn serve(
                     }
                 }
                 Reply::Bytes(b) => chunk(&mut out, &piece(b))?,
-                Reply::Endless => loop {
-                    chunk(&mut out, &piece(b"more "))?;
-                },
+                // Never the same passage twice, so that only the token limit ends it (a
+                // stream that repeats itself is cut sooner).
+                Reply::Endless => {
+                    for n in 0u64.. {
+                        chunk(&mut out, &piece(format!("more{n} ").as_bytes()))?;
+                    }
+                }
                 Reply::Huge(n) => {
                     let mib = vec![b'x'; 1 << 20];
                     for _ in 0..*n {
