@@ -153,7 +153,23 @@ fn final_report(rec: &lexrun::run::RunRecord) -> (String, Value) {
         .expect("the draft was verified");
     let json = Path::new(&v.report).with_extension("json");
     let report: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
-    (v.decision.clone(), report)
+    (v.decision.as_str().to_string(), report)
+}
+
+/// `workflows/live.lex` as shipped, but with room for a busy machine: every stage's
+/// `timeout` raised to 30 minutes. The model decodes greedily (`temperature 0`, one server
+/// slot), so what it writes does not depend on the load; only how long it takes does, and a
+/// stage cut by its timeout on a loaded machine would fail this test for nothing it checks.
+fn unhurried_workflow(dir: &Path) -> std::path::PathBuf {
+    let src = fs::read_to_string("workflows/live.lex").unwrap();
+    let re = regex::Regex::new(r"(?m)^(\s*)timeout \S+").unwrap();
+    assert!(
+        re.is_match(&src),
+        "workflows/live.lex sets no stage timeout"
+    );
+    let file = dir.join("live.lex");
+    fs::write(&file, re.replace_all(&src, "${1}timeout 30m").as_ref()).unwrap();
+    file
 }
 
 #[test]
@@ -161,8 +177,13 @@ fn the_live_workflow_runs_to_the_end_on_a_real_model_and_its_verdicts_hold() {
     let server = servers::start_small();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
+    let workflow = unhurried_workflow(dir.path());
     let o = Lexrun::new()
-        .args(["run", "workflows/live.lex", "--out"])
+        .arg("run")
+        .arg(&workflow)
+        .arg("--matter")
+        .arg(fs::canonicalize(MATTER).unwrap())
+        .arg("--out")
         .arg(&out)
         .arg("--endpoint")
         .arg(format!("*={}", server.url))

@@ -80,15 +80,15 @@ pub fn start_llama(args: &[&str]) -> Llama {
 }
 
 /// Starts `llama-server` with the small real instruct model from `scripts/small-model`
-/// (SmolLM2-135M-Instruct, its own 8,192-token context, one slot, two threads); it stops when
-/// this process ends.
+/// (SmolLM2-135M-Instruct, its own 8,192-token context, one slot, one thread, as
+/// `scripts/serve-small` serves it); it stops when this process ends.
 pub fn start_small() -> Llama {
     let bin = script("llama-server", "LEXRUN_LLAMA_SERVER");
     let model = script("small-model", "LEXRUN_SMALL_MODEL");
     let port = free_port();
     let mut cmd = Command::new(&bin);
     cmd.args(["-m", model.to_str().unwrap(), "--host", "127.0.0.1"])
-        .args(["--port", &port.to_string(), "-t", "2", "--offline"])
+        .args(["--port", &port.to_string(), "-t", "1", "--offline"])
         .args(["-c", "8192", "-np", "1"])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
