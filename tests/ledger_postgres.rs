@@ -273,7 +273,23 @@ fn the_ledger_api_works_the_same_on_postgres() {
         node_hash: String::new(),
         created: 0,
     };
-    s.begin_run("run-1", "w", "p").unwrap();
+    // A run's sources, entered again as a retried commit would, are there once.
+    let sources = [lexrun::store::RunSource {
+        matter: "smith".into(),
+        path: "intake/a.txt".into(),
+        raw_hash: "r".into(),
+        text_hash: "t".into(),
+        ..Default::default()
+    }];
+    s.begin_run("run-1", "w", "p", &sources).unwrap();
+    s.begin_run("run-1", "w", "p", &sources).unwrap();
+    assert_eq!(
+        s.run_info("run-1").unwrap()["sources"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     s.add_artifact(&a, text, &Default::default()).unwrap();
     s.finish_run("run-1", "done").unwrap();
     assert_eq!(s.last_run().as_deref(), Some("run-1"));
@@ -299,7 +315,23 @@ fn the_ledger_api_works_the_same_on_postgres() {
         "w.lex",
     )
     .unwrap();
-    assert_eq!(s.recent_keys("w", "w.lex", "draft", 5).len(), 1);
+    s2.record_key(
+        "run-2",
+        "w",
+        "smith",
+        "draft",
+        1,
+        "k",
+        &serde_json::json!({}),
+        false,
+        "w.lex",
+    )
+    .unwrap();
+    assert_eq!(
+        s.recent_keys("w", "w.lex", "draft", 5).len(),
+        1,
+        "a key once"
+    );
     // Claims and first sightings are shared too.
     s.add_claims(&[lexrun::store::ClaimRecord {
         matter: "smith".into(),
@@ -556,10 +588,21 @@ fn eight_desks_under_load_then_the_ledger_restarts() {
         std::thread::sleep(Duration::from_millis(5));
     }
     pg.stop();
+    let asked = slow.calls.load(Ordering::SeqCst);
     let o = child.wait_with_output().unwrap();
     let e = support::stderr(&o);
     assert_ne!(o.status.code(), Some(0), "{e}");
-    assert!(e.contains("stopped answering"), "{e}");
+    // No model asked once the ledger was lost, and one message, with PostgreSQL's remedy.
+    assert_eq!(slow.calls.load(Ordering::SeqCst), asked, "{e}");
+    assert_eq!(e.matches("stopped answering").count(), 1, "{e}");
+    assert!(
+        e.contains("pg_isready") && e.contains("LEXRUN_LEDGER"),
+        "{e}"
+    );
+    assert!(
+        e.contains("closed as failed when lexrun next reaches the ledger"),
+        "{e}"
+    );
     assert!(!e.contains("move it aside"), "SQLite's advice: {e}");
     let lost = run_ids(&lost_out);
     assert_eq!(lost.len(), 1, "the record is written: {e}");

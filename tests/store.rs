@@ -731,3 +731,205 @@ fn a_link_where_the_store_keeps_a_folder_is_refused() {
     assert!(err(&o).contains("symbolic link"), "{}", err(&o));
     assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
 }
+
+/// The ledger lost mid-run (another process holds the SQLite ledger's write lock for longer
+/// than a run waits): the run asks no model anything more, fails with one message that names
+/// the ledger and what to do, and records nothing by half; once the ledger is back the next
+/// run closes the interrupted one as failed and takes the draft the model wrote from the
+/// cache, by its key, although the ledger never heard of it.
+#[test]
+fn a_run_that_loses_its_ledger_stops_and_the_next_run_closes_it() {
+    use std::sync::atomic::Ordering;
+    let s = setup();
+    let srv = server(Duration::from_millis(15));
+    let out = s.dir.path().join("lost");
+    let child = Lexrun::new()
+        .args(["run", "tests/runtime/pipeline.lex", "--matter"])
+        .arg(&s.matter)
+        .arg("--out")
+        .arg(&out)
+        .arg("--store")
+        .arg(&s.store)
+        .args([
+            "--endpoint",
+            &format!("gpu_a={}", srv.url),
+            "--endpoint",
+            &format!("gpu_b={}", srv.url),
+        ])
+        .env("LEXRUN_LEDGER_RETRY_S", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    // The lock is taken while the drafter answers (the gate has answered, the draft's key is
+    // in the ledger).
+    let t = std::time::Instant::now();
+    while srv.calls.load(Ordering::SeqCst) < 2 && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let holder = rusqlite::Connection::open(s.store.join("ledger.sqlite")).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let asked = srv.calls.load(Ordering::SeqCst);
+    assert_eq!(asked, 2, "gate and draft asked");
+    let o = child.wait_with_output().unwrap();
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(
+        srv.calls.load(Ordering::SeqCst),
+        asked,
+        "no model asked once the ledger was lost: {e}"
+    );
+    let ledger = s.store.join("ledger.sqlite").display().to_string();
+    assert_eq!(
+        e.matches("cannot be written").count(),
+        1,
+        "one message: {e}"
+    );
+    assert!(
+        e.contains(&format!("the ledger `{ledger}` cannot be written")),
+        "{e}"
+    );
+    assert!(
+        e.contains("held the ledger's write lock"),
+        "the remedy: {e}"
+    );
+    assert!(!e.contains("pg_isready"), "PostgreSQL's remedy: {e}");
+    let (_, rec) = support::run_record(&out);
+    let draft = rec.matters[0]
+        .steps
+        .iter()
+        .find(|st| st.name == "draft")
+        .unwrap();
+    assert!(
+        draft
+            .why
+            .as_deref()
+            .unwrap_or("")
+            .contains("kept in the store"),
+        "{draft:?}"
+    );
+    assert!(
+        !out.join(&rec.run_id).join("draft/output.md").exists(),
+        "no text written that the ledger does not know"
+    );
+    holder.execute_batch("COMMIT").unwrap();
+    // Nothing by half: the run is open, the gate it finished is entered and the draft not.
+    let status: Option<String> = holder
+        .query_row(
+            "SELECT status FROM runs WHERE run_id = ?1",
+            [&rec.run_id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(status, None);
+    let entered = |stage: &str| -> i64 {
+        holder
+            .query_row(
+                "SELECT COUNT(*) FROM artifacts WHERE run_id = ?1 AND stage = ?2",
+                [&rec.run_id, stage],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    assert_eq!((entered("gate"), entered("draft")), (1, 0));
+    drop(holder);
+    // The next run closes it as failed and asks the drafter nothing.
+    let drafts = |srv: &Fake| {
+        srv.requests()
+            .iter()
+            .filter(|r| {
+                let p = r.prompt();
+                !p.contains("screening a new matter") && !p.contains("You are opposing counsel")
+            })
+            .count()
+    };
+    let before = drafts(&srv);
+    let o = run(&s, &srv.url, "after", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(drafts(&srv), before, "the stored draft was not asked again");
+    let db = rusqlite::Connection::open(s.store.join("ledger.sqlite")).unwrap();
+    let status: Option<String> = db
+        .query_row(
+            "SELECT status FROM runs WHERE run_id = ?1",
+            [&rec.run_id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(status.as_deref(), Some("failed"));
+}
+
+/// A write the ledger is asked for again (a commit retried after its connection was lost may
+/// have landed the first time) adds no row twice: a run's sources, admissions and keys are
+/// written once each; and an older ledger holding such repeats keeps only the first.
+#[test]
+fn a_retried_commit_writes_each_row_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = lexrun::store::Store::open(dir.path()).unwrap();
+    let sources = vec![
+        lexrun::store::RunSource {
+            matter: "m".into(),
+            path: "a.txt".into(),
+            raw_hash: "r1".into(),
+            text_hash: "t1".into(),
+            ..Default::default()
+        },
+        lexrun::store::RunSource {
+            matter: "m".into(),
+            path: "b.txt".into(),
+            raw_hash: "r2".into(),
+            text_hash: "t2".into(),
+            admitted: Some("the client's own note".into()),
+            admission: Some(("the client's own note".into(), "it is lexrun's".into())),
+        },
+    ];
+    let key = |s: &lexrun::store::Store| {
+        s.record_key(
+            "run-1",
+            "w",
+            "m",
+            "draft",
+            1,
+            "abc123",
+            &serde_json::json!({}),
+            false,
+            "w.lex",
+        )
+        .unwrap()
+    };
+    for _ in 0..2 {
+        s.begin_run("run-1", "w", "p", &sources).unwrap();
+        key(&s);
+    }
+    let count = |table: &str| -> i64 {
+        let db = rusqlite::Connection::open(dir.path().join("ledger.sqlite")).unwrap();
+        db.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(count("runs"), 1);
+    assert_eq!(count("sources"), 2);
+    assert_eq!(count("admissions"), 1);
+    assert_eq!(count("keys"), 1);
+    assert_eq!(
+        s.run_info("run-1").unwrap()["sources"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    drop(s);
+    // An older ledger with repeats: they go when it is opened, the first of each kept.
+    let db = rusqlite::Connection::open(dir.path().join("ledger.sqlite")).unwrap();
+    db.execute_batch(
+        "DROP INDEX sources_once; DROP INDEX keys_once;
+         INSERT INTO sources SELECT * FROM sources; INSERT INTO keys SELECT * FROM keys;",
+    )
+    .unwrap();
+    drop(db);
+    assert_eq!(count("sources"), 4);
+    let s = lexrun::store::Store::open(dir.path()).unwrap();
+    assert_eq!(count("sources"), 2);
+    assert_eq!(count("keys"), 1);
+    s.begin_run("run-1", "w", "p", &sources).unwrap();
+    key(&s);
+    assert_eq!(count("sources"), 2);
+    assert_eq!(count("keys"), 1);
+}

@@ -80,6 +80,10 @@ pub(super) enum CallFailure {
     /// Not sent, because another call of the same step had failed.
     #[error("not sent: another call of this step failed first")]
     NotSent,
+    /// The ledger was lost: no model is asked anything more (the run's error says how to
+    /// bring the ledger back).
+    #[error("{}", if *.0 { "the model answered, but the ledger was lost before the answer could be entered: the answer is kept in the store and the next run takes it from the cache" } else { "not sent: the ledger was lost" })]
+    LedgerLost(bool),
 }
 
 pub(super) fn write_failure(path: &Path) -> impl FnOnce(std::io::Error) -> CallFailure + '_ {

@@ -513,33 +513,26 @@ fn record_sources(
     verdicts: &[intake::Verdict],
     events: &Events,
 ) -> Result<(), RunError> {
-    store.begin_run(run_id, &plan.workflow.name, &plan.hash)?;
+    let mut sources = Vec::new();
     for v in verdicts {
         let why = v.why();
-        store.add_source(
-            run_id,
-            &v.matter,
-            &v.path,
-            &v.raw_hash,
-            &v.text_hash,
-            v.admitted.as_deref().filter(|_| why.is_some()),
-        )?;
-        if let (Some(reason), Some(why)) = (&v.admitted, &why) {
-            store.add_admission(
-                run_id,
-                &v.matter,
-                &v.path,
-                &v.raw_hash,
-                &v.text_hash,
-                reason,
-                why,
-            )?;
+        let admission = v.admitted.clone().zip(why);
+        if let Some((reason, why)) = &admission {
             events.warn(
                 &v.file,
                 &format!("admitted by the workflow although {why}: {reason}"),
             );
         }
+        sources.push(crate::store::RunSource {
+            matter: v.matter.clone(),
+            path: v.path.clone(),
+            raw_hash: v.raw_hash.clone(),
+            text_hash: v.text_hash.clone(),
+            admitted: admission.as_ref().map(|(r, _)| r.clone()),
+            admission,
+        });
     }
+    store.begin_run(run_id, &plan.workflow.name, &plan.hash, &sources)?;
     Ok(())
 }
 
@@ -581,6 +574,11 @@ fn write_reports(
     let rj = run_root.join("run.json");
     crate::atomic::write_private(&rj, serde_json::to_vec_pretty(&record).unwrap_or_default())
         .map_err(|e| write_error(&rj, e))?;
+    // A ledger lost during the run ends it with the one error that says so, whether or not
+    // it was back in time to close the run.
+    if let Some(lost) = shared.store.as_ref().and_then(|s| s.lost()) {
+        return Err(lost.into());
+    }
     closed?;
     shared.events.run_finished(
         json!({"run_id": run_id, "exit": record.exit_code(), "record": rj.display().to_string()}),

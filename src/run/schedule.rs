@@ -197,6 +197,23 @@ pub(super) async fn schedule(
                             }
                         }
                     }
+                    // A ledger that is gone: nothing more is started, and the run says why
+                    // once, at its end.
+                    if sh.store.as_ref().is_some_and(|s| s.lost().is_some()) {
+                        let why = "not started: the ledger was lost".to_string();
+                        skip(
+                            sh,
+                            &mut records[mi],
+                            *u,
+                            Status::Skipped,
+                            &why,
+                            matters.len() > 1,
+                            &matters[mi],
+                        );
+                        state[mi].insert(*u, State::Finished(Status::Skipped, Some(why)));
+                        progressed = true;
+                        continue;
+                    }
                     state[mi].insert(*u, State::Running);
                     progressed = true;
                     let sh2 = sh.clone();

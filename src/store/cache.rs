@@ -100,7 +100,7 @@ impl Store {
         file: &str,
     ) -> Result<(), StoreError> {
         self.exec(
-                "INSERT INTO keys (run_id, workflow, matter, stage, round, key, components, hit, created, file) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                "INSERT INTO keys (run_id, workflow, matter, stage, round, key, components, hit, created, file) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING",
                 vals![run_id, workflow, matter, stage, round, key, components.to_string(), hit, now(), file],
             )
     }

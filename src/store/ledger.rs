@@ -17,6 +17,21 @@ pub struct Overlap {
     pub total: usize,
 }
 
+/// A source a run read, as the ledger keeps it.
+#[derive(Clone, Debug, Default)]
+pub struct RunSource {
+    pub matter: String,
+    /// The file as the workflow names it.
+    pub path: String,
+    pub raw_hash: String,
+    pub text_hash: String,
+    /// The workflow's reason for admitting it, when the guard would have refused it.
+    pub admitted: Option<String>,
+    /// (reason, why the guard refused it): a deliberate admission, recorded by content too
+    /// so that `lexrun verify` honours it.
+    pub admission: Option<(String, String)>,
+}
+
 impl Overlap {
     /// The share of the output's fingerprints found in the text.
     pub fn of_output(&self) -> f64 {
@@ -51,11 +66,15 @@ impl Store {
         safe.then(|| self.dir.join("runs").join(format!("{run_id}.json")))
     }
 
+    /// Enters a run and every source it read, with the admissions of refused ones, in one
+    /// transaction: all or nothing, and tried again whole when the connection is lost under
+    /// it. Each row is written once whatever the tries (a retried commit may have landed).
     pub fn begin_run(
         &self,
         run_id: &str,
         workflow: &str,
         plan_hash: &str,
+        sources: &[RunSource],
     ) -> Result<(), StoreError> {
         if let Some(note) = self.run_note(run_id) {
             let pid = std::process::id();
@@ -68,10 +87,23 @@ impl Store {
             crate::atomic::private_dir(&self.dir.join("runs")).map_err(io)?;
             crate::atomic::write_private(&note, body).map_err(io)?;
         }
-        self.exec(
-            "INSERT INTO runs (run_id, workflow, plan_hash, started) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id) DO UPDATE SET workflow = excluded.workflow, plan_hash = excluded.plan_hash, started = excluded.started",
+        let mut stmts = vec![(
+            "INSERT INTO runs (run_id, workflow, plan_hash, started) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id) DO UPDATE SET workflow = excluded.workflow, plan_hash = excluded.plan_hash, started = excluded.started".to_string(),
             vals![run_id, workflow, plan_hash, now()],
-        )
+        )];
+        for s in sources {
+            stmts.push((
+                "INSERT INTO sources (run_id, matter, path, raw_hash, text_hash, admitted) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING".to_string(),
+                vals![run_id, &s.matter, &s.path, &s.raw_hash, &s.text_hash, s.admitted.as_deref()],
+            ));
+            if let Some((reason, refused_because)) = &s.admission {
+                stmts.push((
+                    "INSERT INTO admissions (run_id, file, reason, refused_because, matter, raw_hash, text_hash, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING".to_string(),
+                    vals![run_id, &s.path, reason, refused_because, &s.matter, &s.raw_hash, &s.text_hash, now()],
+                ));
+            }
+        }
+        self.db.transaction(stmts).map_err(|e| self.lerr(e))
     }
 
     pub fn finish_run(&self, run_id: &str, status: &str) -> Result<(), StoreError> {
@@ -116,40 +148,6 @@ impl Store {
             }
         }
         closed
-    }
-
-    pub fn add_source(
-        &self,
-        run_id: &str,
-        matter: &str,
-        path: &str,
-        raw: &str,
-        text: &str,
-        admitted: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.exec(
-                "INSERT INTO sources (run_id, matter, path, raw_hash, text_hash, admitted) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                vals![run_id, matter, path, raw, text, admitted],
-            )
-    }
-
-    /// Records that a person admitted a refused file on purpose: by path, and by content so
-    /// that `lexrun verify` honours it too.
-    #[allow(clippy::too_many_arguments)]
-    pub fn add_admission(
-        &self,
-        run_id: &str,
-        matter: &str,
-        file: &str,
-        raw_hash: &str,
-        text_hash: &str,
-        reason: &str,
-        refused_because: &str,
-    ) -> Result<(), StoreError> {
-        self.exec(
-                "INSERT INTO admissions (run_id, file, reason, refused_because, matter, raw_hash, text_hash, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                vals![run_id, file, reason, refused_because, matter, raw_hash, text_hash, now()],
-            )
     }
 
     /// Records an artifact with the fingerprints of its text, leaving out those of the

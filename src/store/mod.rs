@@ -42,7 +42,8 @@ use db::{vals, Db, Row};
 
 pub use adopt::{adopt, adopt_beside, default_dir, Adopted};
 pub use db::DbError;
-pub use ledger::Overlap;
+pub use ledger::{Overlap, RunSource};
+pub use row::Loss;
 pub use schema::FORMAT;
 pub use taint::{now_ms, ClaimRecord, Seen};
 
@@ -54,8 +55,10 @@ pub enum StoreError {
     Ledger(String, #[source] DbError),
     #[error("the PostgreSQL ledger `{0}`: {1}; the server's log says more (the store's objects are not affected)")]
     Shared(String, #[source] DbError),
-    #[error("the PostgreSQL ledger `{0}` stopped answering: {1}. What the run recorded before is kept and nothing was half-recorded; the run is closed as failed the next time lexrun reaches the ledger with this store. Check that the server is up and reachable (`pg_isready -h HOST -p PORT`), then run again: finished stages come from the cache")]
+    #[error("the PostgreSQL ledger `{0}` stopped answering: {1}. The run stopped at once: no model was asked after that, what it recorded before is kept and nothing was half-recorded; it is closed as failed when lexrun next reaches the ledger with this store. {remedy}, then run again: finished stages come from the cache", remedy = capital(Loss::Unreachable.remedy()))]
     LedgerGone(String, #[source] DbError),
+    #[error("the ledger `{0}` cannot be written: {1}. The run stopped at once: no model was asked after that, what it recorded before is kept and nothing was half-recorded; it is closed as failed when lexrun next opens this store. {remedy}, then run again: finished stages come from the cache", remedy = capital(.2.remedy()))]
+    SqliteGone(String, String, Loss),
     #[error("the ledger `{0}` cannot be used: {1}")]
     Format(String, #[source] schema::FormatError),
     #[error("cannot reach the PostgreSQL ledger `{0}`: {1}; check that the server is running and the URL (LEXRUN_LEDGER, else the workflow's `ledger`) is right — nothing was run")]
@@ -77,6 +80,17 @@ pub struct Store {
     legacy: bool,
     /// The fingerprint filter, once loaded and brought up to date.
     bloom: Mutex<Option<bloom::Bloom>>,
+    /// How the ledger was lost, and what its statement said, once a statement found it gone:
+    /// the run stops, and says so once.
+    lost: Mutex<Option<(Loss, String)>>,
+}
+
+/// `s` with its first letter a capital, to open a sentence.
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 /// A cached model answer.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -179,6 +193,7 @@ impl Store {
             notes,
             legacy,
             bloom: Mutex::new(None),
+            lost: Mutex::new(None),
         };
         let closed = store.close_abandoned_runs();
         if !closed.is_empty() {
@@ -202,7 +217,34 @@ impl Store {
     }
 
     pub(super) fn lerr(&self, e: DbError) -> StoreError {
+        if let Some(loss) = e.loss() {
+            let mut lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
+            if lost.is_none() {
+                *lost = Some((loss, e.to_string()));
+                // What the run still records (its close) fails at once rather than waiting
+                // out the window again for every statement.
+                if let Db::Sqlite(c) = &self.db {
+                    let c = c.lock().unwrap_or_else(|p| p.into_inner());
+                    let _ = c.busy_timeout(std::time::Duration::ZERO);
+                }
+            }
+            return self.gone(loss, e.to_string());
+        }
         ledger_error(self.db.is_postgres(), &self.ledger, e)
+    }
+
+    fn gone(&self, loss: Loss, detail: String) -> StoreError {
+        match loss {
+            Loss::Unreachable => StoreError::LedgerGone(self.ledger.clone(), DbError::Lost(detail)),
+            loss => StoreError::SqliteGone(self.ledger.clone(), detail, loss),
+        }
+    }
+
+    /// Whether a statement found the ledger gone (beyond the retry window), with the error
+    /// that says so: a run then asks no model anything more.
+    pub fn lost(&self) -> Option<StoreError> {
+        let lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
+        lost.as_ref().map(|(l, d)| self.gone(*l, d.clone()))
     }
 
     pub fn object_path(&self, hash: &str) -> PathBuf {
@@ -346,6 +388,10 @@ impl Store {
 fn ledger_error(postgres: bool, name: &str, e: DbError) -> StoreError {
     match (postgres, e) {
         (_, e @ DbError::Lost(_)) => StoreError::LedgerGone(name.to_string(), e),
+        (false, e) if e.loss().is_some() => {
+            let loss = e.loss().unwrap_or(Loss::Disk);
+            StoreError::SqliteGone(name.to_string(), e.to_string(), loss)
+        }
         (true, e) => StoreError::Shared(name.to_string(), e),
         (false, e) => StoreError::Ledger(name.to_string(), e),
     }
@@ -369,8 +415,7 @@ fn open_sqlite(path: &Path, name: &str) -> Result<Connection, StoreError> {
             .map_err(|e| StoreError::Io(name.to_string(), e))?;
     }
     let db = Connection::open(path).map_err(lerr)?;
-    db.busy_timeout(std::time::Duration::from_secs(30))
-        .map_err(lerr)?;
+    db.busy_timeout(row::retry_window()).map_err(lerr)?;
     with_retry(|| -> Result<(), DbError> {
         db.pragma_update(None, "journal_mode", "WAL")?;
         Ok(())

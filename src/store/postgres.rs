@@ -10,7 +10,7 @@ use std::time::Duration;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, Config, NoTls};
 
-use super::row::{DbError, Row, Val, ARTIFACT_INSERT};
+use super::row::{retry_window, DbError, Row, Val, ARTIFACT_INSERT};
 
 pub struct Pg {
     jobs: Mutex<mpsc::Sender<Job>>,
@@ -222,17 +222,6 @@ fn tls_connector() -> Result<tokio_postgres_rustls::MakeRustlsConnect, DbError> 
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
-}
-
-/// How long a lost connection to the ledger is tried again (with backoff) before the
-/// statement under way fails: long enough for a server restart or a network blip.
-/// `LEXRUN_LEDGER_RETRY_S` sets it in seconds.
-fn retry_window() -> Duration {
-    std::env::var("LEXRUN_LEDGER_RETRY_S")
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map_or(Duration::from_secs(30), Duration::from_secs_f64)
 }
 
 /// A statement's turn on the ledger's thread: run it on the connection, or give up with the

@@ -129,6 +129,9 @@ fn prepare_locked(db: &Db, pg: bool) -> Result<Option<i64>, FormatError> {
     let script = tables(pg) + FORMAT_2;
     run_script(db, &script)?;
     add_key_file(db)?;
+    for (table, index, cols) in ONCE {
+        once(db, table, index, cols)?;
+    }
     db.exec(
         "INSERT INTO meta (key, value) VALUES ('format', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         vals![FORMAT.to_string()],
@@ -142,6 +145,53 @@ fn prepare_locked(db: &Db, pg: bool) -> Result<Option<i64>, FormatError> {
         )?;
     }
     Ok(before)
+}
+
+/// Rows a run writes once each, whatever happens on the way: a statement tried again after
+/// its connection was lost may have been committed the first time, and must not add its rows
+/// twice. (table, index, the columns that say which row it is.)
+const ONCE: [(&str, &str, &str); 3] = [
+    ("sources", "sources_once", "run_id, matter, path"),
+    ("keys", "keys_once", "run_id, matter, stage, round, key"),
+    ("admissions", "admissions_once", "run_id, matter, file"),
+];
+
+/// Makes `index` unique over `cols`, first dropping the repeats an older lexrun may have
+/// written (the first row of each is kept). Done once: later opens find the index.
+fn once(db: &Db, table: &str, index: &str, cols: &str) -> Result<(), DbError> {
+    let exists = if db.is_postgres() {
+        db.one("SELECT to_regclass(?1)::text", vals![index])?
+            .and_then(|r| r.opt_text(0))
+            .is_some()
+    } else {
+        db.one(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name = ?1",
+            vals![index],
+        )?
+        .is_some()
+    };
+    if exists {
+        return Ok(());
+    }
+    let dedupe = if db.is_postgres() {
+        let pairs: Vec<String> = cols
+            .split(", ")
+            .map(|c| format!("a.{c} IS NOT DISTINCT FROM b.{c}"))
+            .collect();
+        format!(
+            "DELETE FROM {table} a USING {table} b WHERE a.ctid > b.ctid AND {}",
+            pairs.join(" AND ")
+        )
+    } else {
+        format!("DELETE FROM {table} WHERE rowid NOT IN (SELECT MIN(rowid) FROM {table} GROUP BY {cols})")
+    };
+    db.transaction(vec![
+        (dedupe, vec![]),
+        (
+            format!("CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {table}({cols})"),
+            vec![],
+        ),
+    ])
 }
 
 /// Keys name the workflow file they came from; ledgers written before have the column

@@ -280,11 +280,20 @@ impl<T> ModelCall<'_, T> {
         Some((reply, value))
     }
 
-    /// Enters the call's key in the ledger, and says what the store has to say.
-    fn record_key(&self, hash: &str, cache_key: &CacheKey, hit: bool, log: &mut CallLog) {
+    /// Enters the call's key in the ledger, and says what the store has to say. A ledger
+    /// that is gone fails the call: no model is asked anything more.
+    fn record_key(
+        &self,
+        hash: &str,
+        cache_key: &CacheKey,
+        hit: bool,
+        log: &mut CallLog,
+    ) -> Result<(), CallFailure> {
         let sh = self.sh;
-        let Some(store) = &sh.store else { return };
-        let _ = store.record_key(
+        let Some(store) = &sh.store else {
+            return Ok(());
+        };
+        let recorded = store.record_key(
             &sh.run_id,
             &sh.plan.workflow.name,
             self.matter,
@@ -304,6 +313,15 @@ impl<T> ModelCall<'_, T> {
             sh.events.warn(self.key, &w);
             log.warnings.push(w);
         }
+        match recorded {
+            Err(_) if store.lost().is_some() => {
+                if let Some(stop) = self.stop {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                Err(CallFailure::LedgerLost(false))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The answer from lexrun's cache when its key is there; otherwise from the model.
@@ -318,7 +336,7 @@ impl<T> ModelCall<'_, T> {
         let hash = cache_key.hash();
         if let Some((reply, value)) = self.cached(&hash) {
             tracing::debug!(stage = %self.stage, round = self.round, key = %hash, "cache hit");
-            self.record_key(&hash, &cache_key, true, log);
+            self.record_key(&hash, &cache_key, true, log)?;
             log.cached = true;
             log.started_ms = Some(sh.started.elapsed().as_millis() as u64);
             return Ok(Answered {
@@ -349,7 +367,10 @@ impl<T> ModelCall<'_, T> {
         if self.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
             return Err(CallFailure::NotSent);
         }
-        self.record_key(&hash, &cache_key, false, log);
+        if sh.store.as_ref().is_some_and(|s| s.lost().is_some()) {
+            return Err(CallFailure::LedgerLost(false));
+        }
+        self.record_key(&hash, &cache_key, false, log)?;
         let result = self.call_model(call, log).await;
         if result.is_err() {
             if let Some(stop) = self.stop {

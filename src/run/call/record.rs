@@ -83,6 +83,11 @@ impl StageCall<'_> {
                 &reply.text,
                 &m.evidence_fps,
             );
+            // A ledger that is gone: the answer stays in the store (the next run takes it
+            // from the cache), and nothing the guard would not know of is written.
+            if registered.is_err() && store.lost().is_some() {
+                return Err(CallFailure::LedgerLost(true));
+            }
             if let Err(e) = registered {
                 let w = format!(
                     "this stage's text could not be entered in the ledger, so the intake guard will not recognise a copy of it: {e}"
