@@ -18,6 +18,12 @@ pub fn workbook(bytes: &[u8], kind: Kind) -> Result<Vec<PageText>, SourceError> 
     if kind != Kind::Xls {
         limits::check_zip(bytes, what)?;
     }
+    let shown_errors = if kind == Kind::Ods {
+        ods_errors_shown(bytes)
+    } else {
+        None
+    };
+    let bytes = shown_errors.as_deref().unwrap_or(bytes);
     let mut wb = calamine::open_workbook_auto_from_rs(std::io::Cursor::new(bytes))
         .map_err(|e| damaged_or_protected(what, e))?;
     let formats = if kind == Kind::Xlsx {
@@ -96,6 +102,58 @@ fn stored(d: &Data) -> String {
     }
 }
 
+/// An OpenDocument sheet stores a formula's error (`Err:508`, `#DIV/0!`) as the cell's shown
+/// text beside an empty stored value (`office:string-value=""`, `calcext:value-type="error"`),
+/// and calamine reads the empty value. The sheet is handed to calamine with each error
+/// cell's stored value dropped, so that the cell reads as the text the sheet shows. `None`
+/// when the sheet has no error cell (or is not a readable zip: calamine then says why).
+fn ods_errors_shown(bytes: &[u8]) -> Option<Vec<u8>> {
+    use std::io::{Read, Write};
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).ok()?;
+    let mut content = String::new();
+    z.by_name("content.xml")
+        .ok()?
+        .read_to_string(&mut content)
+        .ok()?;
+    if !content.contains("calcext:value-type=\"error\"") {
+        return None;
+    }
+    let cell = regex::Regex::new(r#"<table:table-cell\b[^>]*\bcalcext:value-type="error"[^>]*>"#)
+        .expect("pattern");
+    let stored =
+        regex::Regex::new(r#"\s(?:office:(?:value|string-value|date-value|time-value|boolean-value)|office:value-type)="[^"]*""#)
+            .expect("pattern");
+    let fixed = cell.replace_all(&content, |c: &regex::Captures<'_>| {
+        let tag = stored.replace_all(&c[0], "");
+        tag.replacen(
+            "<table:table-cell",
+            "<table:table-cell office:value-type=\"string\"",
+            1,
+        )
+    });
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::with_capacity(bytes.len())));
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).ok()?;
+        let name = f.name().to_string();
+        let opts =
+            zip::write::SimpleFileOptions::default().compression_method(if name == "mimetype" {
+                zip::CompressionMethod::Stored
+            } else {
+                zip::CompressionMethod::Deflated
+            });
+        if f.is_dir() {
+            continue;
+        }
+        out.start_file(name.as_str(), opts).ok()?;
+        if name == "content.xml" {
+            out.write_all(fixed.as_bytes()).ok()?;
+        } else {
+            std::io::copy(&mut f, &mut out).ok()?;
+        }
+    }
+    Some(out.finish().ok()?.into_inner())
+}
+
 /// The pages of a CSV (or, with tabs, TSV) table.
 pub fn csv(text: &str) -> Result<Vec<PageText>, SourceError> {
     let first = text.lines().next().unwrap_or("");
@@ -172,6 +230,48 @@ fn table(out: &mut Vec<PageText>, sheet: Option<&str>, rows: Vec<Vec<String>>, f
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ods(cells: &str) -> Vec<u8> {
+        use std::io::Write;
+        let content = format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:calcext="urn:org:documentfoundation:names:experimental:calc:xmlns:calcext:1.0" office:version="1.2"><office:body><office:spreadsheet><table:table table:name="Sheet1"><table:table-row><table:table-cell office:value-type="string" calcext:value-type="string"><text:p>Item</text:p></table:table-cell><table:table-cell office:value-type="string" calcext:value-type="string"><text:p>Total</text:p></table:table-cell></table:table-row><table:table-row>{cells}</table:table-row></table:table></office:spreadsheet></office:body></office:document-content>"#
+        );
+        let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        z.start_file("mimetype", stored).unwrap();
+        z.write_all(b"application/vnd.oasis.opendocument.spreadsheet")
+            .unwrap();
+        z.start_file("content.xml", stored).unwrap();
+        z.write_all(content.as_bytes()).unwrap();
+        z.start_file("META-INF/manifest.xml", stored).unwrap();
+        z.write_all(br#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>"#).unwrap();
+        z.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn an_ods_formula_error_reads_as_the_sheet_shows_it() {
+        let bytes = ods(
+            r#"<table:table-cell office:value-type="string" calcext:value-type="string"><text:p>Rent</text:p></table:table-cell><table:table-cell table:formula="of:=SUM([.Z9&gt;])" office:value-type="string" office:string-value="" calcext:value-type="error"><text:p>Err:508</text:p></table:table-cell><table:table-cell table:formula="of:=1/0" office:value-type="float" office:value="0" calcext:value-type="error"><text:p>#DIV/0!</text:p></table:table-cell>"#,
+        );
+        let pages = workbook(&bytes, Kind::Ods).unwrap();
+        assert!(
+            pages[0].text.contains("Rent | Err:508 | #DIV/0!"),
+            "{}",
+            pages[0].text
+        );
+    }
+
+    #[test]
+    fn an_ods_without_error_cells_is_read_as_it_is() {
+        let bytes = ods(
+            r#"<table:table-cell office:value-type="string" calcext:value-type="string"><text:p>Rent</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="1250.5" calcext:value-type="float"><text:p>1250.50</text:p></table:table-cell>"#,
+        );
+        assert!(ods_errors_shown(&bytes).is_none());
+        let pages = workbook(&bytes, Kind::Ods).unwrap();
+        assert!(pages[0].text.contains("Rent | 1250.5"), "{}", pages[0].text);
+    }
 
     #[test]
     fn csv_rows_page_with_the_header_repeated_and_cells_as_written() {
