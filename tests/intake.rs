@@ -796,6 +796,31 @@ fn formatted_xlsx(path: &Path) {
 }
 
 #[test]
+fn a_password_protected_excel_97_workbook_is_named_as_protected_not_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("rent.csv");
+    std::fs::write(&csv, "Month,Rent\nMarch,1250\n").unwrap();
+    let xls = soffice(&csv, "xls");
+    let (rows, _) = rows_of(&xls);
+    assert!(all_text(&rows).contains("March | 1250"));
+    // Excel marks a workbook encrypted with a password by a FILEPASS record among the
+    // workbook's first records; the CODEPAGE record (type 0x42, two bytes) becomes one.
+    let mut bytes = std::fs::read(&xls).unwrap();
+    let at = bytes
+        .windows(4)
+        .position(|w| w == [0x42, 0x00, 0x02, 0x00])
+        .expect("a CODEPAGE record");
+    bytes[at..at + 6].copy_from_slice(&[0x2F, 0x00, 0x02, 0x00, 0x01, 0x00]);
+    let locked = dir.path().join("locked.xls");
+    std::fs::write(&locked, &bytes).unwrap();
+    let o = lexrun(&["text", locked.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(err.contains("password-protected"), "{err}");
+    assert!(!err.contains("damaged"), "{err}");
+}
+
+#[test]
 fn a_sheet_reads_as_it_shows_with_the_stored_value_kept() {
     let dir = tempfile::tempdir().unwrap();
     let x = dir.path().join("ledger.xlsx");

@@ -24,8 +24,19 @@ pub fn workbook(bytes: &[u8], kind: Kind) -> Result<Vec<PageText>, SourceError> 
         None
     };
     let bytes = shown_errors.as_deref().unwrap_or(bytes);
-    let mut wb = calamine::open_workbook_auto_from_rs(std::io::Cursor::new(bytes))
-        .map_err(|e| damaged_or_protected(what, e))?;
+    let mut wb =
+        calamine::open_workbook_auto_from_rs(std::io::Cursor::new(bytes)).map_err(|e| {
+            // Told only "cannot detect the format" when every reader failed, the Excel 97-2003
+            // reader is asked again for its own reason (a workbook protected by a password).
+            if kind == Kind::Xls {
+                if let Err(x) = calamine::open_workbook_from_rs::<calamine::Xls<_>, _>(
+                    std::io::Cursor::new(bytes),
+                ) {
+                    return damaged_or_protected(what, x);
+                }
+            }
+            damaged_or_protected(what, e)
+        })?;
     let formats = if kind == Kind::Xlsx {
         numfmt::Formats::of_xlsx(bytes)
     } else {
