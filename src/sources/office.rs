@@ -209,11 +209,25 @@ fn cache_dir() -> Option<PathBuf> {
 
 /// A PDF of `bytes` (of `kind`) made by LibreOffice: the cached one when there is one.
 pub fn to_pdf(path: Option<&Path>, bytes: &[u8], kind: Kind) -> Result<PathBuf, SourceError> {
+    to_pdf_in(cache_dir().as_deref(), path, bytes, kind)
+}
+
+/// [`to_pdf`], with converted PDFs cached in `cache`. A converted document is client
+/// evidence: the cache, like the store, is owner-only (folder 0700, files 0600), and a link
+/// in the place of the folder or of an entry is refused, never followed — the PDF is then
+/// made again and kept in a private temporary folder.
+fn to_pdf_in(
+    cache: Option<&Path>,
+    path: Option<&Path>,
+    bytes: &[u8],
+    kind: Kind,
+) -> Result<PathBuf, SourceError> {
     let hash = blake3::hash(bytes).to_hex().to_string();
-    let cached = cache_dir().map(|d| d.join(format!("{hash}.pdf")));
+    let cache = cache.filter(|d| crate::atomic::private_dir(d).is_ok());
+    let cached = cache.map(|d| d.join(format!("{hash}.pdf")));
     if let Some(c) = &cached {
         // A damaged entry is converted again, never used.
-        if std::fs::read(c).is_ok_and(|b| lopdf::Document::load_mem(&b).is_ok()) {
+        if crate::atomic::read_own(c).is_ok_and(|b| lopdf::Document::load_mem(&b).is_ok()) {
             return Ok(c.clone());
         }
     }
@@ -226,23 +240,23 @@ pub fn to_pdf(path: Option<&Path>, bytes: &[u8], kind: Kind) -> Result<PathBuf, 
     let made = image::on_disk(path, bytes, kind.extension(), |input| {
         convert(&soffice, input, work.path(), kind)
     })?;
-    let Some(c) = cached else {
-        // No cache: the PDF is kept in a folder that lives as long as the process.
-        let keep = tempfile::Builder::new()
-            .prefix("lexrun-pdf")
-            .tempdir()
-            .map_err(SourceError::Io)?
-            .keep();
-        let dest = keep.join(format!("{hash}.pdf"));
-        std::fs::rename(&made, &dest).map_err(SourceError::Io)?;
-        return Ok(dest);
-    };
-    if let Some(d) = c.parent() {
-        std::fs::create_dir_all(d).map_err(SourceError::Io)?;
-    }
     let pdf = std::fs::read(&made).map_err(SourceError::Io)?;
-    crate::atomic::write(&c, &pdf).map_err(SourceError::Io)?;
-    Ok(c)
+    let dest = match cached {
+        Some(c) => c,
+        None => {
+            // No cache: the PDF is kept in a private folder that lives as long as the
+            // process.
+            let keep = tempfile::Builder::new()
+                .prefix("lexrun-pdf")
+                .tempdir()
+                .map_err(SourceError::Io)?
+                .keep();
+            crate::atomic::private_dir(&keep).map_err(SourceError::Io)?;
+            keep.join(format!("{hash}.pdf"))
+        }
+    };
+    crate::atomic::write_private(&dest, &pdf).map_err(SourceError::Io)?;
+    Ok(dest)
 }
 
 /// Runs LibreOffice on one file, with a profile of its own so that it neither waits for nor
@@ -333,6 +347,41 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("password-protected OpenDocument text"), "{e}");
+    }
+
+    #[test]
+    fn converted_pdfs_are_cached_owner_only_and_a_link_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        if scan::tool("soffice", "LEXRUN_SOFFICE").is_none() {
+            panic!("LibreOffice is needed: apt-get install libreoffice-writer-nogui");
+        }
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let root = tempfile::tempdir().unwrap();
+        let rtf = b"{\\rtf1\\ansi The lease of 12 Harbor Road.\\par}";
+        let cache = root.path().join("lexrun/pdf");
+        let pdf = to_pdf_in(Some(&cache), None, rtf, Kind::Rtf).unwrap();
+        assert_eq!(pdf.parent(), Some(cache.as_path()));
+        assert_eq!(mode(&pdf), 0o600);
+        assert_eq!(mode(&cache), 0o700);
+        assert_eq!(mode(&root.path().join("lexrun")), 0o700);
+        // The cached one, the second time; an entry that is a link is made again, in place.
+        assert_eq!(to_pdf_in(Some(&cache), None, rtf, Kind::Rtf).unwrap(), pdf);
+        let elsewhere = root.path().join("elsewhere.pdf");
+        std::fs::rename(&pdf, &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &pdf).unwrap();
+        assert_eq!(to_pdf_in(Some(&cache), None, rtf, Kind::Rtf).unwrap(), pdf);
+        assert!(!std::fs::symlink_metadata(&pdf).unwrap().is_symlink());
+        // A link in the place of the folder: nothing is written where it points.
+        let target = root.path().join("target");
+        std::fs::create_dir(&target).unwrap();
+        let linked = root.path().join("linked");
+        std::os::unix::fs::symlink(&target, &linked).unwrap();
+        let other = b"{\\rtf1\\ansi Another letter.\\par}";
+        let made = to_pdf_in(Some(&linked), None, other, Kind::Rtf).unwrap();
+        assert!(!made.starts_with(&linked), "{}", made.display());
+        assert_eq!(mode(&made), 0o600);
+        assert_eq!(mode(made.parent().unwrap()), 0o700);
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
     }
 
     #[test]
