@@ -100,7 +100,8 @@ pub(super) fn cmd_verify(
     let v = match crate::verify::verify_then(&draft, &evidence, || match &ledger {
         Some((dir, url)) => {
             let seen = seen.lock().map(|m| m.clone()).unwrap_or_default();
-            ledger_taint(&evidence, dir, url.as_deref(), &seen)
+            crate::store::Store::open_with(dir, url.as_deref())
+                .map(|store| crate::verify::taint::from_ledger(&store, &evidence, &seen))
         }
         None => Ok(Default::default()),
     }) {
@@ -166,55 +167,4 @@ fn ledger_at() -> Option<(std::path::PathBuf, Option<String>)> {
     let dir = store_dir(None, std::path::Path::new("."));
     let url = ledger_url(None);
     (url.is_some() || dir.join("ledger.sqlite").is_file()).then_some((dir, url))
-}
-
-/// What the ledger knows that bears on this evidence: the claims models wrote in the matters
-/// these files were seen in, and when each file was first seen (a file lexrun never saw
-/// counts as new). `seen` holds the text hash of each file the evidence pass read.
-fn ledger_taint(
-    evidence: &crate::verify::Evidence,
-    dir: &std::path::Path,
-    url: Option<&str>,
-    seen: &HashMap<String, String>,
-) -> Result<crate::verify::taint::Taint, crate::store::StoreError> {
-    use crate::verify::DocSource;
-    let mut taint = crate::verify::taint::Taint::default();
-    let store = crate::store::Store::open_with(dir, url)?;
-    let now = crate::store::now_ms();
-    let mut matters: Vec<String> = Vec::new();
-    let mut files = Vec::new();
-    for s in &evidence.sources {
-        let name = match s {
-            DocSource::File(p) => p.display().to_string(),
-            DocSource::Memory(crate::verify::Doc::Pages { path, .. }) => path.clone(),
-            DocSource::Memory(_) => continue,
-        };
-        // A file the pass could not read has no text: the hash of nothing, as before.
-        let th = seen
-            .get(&name)
-            .cloned()
-            .unwrap_or_else(|| crate::store::shingles::text_hash(""));
-        for m in store.matters_seen(&th) {
-            if !matters.contains(&m) {
-                matters.push(m);
-            }
-        }
-        files.push((name, th));
-    }
-    for m in &matters {
-        taint
-            .claims
-            .extend(crate::run::intake::model_claims(&store, Some(m)));
-    }
-    if taint.claims.is_empty() {
-        return Ok(taint);
-    }
-    for (name, th) in files {
-        if store.admitted_text(&th).is_some() {
-            continue;
-        }
-        let at = store.first_seen(None, &th).unwrap_or(now);
-        taint.entered.insert(name, at);
-    }
-    Ok(taint)
 }

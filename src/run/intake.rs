@@ -8,13 +8,12 @@
 //! file only by saying so in the workflow (`admit "FILE" because "REASON"`), and the ledger
 //! records it.
 
-use std::collections::HashMap;
 use std::io::Read;
 
 use serde::Serialize;
 
 use crate::store::{shingles, Store};
-use crate::verify::taint::{Carried, ModelClaim, Taint};
+use crate::verify::taint::{self, Carried};
 
 /// At this share of an output's fingerprints found in a file, the file is a copy of it
 /// (a 30% word edit keeps about a third of the three-word runs, an excerpt of 30% of a text
@@ -312,31 +311,11 @@ fn admission(v: &Verdict, path: &std::path::Path, admit: &[(String, String)]) ->
         .map(|(_, r)| r.clone())
 }
 
-/// The claims models wrote in a matter that lexrun saw first in their output, for the
-/// verifier: a claim verification found in the evidence when the model wrote it came from the
-/// evidence, not from the model.
-pub fn model_claims(store: &Store, matter: Option<&str>) -> Vec<ModelClaim> {
-    store
-        .model_claims(matter)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|c| c.status != "supported")
-        .filter_map(|c| {
-            Some(ModelClaim {
-                kind: serde_json::from_value(serde_json::Value::String(c.kind)).ok()?,
-                key: serde_json::from_str(&c.key).ok()?,
-                text: c.text,
-                run: c.run_id,
-                stage: c.stage,
-                at: c.created,
-            })
-        })
-        .collect()
-}
+pub use crate::verify::taint::model_claims;
 
 /// Claim taint at intake: marks each file of one matter (`verdicts`, with the text of each
-/// page in `pages`) that is the only support of claims models wrote before it entered.
-/// Files admitted by the workflow are never late.
+/// page in `pages`) that is the only support of claims models wrote before it entered
+/// (`verify::taint` decides which).
 pub fn check_taint(
     store: &Store,
     matter: &str,
@@ -344,22 +323,18 @@ pub fn check_taint(
     pages: &[Vec<String>],
     prefixes: &[String],
 ) {
-    let claims = model_claims(store, Some(matter));
-    if claims.is_empty() {
-        return;
-    }
-    let mut ev = crate::verify::Evidence::new(prefixes.to_vec());
-    let mut taint = Taint {
-        claims,
-        entered: HashMap::new(),
-    };
-    for (v, p) in verdicts.iter().zip(pages) {
-        ev.add_pages(v.file.clone(), p.clone());
-        if v.admitted.is_none() && store.admitted_text(&v.text_hash).is_none() {
-            taint.entered.insert(v.file.clone(), v.first_seen);
-        }
-    }
-    let carriers = crate::verify::taint::carriers(&ev, &taint);
+    let offered: Vec<taint::Offered<'_>> = verdicts
+        .iter()
+        .zip(pages)
+        .map(|(v, p)| taint::Offered {
+            file: &v.file,
+            text_hash: &v.text_hash,
+            admitted: v.admitted.is_some(),
+            first_seen: v.first_seen,
+            pages: p,
+        })
+        .collect();
+    let carriers = taint::at_intake(store, matter, &offered, prefixes);
     for c in carriers {
         if let Some(v) = verdicts.iter_mut().find(|v| v.file == c.file) {
             v.carries = c.claims;

@@ -4,13 +4,18 @@
 //! support is set aside: the claim stays unsupported, and the reason names the file and the
 //! run and stage that generated the claim. Files admitted on purpose are not late.
 //!
-//! The verifier knows nothing of the ledger: the caller passes, as data, the claims models
-//! wrote (with when and where) and when each evidence file entered the matter.
+//! All of claim taint is here. The ledger (`store`) only records what models wrote and when
+//! each file was first seen; this module reads it ([`model_claims`]), decides which files are
+//! late for which claims, sets their support aside in a verification ([`apply`], through
+//! `verify::verify_with`) and names the files that alone carry such claims at intake
+//! ([`at_intake`]); for `lexrun verify` it gathers what the ledger knows of the files given
+//! ([`from_ledger`]). The run's intake guard and the CLI call it and decide nothing.
 
 use std::collections::HashMap;
 
 use super::index::Index;
 use super::{Claim, DocSource, Evidence, Key, Kind, Location, Outcome, Status, Verification};
+use crate::store::Store;
 
 /// A claim a model wrote, as the ledger gives it back.
 #[derive(Clone, Debug)]
@@ -261,6 +266,110 @@ pub fn carriers(evidence: &Evidence, taint: &Taint) -> Vec<Carrier> {
         .into_iter()
         .map(|(file, claims)| Carrier { file, claims })
         .collect()
+}
+
+/// The claims models wrote in a matter (in every matter when `None`) that lexrun saw first
+/// in their output: a claim verification found in the evidence when the model wrote it came
+/// from the evidence, not from the model. A ledger that does not answer gives none.
+pub fn model_claims(store: &Store, matter: Option<&str>) -> Vec<ModelClaim> {
+    store
+        .model_claims(matter)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| c.status != "supported")
+        .filter_map(|c| {
+            Some(ModelClaim {
+                kind: serde_json::from_value(serde_json::Value::String(c.kind)).ok()?,
+                key: serde_json::from_str(&c.key).ok()?,
+                text: c.text,
+                run: c.run_id,
+                stage: c.stage,
+                at: c.created,
+            })
+        })
+        .collect()
+}
+
+/// A file offered to a run as evidence, as claim taint sees it.
+pub struct Offered<'a> {
+    /// As the workflow names it.
+    pub file: &'a str,
+    pub text_hash: &'a str,
+    /// Admitted by the workflow: never late.
+    pub admitted: bool,
+    /// When its text was first seen in the matter (milliseconds).
+    pub first_seen: i64,
+    pub pages: &'a [String],
+}
+
+/// Claim taint at intake: the files of one matter that are the only support of claims models
+/// wrote there before the files entered. Files the workflow admits, or a person admitted by
+/// content before, are never late.
+pub fn at_intake(
+    store: &Store,
+    matter: &str,
+    files: &[Offered<'_>],
+    prefixes: &[String],
+) -> Vec<Carrier> {
+    let claims = model_claims(store, Some(matter));
+    if claims.is_empty() {
+        return Vec::new();
+    }
+    let mut ev = Evidence::new(prefixes.to_vec());
+    let mut taint = Taint {
+        claims,
+        entered: HashMap::new(),
+    };
+    for f in files {
+        ev.add_pages(f.file.to_string(), f.pages.to_vec());
+        if !f.admitted && store.admitted_text(f.text_hash).is_none() {
+            taint.entered.insert(f.file.to_string(), f.first_seen);
+        }
+    }
+    carriers(&ev, &taint)
+}
+
+/// What the ledger knows that bears on evidence given to `lexrun verify`: the claims models
+/// wrote in the matters these files were seen in, and when each file was first seen (a file
+/// lexrun never saw counts as new). `seen` holds the text hash of each file the evidence
+/// pass read.
+pub fn from_ledger(store: &Store, evidence: &Evidence, seen: &HashMap<String, String>) -> Taint {
+    let mut taint = Taint::default();
+    let now = crate::store::now_ms();
+    let mut matters: Vec<String> = Vec::new();
+    let mut files = Vec::new();
+    for s in &evidence.sources {
+        let name = match s {
+            DocSource::File(p) => p.display().to_string(),
+            DocSource::Memory(super::Doc::Pages { path, .. }) => path.clone(),
+            DocSource::Memory(_) => continue,
+        };
+        // A file the pass could not read has no text: the hash of nothing.
+        let th = seen
+            .get(&name)
+            .cloned()
+            .unwrap_or_else(|| crate::store::shingles::text_hash(""));
+        for m in store.matters_seen(&th) {
+            if !matters.contains(&m) {
+                matters.push(m);
+            }
+        }
+        files.push((name, th));
+    }
+    for m in &matters {
+        taint.claims.extend(model_claims(store, Some(m)));
+    }
+    if taint.claims.is_empty() {
+        return taint;
+    }
+    for (name, th) in files {
+        if store.admitted_text(&th).is_some() {
+            continue;
+        }
+        let at = store.first_seen(None, &th).unwrap_or(now);
+        taint.entered.insert(name, at);
+    }
+    taint
 }
 
 #[cfg(test)]
