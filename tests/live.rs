@@ -10,7 +10,7 @@ use std::fs;
 use std::path::Path;
 
 use serde_json::Value;
-use support::{run_record, servers, stderr, Lexrun};
+use support::{read_docx, run_record, servers, stderr, Lexrun};
 
 const MATTER: &str = "workflows/matters/okafor-v-lakeside";
 
@@ -303,26 +303,85 @@ fn the_live_workflow_runs_to_the_end_on_a_real_model_and_its_verdicts_hold() {
         assert!(m.steps.iter().any(|s| s.name == "judge draft"), "{err}");
     }
 
-    // The exit code is the verifier's; the documents follow it.
-    let docx = out.join("declaration.docx");
-    if decision == "passed" || decision == "flagged" {
+    // The exit code is the verifier's; the documents follow it. A blocked draft is still
+    // written for a person to read, beside the declared path and marked as not for filing.
+    let filed = out.join("declaration.docx");
+    let draft = out.join("declaration.blocked-draft.docx");
+    let docx = if decision == "passed" || decision == "flagged" {
         assert_eq!(code, Some(0), "{err}");
-        let txt = dir.path().join("txt");
-        let s = std::process::Command::new("soffice")
-            .args(["--headless", "--convert-to", "txt:Text", "--outdir"])
-            .arg(&txt)
-            .arg(&docx)
-            .env("HOME", dir.path())
-            .output()
-            .expect("LibreOffice (scripts/install-tools installs it)");
-        assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
-        let text = fs::read_to_string(txt.join("declaration.txt")).unwrap();
-        assert!(text.contains("Verification"), "{text}");
+        assert!(!draft.exists(), "a blocked draft of a draft that passed");
+        filed
     } else {
         assert_eq!(decision, "blocked");
         assert_eq!(code, Some(1), "{err}");
-        assert!(!docx.exists(), "a blocked draft was written");
+        assert!(
+            !filed.exists(),
+            "a blocked draft was written as the filing copy"
+        );
+        assert!(
+            !out.join("declaration.md").exists(),
+            "a blocked draft left as Markdown"
+        );
         let md = fs::read_to_string(run.join("report.md")).unwrap();
         assert!(md.contains("blocked"), "{md}");
+        draft
+    };
+    // It opens in two readers that are not lexrun's: python-docx and LibreOffice.
+    let d = read_docx(&docx);
+    let paragraphs: Vec<String> = d["paragraphs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    let body = paragraphs.join("\n");
+    let rows = d["tables"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_array()
+        .unwrap();
+    assert_eq!(rows.len(), claims.len() + 1, "one appendix row per claim");
+    if docx.ends_with("declaration.blocked-draft.docx") {
+        assert_eq!(
+            paragraphs[0], "BLOCKED DRAFT — NOT FOR FILING OR SIGNATURE",
+            "{body}"
+        );
+        assert!(d["footer"].to_string().contains("NOT FOR FILING"));
+        // Every claim that is not supported is removed, and its marker names its row.
+        let marker =
+            regex::Regex::new(r"\[removed: [^\]]* — appendix nos?\. ([0-9, ]+)\]").unwrap();
+        let marked: Vec<usize> = marker
+            .captures_iter(&body)
+            .flat_map(|c| {
+                c[1].split(", ")
+                    .map(|n| n.trim().parse::<usize>().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for (i, c) in claims.iter().enumerate() {
+            if c["status"] != "supported" {
+                assert!(
+                    marked.contains(&(i + 1)),
+                    "claim {} not removed: {c}\n{body}",
+                    i + 1
+                );
+            }
+        }
+    } else {
+        assert!(!body.contains("BLOCKED"), "{body}");
     }
+    let txt = dir.path().join("txt");
+    let s = std::process::Command::new("soffice")
+        .args(["--headless", "--convert-to", "txt:Text", "--outdir"])
+        .arg(&txt)
+        .arg(&docx)
+        .env("HOME", dir.path())
+        .output()
+        .expect("LibreOffice (scripts/install-tools installs it)");
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let stem = docx.file_stem().unwrap().to_string_lossy().into_owned();
+    let text = fs::read_to_string(txt.join(format!("{stem}.txt"))).unwrap();
+    assert!(text.contains("Verification appendix"), "{text}");
 }

@@ -48,6 +48,17 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
+/// A document that must not be filed or signed as it stands (a draft its verification
+/// blocked): `lines` in a red box above everything else, and `mark` beside the page number of
+/// every page, so that no page of it can be mistaken for a filing copy.
+#[derive(Clone, Debug)]
+pub struct Notice {
+    /// Short, on every page: `BLOCKED DRAFT — NOT FOR FILING`.
+    pub mark: String,
+    /// The box at the top: the first line in capitals and bold, the rest as written.
+    pub lines: Vec<String>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Document {
     pub title: String,
@@ -56,6 +67,8 @@ pub struct Document {
     /// Markdown after the body: a signature block and jurat.
     pub closing: Option<String>,
     pub appendix: Option<Table>,
+    /// Set on a draft that must not be filed: see [`Notice`].
+    pub notice: Option<Notice>,
     pub style: Style,
     /// Custom document properties (name, value): the run's provenance.
     pub properties: Vec<(String, String)>,
@@ -79,6 +92,11 @@ pub fn esc(s: &str) -> String {
 }
 
 fn run(text: &str, bold: bool, italic: bool) -> String {
+    styled_run(text, bold, italic, "")
+}
+
+/// A run with more run properties (`extra`, e.g. a colour) after bold and italic.
+fn styled_run(text: &str, bold: bool, italic: bool, extra: &str) -> String {
     let mut rpr = String::new();
     if bold {
         rpr.push_str("<w:b/>");
@@ -86,6 +104,7 @@ fn run(text: &str, bold: bool, italic: bool) -> String {
     if italic {
         rpr.push_str("<w:i/>");
     }
+    rpr.push_str(extra);
     let rpr = if rpr.is_empty() {
         String::new()
     } else {
@@ -224,6 +243,29 @@ fn caption_xml(c: &Caption, title: &str) -> String {
     s
 }
 
+/// Dark red, for a blocked draft's notice and its page mark.
+const NOTICE_COLOR: &str = "<w:color w:val=\"C00000\"/>";
+
+/// The notice's box: every line inside one border, the first in bold capitals.
+fn notice_xml(n: &Notice) -> String {
+    let border = "<w:pBdr><w:top w:val=\"single\" w:sz=\"18\" w:space=\"4\" w:color=\"C00000\"/><w:left w:val=\"single\" w:sz=\"18\" w:space=\"4\" w:color=\"C00000\"/><w:bottom w:val=\"single\" w:sz=\"18\" w:space=\"4\" w:color=\"C00000\"/><w:right w:val=\"single\" w:sz=\"18\" w:space=\"4\" w:color=\"C00000\"/></w:pBdr>";
+    let mut s = String::new();
+    for (i, line) in n.lines.iter().enumerate() {
+        let (text, bold, jc) = if i == 0 {
+            (line.to_uppercase(), true, "<w:jc w:val=\"center\"/>")
+        } else {
+            (line.clone(), false, "")
+        };
+        s.push_str(&para(
+            Some("Compact"),
+            &format!("{border}{jc}<w:spacing w:after=\"60\"/>"),
+            &styled_run(&text, bold, false, NOTICE_COLOR),
+        ));
+    }
+    s.push_str(&para(None, "", ""));
+    s
+}
+
 fn table_xml(t: &Table) -> String {
     let mut s = para(None, "<w:pageBreakBefore/>", "");
     s.push_str(&para(Some("Heading1"), "", &run(&t.title, false, false)));
@@ -265,6 +307,9 @@ const W_NS: &str = "xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml
 pub fn document_xml(d: &Document) -> String {
     let md = markdown::parse(&d.body);
     let mut body = String::new();
+    if let Some(n) = &d.notice {
+        body.push_str(&notice_xml(n));
+    }
     if let Some(c) = &d.caption {
         body.push_str(&caption_xml(c, &d.title));
     } else if !d.title.is_empty() {
@@ -341,9 +386,13 @@ fn styles_xml(st: &Style) -> String {
     )
 }
 
-fn footer_xml() -> String {
+/// The page number, centred; a blocked draft's mark before it on every page.
+fn footer_xml(notice: Option<&Notice>) -> String {
+    let mark = notice
+        .map(|n| styled_run(&format!("{} — page ", n.mark), true, false, NOTICE_COLOR))
+        .unwrap_or_default();
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<w:ftr {W_NS}><w:p><w:pPr><w:jc w:val=\"center\"/></w:pPr><w:fldSimple w:instr=\" PAGE \"><w:r><w:t>1</w:t></w:r></w:fldSimple></w:p></w:ftr>"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<w:ftr {W_NS}><w:p><w:pPr><w:jc w:val=\"center\"/></w:pPr>{mark}<w:fldSimple w:instr=\" PAGE \"><w:r><w:t>1</w:t></w:r></w:fldSimple></w:p></w:ftr>"
     )
 }
 
@@ -369,7 +418,10 @@ fn core_xml(d: &Document) -> String {
         .collect();
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<cp:coreProperties xmlns:cp=\"http://schemas.openxmlformats.org/package/2006/metadata/core-properties\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\" xmlns:dcterms=\"http://purl.org/dc/terms/\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"><dc:title>{}</dc:title><dc:creator>lexrun</dc:creator><cp:keywords>{}</cp:keywords><dc:description>Drafted by lexrun from a workflow run; see the custom properties for its provenance.</dc:description></cp:coreProperties>",
-        esc(&d.title),
+        esc(&match &d.notice {
+            Some(n) => format!("{}: {}", n.mark, d.title),
+            None => d.title.clone(),
+        }),
         esc(&keywords.join("; "))
     )
 }
@@ -398,7 +450,7 @@ pub fn write(d: &Document, path: &Path) -> Result<(), super::DocumentError> {
         ("word/document.xml", document_xml(d)),
         ("word/styles.xml", styles_xml(&d.style)),
         ("word/footnotes.xml", footnotes_xml(d)),
-        ("word/footer1.xml", footer_xml()),
+        ("word/footer1.xml", footer_xml(d.notice.as_ref())),
         ("docProps/core.xml", core_xml(d)),
         ("docProps/app.xml", APP.to_string()),
     ];
@@ -430,6 +482,30 @@ mod tests {
             esc("A & B <c> \"d\"\u{1}\u{FFFD}"),
             "A &amp; B &lt;c&gt; &quot;d&quot;\u{FFFD}"
         );
+    }
+
+    #[test]
+    fn a_notice_comes_first_and_marks_every_page() {
+        let d = Document {
+            title: "Declaration".into(),
+            body: "1. I paid rent.".into(),
+            notice: Some(Notice {
+                mark: "BLOCKED DRAFT — NOT FOR FILING".into(),
+                lines: vec!["Blocked draft".into(), "Two claims removed.".into()],
+            }),
+            ..Document::default()
+        };
+        let x = document_xml(&d);
+        let (notice, title, body) = (
+            x.find("BLOCKED DRAFT").unwrap(),
+            x.find("DECLARATION").unwrap(),
+            x.find("I paid rent.").unwrap(),
+        );
+        assert!(notice < title && title < body, "{x}");
+        assert!(x.contains("Two claims removed."));
+        assert!(footer_xml(d.notice.as_ref()).contains("BLOCKED DRAFT — NOT FOR FILING — page "));
+        assert!(!footer_xml(None).contains("BLOCKED"));
+        assert!(core_xml(&d).contains("<dc:title>BLOCKED DRAFT — NOT FOR FILING: Declaration"));
     }
 
     #[test]

@@ -92,8 +92,9 @@ pub fn docx_to_pdf(
             program: soffice.clone(),
             source,
         })?;
-    let stem = docx.file_stem().unwrap_or_default();
-    let made = work.path().join(stem).with_extension("pdf");
+    // LibreOffice names its PDF by the whole stem: `a.blocked-draft.docx` → `a.blocked-draft.pdf`.
+    let stem = docx.file_stem().unwrap_or_default().to_string_lossy();
+    let made = work.path().join(format!("{stem}.pdf"));
     if !made.is_file() {
         return Err(DocumentError::NotConverted(
             docx.to_path_buf(),

@@ -15,6 +15,7 @@
 //! `output`s are written to `<out>/` (`<out>/<matter>/` with several matters). Every finished
 //! step is on disk the moment it finishes: a failure or Ctrl-C later loses nothing.
 
+mod blocked;
 pub mod cache_key;
 mod call;
 pub mod events;

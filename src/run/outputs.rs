@@ -25,6 +25,8 @@ pub(super) enum OutputError {
     NoFile(String, String),
     #[error("no verification report for `{0}` to append")]
     NoReport(String),
+    #[error("the claims that blocked `{0}` are not where its verification report places them, so they cannot be removed from it")]
+    Unmarkable(String),
     #[error("cannot read `{}`: {source}", path.display())]
     Read {
         path: PathBuf,
@@ -113,7 +115,56 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
         let (status, missing) = if let Err(e) = &lock {
             (format!("not written: {e}"), true)
         } else if blocked(&o.from) {
-            ("not written: verification blocked it".to_string(), false)
+            // A document of a model's draft is still written for a person to read, as a
+            // blocked draft beside the declared path; nothing else leaves.
+            let doc = matches!(o.format.as_str(), "docx" | "pdf")
+                && rec
+                    .steps
+                    .iter()
+                    .rev()
+                    .find(|s| s.name == o.from)
+                    .is_some_and(|s| s.kind == "model");
+            let block = sh
+                .plan
+                .verify
+                .iter()
+                .map(|u| &u.item)
+                .find(|v| v.stage == o.from);
+            match (doc, block) {
+                (true, Some(v)) => {
+                    let draft = blocked::blocked_path(&dest);
+                    let made = render_output(sh, m, rec, o, &draft, Some(v)).and_then(
+                        |(bytes, removed)| {
+                            commit_output(sh, m, rec, o, &draft, bytes).map(|()| removed)
+                        },
+                    );
+                    match made {
+                        Ok(removed) => {
+                            written.push(OutputRecord {
+                                path: draft.display().to_string(),
+                                from: o.from.clone(),
+                                status: format!(
+                                    "written as a blocked draft, not for filing: {removed} unsupported claim{} removed and listed in its appendix",
+                                    if removed == 1 { "" } else { "s" }
+                                ),
+                                missing: false,
+                            });
+                            (
+                                format!(
+                                    "not written: verification blocked it (its blocked draft is {})",
+                                    draft.file_name().unwrap_or_default().to_string_lossy()
+                                ),
+                                false,
+                            )
+                        }
+                        Err(e) => (
+                            format!("not written: verification blocked it, and its blocked draft could not be made: {e}"),
+                            false,
+                        ),
+                    }
+                }
+                _ => ("not written: verification blocked it".to_string(), false),
+            }
         } else if unjudged(&o.from) {
             (
                 "not written: its sentences citing pages could not be judged".to_string(),
@@ -122,8 +173,8 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
         } else {
             match status_of(&o.from) {
                 Some(Status::Done | Status::Stopped) => {
-                    match render_output(sh, m, rec, o, &dest)
-                        .and_then(|bytes| commit_output(sh, m, rec, o, &dest, bytes))
+                    match render_output(sh, m, rec, o, &dest, None)
+                        .and_then(|(bytes, _)| commit_output(sh, m, rec, o, &dest, bytes))
                     {
                         Ok(()) => ("written".to_string(), false),
                         Err(e) => (format!("not written: {e}"), true),
@@ -146,7 +197,7 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
     for w in &written {
         sh.events.say(&format!(
             "  {} {}",
-            if w.status == "written" {
+            if w.status.starts_with("written") {
                 "wrote"
             } else {
                 "     "
@@ -172,14 +223,26 @@ pub(super) fn status_word(s: Status) -> &'static str {
     }
 }
 
-/// The bytes of a declared output, laid out or copied from its stage (without its marker).
+/// The Markdown report of the verification round that decided `stage` (the last one).
+fn deciding_report(m: &Matter, rec: &MatterRecord, stage: &str) -> PathBuf {
+    rec.verifications
+        .iter()
+        .rfind(|v| v.stage == stage)
+        .map(|v| PathBuf::from(&v.report))
+        .unwrap_or_else(|| m.run_dir.join(format!("verify-{stage}")).join("report.md"))
+}
+
+/// The bytes of a declared output, laid out or copied from its stage (without its marker),
+/// and how many claims were removed from it: a blocked draft of the document when `blocked`
+/// names the verification that blocked it.
 pub(super) fn render_output(
     sh: &Shared,
     m: &Matter,
     rec: &MatterRecord,
     output: &Output,
     dest: &Path,
-) -> Result<Vec<u8>, OutputError> {
+    blocked: Option<&Verify>,
+) -> Result<(Vec<u8>, usize), OutputError> {
     let (from, format, appendix) = (
         output.from.as_str(),
         output.format.as_str(),
@@ -215,20 +278,21 @@ pub(super) fn render_output(
     };
     if step.kind == "model" && matches!(format, "docx" | "pdf") {
         let md = pick("md").ok_or_else(|| OutputError::NoText(from.to_string()))?;
-        return render_document(sh, m, step, &md, output, dest);
+        let report = deciding_report(m, rec, from).with_extension("json");
+        return render_document(sh, m, step, &md, &report, output, dest, blocked);
     }
     let src = pick(format)
         .or_else(|| if format == "json" { pick("md") } else { None })
         .ok_or_else(|| OutputError::NoFile(from.to_string(), format.to_string()))?;
     let mut bytes = crate::atomic::read_own(Path::new(&src)).map_err(read_err(&src))?;
     if appendix == Some("verification") && matches!(format, "md" | "txt") {
-        let report = m.run_dir.join(format!("verify-{from}")).join("report.md");
+        let report = deciding_report(m, rec, from);
         if let Ok(r) = crate::atomic::read_own(&report) {
             bytes.extend_from_slice(b"\n\n---\n\n");
             bytes.extend_from_slice(&r);
         }
     }
-    Ok(bytes)
+    Ok((bytes, 0))
 }
 
 /// Marks an output as lexrun's — a provenance comment at the end of Markdown and text, a
@@ -439,18 +503,47 @@ impl FolderLock {
 }
 
 /// A Word or PDF document from a stage's text: caption from the matter's `matter.json`,
-/// signature block and jurat for affidavits, the verification appendix when asked for.
+/// signature block and jurat for affidavits, the verification appendix (`report`, the deciding
+/// round's `report.json`) when asked for. When `blocked` names the verification that blocked
+/// the text, a blocked draft instead (see [`blocked`]): always with the appendix, never with
+/// a jurat; with the number of claims removed.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn render_document(
     sh: &Shared,
     m: &Matter,
     step: &StepRecord,
     md: &str,
+    report: &Path,
     output: &Output,
     dest: &Path,
-) -> Result<Vec<u8>, OutputError> {
+    blocked: Option<&Verify>,
+) -> Result<(Vec<u8>, usize), OutputError> {
     use crate::document::{self, docx};
     let (format, appendix) = (output.format.as_str(), output.appendix.as_deref());
     let text = std::fs::read(md).map_err(read_err(md))?;
+    let verification: Option<Value> = if appendix == Some("verification") || blocked.is_some() {
+        Some(
+            std::fs::read(report)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .ok_or_else(|| OutputError::NoReport(step.name.clone()))?,
+        )
+    } else {
+        None
+    };
+    let claims: Vec<Value> = verification
+        .as_ref()
+        .and_then(|v| v["claims"].as_array().cloned())
+        .unwrap_or_default();
+    let removed: Vec<usize> = blocked
+        .map(|v| blocked::blocking(v, &claims))
+        .unwrap_or_default();
+    let body = String::from_utf8_lossy(&text).into_owned();
+    let body = match blocked {
+        Some(_) => blocked::strike(&body, &claims, &removed)
+            .ok_or_else(|| OutputError::Unmarkable(step.name.clone()))?,
+        None => body,
+    };
     let caption: Option<docx::Caption> = match std::fs::read(m.dir.join("matter.json")) {
         Ok(b) => Some(
             serde_json::from_slice(&b).map_err(|source| OutputError::Matter {
@@ -460,29 +553,31 @@ pub(super) fn render_document(
         ),
         Err(_) => None,
     };
-    let closing = output.closing().map(|Closing::Jurat| {
-        let affiant = caption
-            .as_ref()
-            .map(|c| c.affiant.clone())
-            .filter(|a| !a.is_empty());
-        let vars = json!({"affiant": affiant.unwrap_or_else(|| "Affiant".into())});
-        prompt::render(document::AFFIDAVIT_CLOSING, &vars).unwrap_or_default()
-    });
-    let table = if appendix == Some("verification") {
-        let report = m
-            .run_dir
-            .join(format!("verify-{}", step.name))
-            .join("report.json");
-        let v: Value = std::fs::read(&report)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .ok_or_else(|| OutputError::NoReport(step.name.clone()))?;
+    // A blocked draft is not to be signed: no signature block, no jurat.
+    let closing = output
+        .closing()
+        .filter(|_| blocked.is_none())
+        .map(|Closing::Jurat| {
+            let affiant = caption
+                .as_ref()
+                .map(|c| c.affiant.clone())
+                .filter(|a| !a.is_empty());
+            let vars = json!({"affiant": affiant.unwrap_or_else(|| "Affiant".into())});
+            prompt::render(document::AFFIDAVIT_CLOSING, &vars).unwrap_or_default()
+        });
+    let table = if let Some(v) = &verification {
         let rows = v["claims"]
             .as_array()
             .map(|cs| {
                 cs.iter()
                     .enumerate()
                     .map(|(i, c)| {
+                        let detail = appendix_detail(c);
+                        let detail = match removed.contains(&i) {
+                            true if detail.is_empty() => "removed from this draft".to_string(),
+                            true => format!("removed from this draft: {detail}"),
+                            false => detail,
+                        };
                         let src = &c["source"];
                         vec![
                             (i + 1).to_string(),
@@ -503,7 +598,7 @@ pub(super) fn render_document(
                                 .map(|p| p.to_string())
                                 .unwrap_or_default(),
                             src["bates"].as_str().unwrap_or("").into(),
-                            appendix_detail(c),
+                            detail,
                         ]
                     })
                     .collect()
@@ -512,7 +607,12 @@ pub(super) fn render_document(
         Some(docx::Table {
             title: "Verification appendix".into(),
             note: format!(
-                "Every citation, date, Bates number, quotation and amount in this document{}, checked against the evidence: {} supported, {} unsupported{}.",
+                "{}Every citation, date, Bates number, quotation and amount {}{}, checked against the evidence: {} supported, {} unsupported{}.",
+                match blocked {
+                    Some(_) => format!("This draft was blocked: the {} claim{} marked “removed from this draft” below {} taken out of its text, each replaced there by its number in bold. ", removed.len(), if removed.len() == 1 { "" } else { "s" }, if removed.len() == 1 { "was" } else { "were" }),
+                    None => String::new(),
+                },
+                if blocked.is_some() { "the model wrote" } else { "in this document" },
                 if v["claims"].as_array().is_some_and(|cs| cs.iter().any(|c| c["kind"] == "proposition")) {
                     ", and every sentence that cites pages, judged against those pages"
                 } else {
@@ -530,13 +630,29 @@ pub(super) fn render_document(
     } else {
         None
     };
-    let props = provenance(sh, m, step, &text);
+    let mut props = provenance(sh, m, step, &text);
+    let notice = blocked.map(|_| {
+        props.push((
+            "lexrun.verification".into(),
+            "blocked: not for filing".into(),
+        ));
+        blocked::notice(
+            &m.name,
+            &sh.run_id,
+            removed.len(),
+            &Path::new(&output.path)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        )
+    });
     let d = docx::Document {
         title: output.title(),
-        body: String::from_utf8_lossy(&text).into_owned(),
+        body,
         caption,
         closing,
         appendix: table,
+        notice,
         style: docx::Style::default(),
         properties: props.clone(),
     };
@@ -552,7 +668,10 @@ pub(super) fn render_document(
         document::docx_to_pdf(&tmp_docx, &pdf, &props)?;
         pdf
     };
-    std::fs::read(&made).map_err(read_err(&made))
+    Ok((
+        std::fs::read(&made).map_err(read_err(&made))?,
+        removed.len(),
+    ))
 }
 
 #[cfg(test)]

@@ -135,3 +135,31 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Every paragraph of the document, its tables' rows, its footer and its title, as python-docx
+/// reads them.
+#[allow(dead_code)]
+pub fn read_docx(path: &std::path::Path) -> serde_json::Value {
+    let script = r#"
+import json, sys, docx
+d = docx.Document(sys.argv[1])
+print(json.dumps({
+    "paragraphs": [p.text for p in d.paragraphs],
+    "tables": [[[c.text for c in r.cells] for r in t.rows] for t in d.tables],
+    "footer": [p.text for s in d.sections for p in s.footer.paragraphs],
+    "title": d.core_properties.title,
+}))
+"#;
+    let o = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("python3 with python-docx (scripts/install-tools installs python3-docx)");
+    assert!(
+        o.status.success(),
+        "python-docx could not open {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
