@@ -454,3 +454,72 @@ fn check_reports_a_pattern_matching_no_document() {
     assert!(err.contains("E113"), "{err}");
     assert!(err.contains("matches no document in the matter"), "{err}");
 }
+
+fn run_with_store(dir: &Path, workflow: &str, out: &Path, store: &Path) -> std::process::Output {
+    Lexrun::new()
+        .current_dir(dir)
+        .env("LEXRUN_STORE", store)
+        .args([workflow, "--out", out.to_str().unwrap()])
+        .output()
+}
+
+#[test]
+fn the_ledger_records_every_volume_and_numbers_continue_across_folders() {
+    tools();
+    let dir = text_matter(
+        "  withhold \"jo/a-note.txt\" as \"Attorney-Client Privilege\" because \"Counsel's note\"\n",
+    );
+    let store = tempfile::tempdir().unwrap();
+    let (out1, out2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = run_with_store(dir.path(), "v1.lex", out1.path(), store.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Volume 2 into another folder: no register there, but the ledger knows volume 1.
+    let o = run_with_store(dir.path(), "v2.lex", out2.path(), store.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = read_dat(&out2.path().join("VOL002/DATA/VOL002.dat"));
+    assert_eq!(rows[0]["BEGBATES"], "JO00003", "{rows:?}");
+    // A range overlapping volume 1, into a third folder: refused from the ledger alone.
+    let out3 = tempfile::tempdir().unwrap();
+    let o = run_with_store(dir.path(), "v3.lex", out3.path(), store.path());
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("already used by volume VOL001"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out3.path().join("VOL003").exists());
+    // The audit: both volumes, each document with its numbers, the withheld one with its
+    // privilege.
+    let audit = |args: &[&str]| {
+        Lexrun::new()
+            .current_dir(dir.path())
+            .env("LEXRUN_STORE", store.path())
+            .args(args)
+            .output()
+    };
+    let o = audit(&["audit", "v1.lex", "--productions"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        text.contains("volume VOL001 (JO00001–JO00002, 1 documents, 2 pages, 1 withheld)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("JO00001–JO00002  jo/b-note.txt (2 pages)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("withheld  jo/a-note.txt (Attorney-Client Privilege)"),
+        "{text}"
+    );
+    assert!(text.contains("volume VOL002 (JO00003–JO00004"), "{text}");
+    let o = audit(&["audit", "v1.lex", "--productions", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    assert_eq!(v[0]["documents"][0]["first_bates"], "JO00001");
+    // A run's own audit names the volume it wrote.
+    let run = v[1]["run_id"].as_str().unwrap();
+    let o = audit(&["audit", "v2.lex", run]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(text.contains("Produced:\n  volume VOL002"), "{text}");
+}

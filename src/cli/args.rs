@@ -96,12 +96,17 @@ pub(super) enum Command {
         store: Option<std::path::PathBuf>,
     },
     /// The chain of custody of a run (default: the last): its sources, and for every output
-    /// and stage text the model, inputs, plan and time.
+    /// and stage text the model, inputs, plan and time, and the production volumes it wrote.
     Audit {
         file: Utf8PathBuf,
         run: Option<String>,
         #[arg(long)]
         json: bool,
+        /// Every production volume the ledger holds instead: each volume's Bates range,
+        /// folder and run, and every document with its numbers (withheld ones with the
+        /// privilege asserted).
+        #[arg(long, conflicts_with = "run")]
+        productions: bool,
         #[arg(long, value_name = "DIR")]
         store: Option<std::path::PathBuf>,
     },

@@ -68,9 +68,17 @@ pub fn main() -> ExitCode {
         Command::Why { file, stage, store } => cmd_why(&file, &stage, store.as_deref(), color),
         Command::Audit {
             file,
+            json,
+            productions,
+            store,
+            ..
+        } if productions => cmd_audit_productions(&file, json, store.as_deref(), color),
+        Command::Audit {
+            file,
             run,
             json,
             store,
+            ..
         } => cmd_audit(&file, run.as_deref(), json, store.as_deref(), color),
         Command::Sources {
             file,

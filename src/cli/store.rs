@@ -122,6 +122,14 @@ pub(super) fn cmd_audit(
     };
     let arts = st.artifacts_of_run(&run);
     info["artifacts"] = serde_json::to_value(&arts).unwrap_or_default();
+    let volumes: Vec<crate::store::Volume> = match st.volumes() {
+        Ok(v) => v.into_iter().filter(|v| v.run_id == run).collect(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    info["volumes"] = serde_json::to_value(&volumes).unwrap_or_default();
     if json {
         return print_out(&(serde_json::to_string_pretty(&info).unwrap_or_default() + "\n"));
     }
@@ -155,6 +163,89 @@ pub(super) fn cmd_audit(
             &a.node_hash[..12.min(a.node_hash.len())],
             &a.hash[..12.min(a.hash.len())]
         ));
+    }
+    if !volumes.is_empty() {
+        out.push_str("\nProduced:\n");
+        for v in &volumes {
+            out.push_str(&volume_text(v));
+        }
+    }
+    print_out(&out)
+}
+
+/// A volume and its documents, as `lexrun audit` prints them.
+fn volume_text(v: &crate::store::Volume) -> String {
+    let produced: Vec<_> = v
+        .documents
+        .iter()
+        .filter(|d| d.first_bates.is_some())
+        .collect();
+    let range = match (produced.first(), produced.last()) {
+        (Some(a), Some(b)) => format!(
+            "{}–{}",
+            a.first_bates.as_deref().unwrap_or(""),
+            b.last_bates.as_deref().unwrap_or("")
+        ),
+        _ => "no pages".into(),
+    };
+    let pages: u64 = produced.iter().map(|d| d.pages).sum();
+    let mut out = format!(
+        "  volume {} ({range}, {} documents, {pages} pages, {} withheld) in {}, run {}\n",
+        v.volume,
+        produced.len(),
+        v.documents.len() - produced.len(),
+        v.folder,
+        v.run_id
+    );
+    for d in &v.documents {
+        let hash = &d.hash[..12.min(d.hash.len())];
+        match (&d.first_bates, &d.last_bates) {
+            (Some(a), Some(b)) => out.push_str(&format!(
+                "    {a}–{b}  {} ({} page{}), blake3 {hash}\n",
+                d.document,
+                d.pages,
+                if d.pages == 1 { "" } else { "s" }
+            )),
+            _ => out.push_str(&format!(
+                "    withheld  {}{}, blake3 {hash}\n",
+                d.document,
+                d.privilege
+                    .as_deref()
+                    .map(|p| format!(" ({p})"))
+                    .unwrap_or_default()
+            )),
+        }
+    }
+    out
+}
+
+/// `lexrun audit FILE --productions`: every volume the ledger holds.
+pub(super) fn cmd_audit_productions(
+    file: &Utf8Path,
+    json: bool,
+    store: Option<&std::path::Path>,
+    color: bool,
+) -> u8 {
+    let (_, _, st) = match open_store(file, store, color, "no audit") {
+        Ok(x) => x,
+        Err(c) => return c,
+    };
+    let volumes = match st.volumes() {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    if json {
+        return print_out(&(serde_json::to_string_pretty(&volumes).unwrap_or_default() + "\n"));
+    }
+    if volumes.is_empty() {
+        return print_out("The ledger holds no production volumes yet.\n");
+    }
+    let mut out = String::from("Production volumes in the ledger:\n");
+    for v in &volumes {
+        out.push_str(&volume_text(v));
     }
     print_out(&out)
 }

@@ -1,12 +1,15 @@
 //! A `production` step: the plan's production handed to `exhibits::production` with the
-//! files its sources matched, and the volume register beside the volumes (`PRODUCTIONS.json`
-//! in the output folder), which says which document went out in which volume under which
-//! numbers, so that a later volume continues the numbering and never reuses it.
+//! files its sources matched. Which document went out in which volume under which numbers is
+//! recorded twice: in the store's ledger (every volume a desk produced, whatever its folder;
+//! `lexrun audit --productions`), and in the volume register beside the volumes
+//! (`PRODUCTIONS.json` in the output folder), which travels with them. A later volume
+//! continues the numbering of both and never reuses a number either knows.
 
 use std::path::{Path, PathBuf};
 
 use crate::exhibits::production::{self as prod, Input, ProductionError, VolumeRecord};
 use crate::plan::production::{Production, RedactWhat};
+use crate::store::{Store, Volume, VolumeDocument};
 
 use super::Produced;
 
@@ -75,6 +78,83 @@ pub enum StepError {
     Production(#[from] ProductionError),
     #[error("the volume register `{}` cannot be read: {}; restore it from a backup before producing another volume", .0.display(), .1)]
     Register(PathBuf, String),
+    #[error("the ledger's earlier volumes cannot be read ({0}), so this volume's Bates numbers cannot be checked against them; nothing was written. Run again when the ledger is back")]
+    LedgerRead(String),
+    #[error("volume {volume} was written to `{}` and listed in its register, but the ledger did not record it ({why}); run the production again when the ledger is back to record it", folder.display())]
+    LedgerWrite {
+        volume: String,
+        folder: PathBuf,
+        why: String,
+    },
+}
+
+/// The ledger's volumes as the register holds them, for those the register does not hold
+/// (volumes written to other folders).
+fn ledger_volumes(
+    store: &Store,
+    register: &[VolumeRecord],
+) -> Result<Vec<VolumeRecord>, StepError> {
+    let volumes = store
+        .volumes()
+        .map_err(|e| StepError::LedgerRead(e.to_string()))?;
+    Ok(volumes
+        .into_iter()
+        .filter(|v| {
+            !register
+                .iter()
+                .any(|r| r.volume == v.volume && r.prefix == v.prefix)
+        })
+        .filter_map(|v| {
+            let (first, last) = v.range()?;
+            Some(VolumeRecord {
+                volume: v.volume,
+                prefix: v.prefix,
+                first,
+                last,
+                ..VolumeRecord::default()
+            })
+        })
+        .collect())
+}
+
+/// The volume as the ledger records it.
+fn ledger_volume(spec: &prod::Spec, r: &VolumeRecord, folder: &Path, run_id: &str) -> Volume {
+    let number = |b: &str| -> Option<u64> {
+        b.strip_prefix(&spec.prefix)?
+            .strip_suffix(spec.suffix.as_str())?
+            .parse()
+            .ok()
+    };
+    let mut documents: Vec<VolumeDocument> = r
+        .documents
+        .iter()
+        .map(|d| VolumeDocument {
+            document: d.document.clone(),
+            status: "produced".into(),
+            first: number(&d.first),
+            last: number(&d.last),
+            first_bates: Some(d.first.clone()),
+            last_bates: Some(d.last.clone()),
+            pages: d.pages,
+            hash: d.hash.clone(),
+            privilege: None,
+        })
+        .collect();
+    documents.extend(r.held.iter().map(|h| VolumeDocument {
+        document: h.document.clone(),
+        status: "withheld".into(),
+        hash: h.hash.clone(),
+        privilege: Some(h.privilege.clone()).filter(|p| !p.is_empty()),
+        ..VolumeDocument::default()
+    }));
+    Volume {
+        volume: r.volume.clone(),
+        prefix: r.prefix.clone(),
+        folder: folder.display().to_string(),
+        run_id: run_id.to_string(),
+        created: 0,
+        documents,
+    }
 }
 
 pub fn read_register(out: &Path) -> Result<Vec<VolumeRecord>, StepError> {
@@ -92,6 +172,7 @@ pub(super) fn run(
     inputs: &[PathBuf],
     matter: &Path,
     out: &Path,
+    ledger: Option<(&Store, &str)>,
 ) -> Result<(Produced, String), StepError> {
     let spec = spec(p);
     let root = matter
@@ -113,13 +194,27 @@ pub(super) fn run(
         })
         .collect();
     let mut register = read_register(out)?;
-    let report = prod::produce(&spec, &inputs, out, &register)?;
+    let mut earlier = register.clone();
+    if let Some((store, _)) = ledger {
+        earlier.extend(ledger_volumes(store, &register)?);
+    }
+    let report = prod::produce(&spec, &inputs, out, &earlier)?;
     register.retain(|v| v.volume != report.record.volume);
     register.push(report.record.clone());
     let path = out.join(REGISTER);
     let json = serde_json::to_vec_pretty(&register).unwrap_or_default();
     crate::atomic::write(&path, &json)
         .map_err(|e| StepError::Register(path.clone(), e.to_string()))?;
+    if let Some((store, run_id)) = ledger {
+        let v = ledger_volume(&spec, &report.record, &report.folder, run_id);
+        store
+            .record_volume(&v)
+            .map_err(|e| StepError::LedgerWrite {
+                volume: spec.volume.clone(),
+                folder: report.folder.clone(),
+                why: e.to_string(),
+            })?;
+    }
     let mut produced = Produced::default();
     let data = report.folder.join("DATA");
     produced.files = vec![

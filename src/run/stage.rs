@@ -34,7 +34,10 @@ pub(super) async fn run_tool_unit(
     let ran = match judge {
         Some(model) => judged_draft(sh, m, i, &step, &tool, &model, results, done).await,
         None => tokio::task::spawn_blocking(move || match &tool.production {
-            Some(p) => production::run(p, &ins, &m2.dir, &m2.out_dir).map_err(|e| e.to_string()),
+            Some(p) => {
+                let ledger = sh2.store.as_deref().map(|st| (st, sh2.run_id.as_str()));
+                production::run(p, &ins, &m2.dir, &m2.out_dir, ledger).map_err(|e| e.to_string())
+            }
             None => tools::run(&step, &tool, &ins, &dir, &m2.dir, &sh2.bates_of, &res)
                 .map_err(|e| e.to_string()),
         })

@@ -43,8 +43,9 @@ CREATE TABLE IF NOT EXISTS admissions (
   matter TEXT, raw_hash TEXT, text_hash TEXT, created BIGINT);
 ";
 
-/// Format 2: claims models wrote, when each evidence file was first seen, and admissions
-/// by content.
+/// Format 2: claims models wrote, when each evidence file was first seen, admissions by
+/// content, and the documents of production volumes (a table an older lexrun of the same
+/// format leaves alone).
 const FORMAT_2: &str = "
 CREATE TABLE IF NOT EXISTS claims (
   matter TEXT NOT NULL, kind TEXT NOT NULL, ident TEXT NOT NULL, key TEXT NOT NULL,
@@ -55,6 +56,11 @@ CREATE TABLE IF NOT EXISTS seen (
   matter TEXT NOT NULL, text_hash TEXT NOT NULL, raw_hash TEXT NOT NULL, path TEXT NOT NULL,
   first_seen BIGINT NOT NULL, PRIMARY KEY (matter, text_hash));
 CREATE INDEX IF NOT EXISTS seen_text ON seen(text_hash);
+CREATE TABLE IF NOT EXISTS produced (
+  volume TEXT NOT NULL, prefix TEXT NOT NULL, folder TEXT NOT NULL, run_id TEXT NOT NULL,
+  created BIGINT NOT NULL, document TEXT NOT NULL, status TEXT NOT NULL, first_no BIGINT,
+  last_no BIGINT, first_bates TEXT, last_bates TEXT, pages BIGINT NOT NULL, hash TEXT NOT NULL,
+  privilege TEXT, UNIQUE (volume, prefix, document));
 ";
 
 fn tables(pg: bool) -> String {

@@ -128,6 +128,17 @@ pub struct VolumeRecord {
     pub last: u64,
     pub documents: Vec<Produced>,
     pub withheld: Vec<String>,
+    /// Each withheld document with its hash and the privilege asserted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<Held>,
+}
+
+/// A withheld document: what it was, and why it was withheld.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Held {
+    pub document: String,
+    pub hash: String,
+    pub privilege: String,
 }
 
 /// Why a volume was not produced. Nothing is left of it on disk.
@@ -578,8 +589,17 @@ pub fn produce(
     };
     let mut expected_stamps: Vec<reread::Page> = Vec::new();
     for (i, d) in docs.iter().enumerate() {
-        if let Fate::Withheld(_) = fates[i] {
+        if let Fate::Withheld(w) = fates[i] {
             record.withheld.push(d.name.clone());
+            record.held.push(Held {
+                document: d.name.clone(),
+                hash: d.hash.clone(),
+                privilege: spec
+                    .withhold
+                    .get(w)
+                    .map(|w| w.privilege.clone())
+                    .unwrap_or_default(),
+            });
         }
         let Some((a, b)) = ranges[i] else { continue };
         let (_, legend) = legend_of(d, spec);
