@@ -24,8 +24,9 @@ pub fn message(
     depth: usize,
     verbatim: bool,
 ) -> Result<Vec<Document>, SourceError> {
+    let closed = close_unterminated(bytes);
     let msg = MessageParser::default()
-        .parse(bytes)
+        .parse(closed.as_deref().unwrap_or(bytes))
         .ok_or_else(|| SourceError::damaged("email", "no message could be parsed from it"))?;
     if msg.headers().is_empty() {
         return Err(SourceError::damaged("email", "it has no message headers"));
@@ -285,9 +286,170 @@ fn split_mbox(bytes: &[u8]) -> Vec<&[u8]> {
     out
 }
 
+/// The boundary a header block's `Content-Type: multipart/…` declares.
+fn declared_boundary(headers: &str) -> Option<String> {
+    let mut unfolded = String::new();
+    for line in headers.lines() {
+        if line.starts_with([' ', '\t']) {
+            unfolded.push(' ');
+            unfolded.push_str(line.trim());
+        } else {
+            unfolded.push('\n');
+            unfolded.push_str(line);
+        }
+    }
+    let ct = unfolded
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("content-type:"))?;
+    let lower = ct.to_ascii_lowercase();
+    if !lower["content-type:".len()..]
+        .trim_start()
+        .starts_with("multipart/")
+    {
+        return None;
+    }
+    let at = lower.find("boundary")? + "boundary".len();
+    let rest = ct[at..].trim_start().strip_prefix('=')?.trim_start();
+    let b = match rest.strip_prefix('"') {
+        Some(q) => q.split('"').next()?,
+        None => rest.split([';', ' ', '\t']).next()?,
+    };
+    (!b.is_empty()).then(|| b.to_string())
+}
+
+/// Which multipart under way `line` is a delimiter of (`--B` or `--B--`), innermost first.
+fn delimiter(open: &[(Vec<u8>, bool)], line: &[u8]) -> Option<usize> {
+    let rest = line.strip_prefix(b"--")?;
+    open.iter().rposition(|(b, _)| {
+        rest.strip_prefix(b.as_slice())
+            .is_some_and(|t| t.is_empty() || t == b"--")
+    })
+}
+
+/// A multipart body whose inner multipart is never closed before the enclosing one's next
+/// delimiter (a forwarded message saved as its headers alone, `boundary=X` and no part of
+/// it): by the MIME rules the enclosing delimiter ends it, but the parser would take every
+/// later part as the inner one's. The delimiters that close such inner multiparts are put
+/// in before the enclosing delimiter; no line of any part changes. `None` when every
+/// multipart is closed.
+fn close_unterminated(bytes: &[u8]) -> Option<Vec<u8>> {
+    if !bytes
+        .windows(8)
+        .any(|w| w.eq_ignore_ascii_case(b"boundary"))
+    {
+        return None;
+    }
+    let crlf = bytes.windows(2).any(|w| w == b"\r\n");
+    let nl: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+    let mut out = Vec::with_capacity(bytes.len() + 64);
+    // Each multipart under way: its boundary, and whether a part of it has begun.
+    let mut open: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut in_headers = true;
+    let mut headers = String::new();
+    let mut changed = false;
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        let bare = line.trim_ascii_end();
+        // A delimiter of a multipart under way: `--B` or `--B--`.
+        let hit = delimiter(&open, bare);
+        if in_headers && hit.is_none() && !bare.is_empty() {
+            headers.push_str(&String::from_utf8_lossy(bare));
+            headers.push('\n');
+            out.extend_from_slice(line);
+            continue;
+        }
+        if in_headers {
+            // The header block ends: a blank line, or (a message of headers alone) the
+            // enclosing delimiter itself.
+            let is_message = headers.lines().any(|l| {
+                let l = l.to_ascii_lowercase();
+                l.starts_with("content-type:") && l.contains("message/rfc822")
+            });
+            if let Some(b) = declared_boundary(&headers) {
+                open.push((b.into_bytes(), false));
+            }
+            headers.clear();
+            if hit.is_none() {
+                // A forwarded message's own headers follow its part's headers.
+                in_headers = is_message;
+                out.extend_from_slice(line);
+                continue;
+            }
+        }
+        let hit = delimiter(&open, bare);
+        if let Some(k) = hit {
+            if k + 1 < open.len() {
+                if !out.ends_with(b"\n") {
+                    out.extend_from_slice(nl);
+                }
+                for (b, begun) in open.drain(k + 1..).rev() {
+                    if in_headers {
+                        out.extend_from_slice(nl);
+                    }
+                    if !begun {
+                        // A multipart of no part: the parser wants one, empty.
+                        out.extend_from_slice(b"--");
+                        out.extend_from_slice(&b);
+                        out.extend_from_slice(nl);
+                        out.extend_from_slice(nl);
+                    }
+                    out.extend_from_slice(b"--");
+                    out.extend_from_slice(&b);
+                    out.extend_from_slice(b"--");
+                    out.extend_from_slice(nl);
+                }
+                changed = true;
+            }
+            let closing = bare.ends_with(b"--") && bare.len() == open[k].0.len() + 4;
+            open[k].1 = true;
+            if closing {
+                open.truncate(k);
+            }
+            in_headers = !closing;
+        }
+        out.extend_from_slice(line);
+    }
+    changed.then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two messages forwarded as their headers alone, each declaring a multipart body it
+    /// does not have, then a third with its body: each is an attachment of its own.
+    pub(super) const HEADERS_ONLY: &str = "From: Ann Lee <ann@example.com>\r\nTo: counsel@example.com\r\nSubject: Three forwards\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed;\r\n boundary=\"outer\"\r\n\r\n--outer\r\nContent-Type: text/plain\r\n\r\nSee the three messages below.\r\n--outer\r\nContent-Type: message/rfc822; name=one.txt\r\nContent-Disposition: attachment; filename=one.txt\r\n\r\nFrom: Bo <bo@example.com>\r\nSubject: First\r\nContent-Type: multipart/alternative; boundary=aaa \r\n--outer\r\nContent-Type: message/rfc822; name=two.txt\r\nContent-Disposition: attachment; filename=two.txt\r\n\r\nFrom: Cy <cy@example.com>\r\nSubject: Second\r\nContent-Type: multipart/alternative; boundary=bbb\r\n--outer\r\nContent-Type: message/rfc822; name=three.txt\r\nContent-Disposition: attachment; filename=three.txt\r\n\r\nFrom: Di <di@example.com>\r\nSubject: Third\r\nContent-Type: multipart/alternative;\r\n boundary=\"ccc\"\r\n\r\n--ccc\r\nContent-Type: text/plain\r\n\r\nThe deposit was $2,500.00.\r\n--ccc--\r\n--outer--\r\n";
+
+    #[test]
+    fn forwarded_messages_of_headers_alone_end_at_the_enclosing_delimiter() {
+        let docs = message(HEADERS_ONLY.as_bytes(), &Options::default(), 0, false).unwrap();
+        let names: Vec<String> = docs.iter().map(|d| d.shown("m.eml")).collect();
+        assert_eq!(
+            names,
+            [
+                "m.eml",
+                "m.eml › one.txt",
+                "m.eml › two.txt",
+                "m.eml › three.txt"
+            ]
+        );
+        assert!(docs[0].pages[0]
+            .text
+            .contains("See the three messages below."));
+        assert!(docs[2].pages[0].text.contains("Subject: Second"));
+        assert!(docs[3].pages[0].text.contains("The deposit was $2,500.00."));
+    }
+
+    #[test]
+    fn a_well_formed_message_is_parsed_as_written() {
+        assert!(close_unterminated(MAIL.as_bytes()).is_none());
+        assert!(close_unterminated(HEADERS_ONLY.as_bytes()).is_some());
+        // A body that only talks of a boundary declares none.
+        let talk = MAIL.replace(
+            "Rent due March 1, 2024.",
+            "Content-Type: multipart/mixed; boundary=zzz",
+        );
+        assert!(close_unterminated(talk.as_bytes()).is_none());
+    }
 
     const MAIL: &str = "From: Ann Lee <ann@example.com>\r\nTo: counsel@example.com\r\nDate: Tue, 5 Mar 2024 10:00:00 +0000\r\nSubject: Fwd: rent\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text/html\r\n\r\n<p>See the <b>invoice</b> &amp; note.</p>\r\n--b1\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=\"note.txt\"\r\n\r\nRent due March 1, 2024.\r\n--b1--\r\n";
 
