@@ -74,8 +74,13 @@ pub enum Cite {
         reporter: Reporter,
         pin: String,
     },
-    /// Shaped like a citation, but its reporter is in no catalogue.
-    Unknown { abbreviation: String },
+    /// Shaped like a citation, but its reporter is in no catalogue: a full citation
+    /// (`156 Eng. Rep. 145`) or, with `short`, its short form (`156 Eng. Rep. at 151`).
+    Unknown {
+        abbreviation: String,
+        volume: u32,
+        short: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -256,8 +261,27 @@ fn read_cite(
     // The first page number or `at` after at least one word of reporter.
     let k = (1..words.len()).find(|&k| page_word(word(k)).is_some() || word(k) == "at")?;
     if word(k) == "at" {
-        let reporter = lookup(span(0, k), allowed)?;
         let (pin, end) = pin_at(text, words[k].1)?;
+        let Some(reporter) = lookup(span(0, k), allowed) else {
+            // A short form in a reporter no catalogue knows is unrecognised, like its full
+            // citation: never passed over.
+            let abbreviation = span(0, k)
+                .trim_end_matches(',')
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            return (!broken[..=k].iter().any(|&b| b) && citation_shaped(&abbreviation)).then(
+                || Found {
+                    start,
+                    end,
+                    cite: Cite::Unknown {
+                        abbreviation,
+                        volume,
+                        short: true,
+                    },
+                },
+            );
+        };
         return Some(Found {
             start,
             end,
@@ -290,13 +314,22 @@ fn read_cite(
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ");
-            citation_shaped(&abbreviation).then(|| Found {
+            // In the full case form (`Hadley v. Baxendale, 9 Exch 341 (1854)`) any
+            // capitalised words between the volume and the page are a reporter's name.
+            let shaped = citation_shaped(&abbreviation)
+                || shape::case_form(text, start, words[k].0)
+                    && shape::reporter_words(&abbreviation);
+            shaped.then(|| Found {
                 start,
                 end: words[k].0
                     + word(k)
                         .trim_end_matches([',', ';', '.', ':', ')', ']'])
                         .len(),
-                cite: Cite::Unknown { abbreviation },
+                cite: Cite::Unknown {
+                    abbreviation,
+                    volume,
+                    short: false,
+                },
             })
         }
     }
@@ -470,7 +503,11 @@ mod tests {
                     reporter,
                     pin,
                 } => format!("{volume} {} at {pin}", reporter.key()),
-                Cite::Unknown { abbreviation } => format!("? {abbreviation}"),
+                Cite::Unknown {
+                    abbreviation,
+                    short,
+                    ..
+                } => format!("? {abbreviation}{}", if short { " at" } else { "" }),
             })
             .collect()
     }
@@ -584,6 +621,28 @@ mod tests {
         }
         assert!(cites("on January 3, 2024 (RTX 3060)").is_empty());
         assert!(cites("Ch. 799 (S.B. 519)").is_empty());
+    }
+
+    #[test]
+    fn unknown_reporters_in_the_full_case_form_and_their_short_forms() {
+        assert_eq!(
+            cites("Hadley v. Baxendale, 156 Eng. Rep. 145 (1854)"),
+            ["? Eng. Rep."]
+        );
+        // Without periods, only in the full case form.
+        assert_eq!(cites("Marsh v. Quill, 9 Exch 341 (1853)"), ["? Exch"]);
+        assert_eq!(
+            cites("In re Calder, 12 Lloyd Rep 77, 79 (1902)"),
+            ["? Lloyd Rep"]
+        );
+        assert!(cites("the team scored 9 Goals 341 (1853)").is_empty());
+        assert!(cites("Smith v. Jones, 12 Main Street 45 (2001)").is_empty());
+        assert!(
+            cites("Smith v. Jones, 9 Exch 341").is_empty(),
+            "no year: no case form"
+        );
+        assert_eq!(cites("156 Eng. Rep. at 151"), ["? Eng. Rep. at"]);
+        assert!(cites("paid 5 times at 3").is_empty());
     }
 
     #[test]

@@ -162,6 +162,11 @@ impl fmt::Display for Key {
                 Ok(())
             }
             Key::Statute { code, section } => write!(f, "{code} § {section}"),
+            Key::Date {
+                year,
+                month,
+                day: 0,
+            } => write!(f, "{year:04}-{month:02}"),
             Key::Date { year, month, day } => write!(f, "{year:04}-{month:02}-{day:02}"),
             Key::Bates { prefix, number } => write!(f, "{prefix}{number:06}"),
             Key::BatesRange { prefix, from, to } => write!(f, "{prefix}{from:06}–{prefix}{to:06}"),
@@ -332,8 +337,31 @@ pub fn claims_allowing(draft: &str, prefixes: &[String], allowed: &Allowed) -> V
             .filter(|c| !inside_cite(c)),
     );
     let dates_and_amounts: Vec<(usize, usize)> = all.iter().map(|c| (c.start, c.end)).collect();
-    all.extend(extract::bates(draft, prefixes, &dates_and_amounts));
-    all.extend(extract::exhibits(draft));
+    let mut bates = extract::bates(draft, prefixes, &dates_and_amounts);
+    let mut exhibits = extract::exhibits(draft);
+    // An exhibit and the Bates number that pins it (`Ex. C, ACME 000014`, `Ex. 3 at
+    // KES-0000123`) are one cite: the Bates number's, written with its exhibit.
+    exhibits.retain(|e| {
+        if !matches!(e.key, Key::Exhibit { pages: None, .. }) {
+            return true;
+        }
+        let pinned = bates.iter_mut().find(|b| {
+            b.start >= e.end && {
+                let between: Vec<&str> = draft[e.end..b.start].split_whitespace().collect();
+                matches!(between.as_slice(), [","] | ["at"] | [",", "at"] | [",at"])
+            }
+        });
+        match pinned {
+            Some(b) => {
+                b.start = e.start;
+                b.text = draft[e.start..b.end].to_string();
+                false
+            }
+            None => true,
+        }
+    });
+    all.extend(bates);
+    all.extend(exhibits);
     all.extend(extract::quotes(draft));
     all.sort_by_key(|c| (c.start, c.kind));
     all
@@ -409,7 +437,9 @@ fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification, Index) {
     let pinpoint::Binding {
         facts: binding,
         reaches,
-    } = pinpoint::bind_all_with(draft, &all, &|c| index.is_opinion_cite(&c.key));
+    } = pinpoint::bind_all_with(draft, &all, &|c| {
+        index.is_opinion_cite(&c.key) || index.is_record_cite(&c.key)
+    });
     let propositions = reaches
         .iter()
         .map(|r| proposition::Proposition::new(draft, r, &all, &index))
@@ -449,7 +479,10 @@ fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification, Index) {
     let mut document_dates = Vec::new();
     let mut unchecked = Vec::new();
     for (((claim, own), cited), invented) in all.into_iter().zip(own).zip(cited).zip(invented) {
-        if claim.kind == Kind::Record {
+        if claim.kind == Kind::Record && index.is_record_cite(&claim.key) {
+            // A cite to a filing among the sources: its paragraphs must be the filing's.
+            outcomes.push(index.check_record(claim));
+        } else if claim.kind == Kind::Record {
             let why = record_unchecked(&claim.key);
             unchecked.push((claim, why));
         } else if own {

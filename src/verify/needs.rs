@@ -109,8 +109,13 @@ impl Needs {
                 let Ok(y) = u64::try_from(*year) else {
                     return;
                 };
+                // A month as a whole (day 0) is supported by any day of it.
                 let rule = || Rule {
-                    all: vec![vec![u64::from(*day)]],
+                    all: if *day == 0 {
+                        Vec::new()
+                    } else {
+                        vec![vec![u64::from(*day)]]
+                    },
                 };
                 self.dates.add(y, rule());
                 // `01/05/24`: a two-digit year is 2000–2099.

@@ -155,7 +155,10 @@ pub fn bind_all_with(
     claims: &[Claim],
     opinion_cite: &dyn Fn(&Claim) -> bool,
 ) -> Binding {
-    let is_cite = |c: &Claim| is_page_cite(c) || (c.kind == Kind::Citation && opinion_cite(c));
+    // A record cite binds like a page cite where its filing is among the sources.
+    let is_cite = |c: &Claim| {
+        is_page_cite(c) || (matches!(c.kind, Kind::Citation | Kind::Record) && opinion_cite(c))
+    };
     // Every lookup below is a binary search or a precomputed table, so binding stays linear
     // (up to a log) in the draft: claims come sorted by where they start, sentences in order.
     debug_assert!(claims.windows(2).all(|w| w[0].start <= w[1].start));
@@ -350,15 +353,30 @@ const OWN_DATE_LEADS: &[&str] = &[
     "sworn to before me",
     "subscribed and sworn",
     "affirmed before me",
+    "commission expires",
+    "commission expiration",
+];
+
+/// Headings of the parts of a filing whose dates are its own: a certificate or proof of
+/// service runs from its heading to the end of the filing (or to an exhibit's slip sheet).
+const SERVICE_HEADINGS: &[&str] = &[
+    "certificate of service",
+    "proof of service",
+    "certificate of electronic service",
+    "declaration of service",
 ];
 
 /// The date claims that are the document's own (its execution, signature or jurat date).
 pub fn own_dates(text: &str, claims: &[Claim]) -> Vec<bool> {
+    let service = service_parts(text);
     claims
         .iter()
         .map(|c| {
             if c.kind != Kind::Date {
                 return false;
+            }
+            if service.iter().any(|&(a, b)| a <= c.start && c.start < b) {
+                return true;
             }
             // The line the date is on, up to the date, and no more than 80 bytes of it: the
             // search for the line's start stops there too, so a draft of one long line is
@@ -371,9 +389,39 @@ pub fn own_dates(text: &str, claims: &[Claim]) -> Vec<bool> {
                 from += nl + 1;
             }
             let before = text[from..c.start].to_lowercase();
+            // A signature block's `Date:` or `Dated` opens its line.
+            let line = before.trim_start();
             OWN_DATE_LEADS.iter().any(|lead| before.contains(lead))
+                || (line.starts_with("date:") || line.starts_with("dated"))
+                    && line.len() <= "dated this day of".len()
         })
         .collect()
+}
+
+/// Where the filing's certificates of service are: from a heading line that names one to the
+/// next exhibit's slip sheet, or the end.
+fn service_parts(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let t = line.trim().trim_end_matches(':').to_lowercase();
+        if t.len() < 60
+            && SERVICE_HEADINGS
+                .iter()
+                .any(|h| t.trim_matches(['#', '*', ' ']) == *h)
+        {
+            out.push((start, text.len()));
+        } else if t.starts_with("exhibit") && t.len() < 14 {
+            if let Some(last) = out.last_mut() {
+                if last.1 == text.len() {
+                    last.1 = start;
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -213,3 +213,58 @@ pub fn is_address(words: &str, number: &str) -> bool {
     let zip = digits == 5 && !number[5..].starts_with(|c: char| c.is_ascii_alphanumeric());
     zip && US_STATES.contains(&last.trim_end_matches(['.', ',']))
 }
+
+/// Whether a volume at `start` and a page at `page` stand in the full case form: after a
+/// case's name and its comma (`Hadley v. Baxendale, `, `In re Smith, `), with the court and
+/// year in parentheses after the page or its pin cite (`145 (1854)`, `145, 151 (Exch. 1854)`).
+pub fn case_form(text: &str, start: usize, page: usize) -> bool {
+    let before = text[..start].trim_end_matches([' ', '\t', '\n', '\r']);
+    if !before.ends_with(',') {
+        return false;
+    }
+    let mut from = before.len().saturating_sub(160);
+    while !before.is_char_boundary(from) {
+        from += 1;
+    }
+    let near = &before[from..];
+    let near = near.rsplit("\n\n").next().unwrap_or(near);
+    let named = [" v. ", " vs. ", " v ", "In re ", "Ex parte ", "Matter of "]
+        .iter()
+        .any(|w| near.contains(w));
+    if !named {
+        return false;
+    }
+    let digits = text[page..].bytes().take_while(u8::is_ascii_digit).count();
+    let mut end = page + digits;
+    if text[end..].starts_with(',') {
+        if let Some((_, e)) = super::pin_after_comma(text, end + 1) {
+            end = e;
+        }
+    }
+    super::year_parenthetical(text, end).is_some()
+}
+
+/// Whether words may be a reporter's name written out or without periods (`Exch`,
+/// `English Reports`, `Eng Rep`): one to five capitalised words or series markers, none of
+/// the words that never name one.
+pub fn reporter_words(abbreviation: &str) -> bool {
+    let words: Vec<&str> = abbreviation.split_whitespace().collect();
+    if words.is_empty() || words.len() > 5 || CATALOGUE.law(abbreviation).is_some() {
+        return false;
+    }
+    words.iter().all(|w| {
+        let w = w.trim_end_matches(',');
+        let bare = w.trim_end_matches('.').to_lowercase();
+        if NOT_REPORTER_WORDS.contains(&bare.as_str()) {
+            return false;
+        }
+        let digits = w.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 {
+            return matches!(&bare[digits..], "d" | "nd" | "rd" | "th");
+        }
+        w == "&"
+            || w.starts_with(|c: char| c.is_ascii_uppercase())
+                && w.chars()
+                    .all(|c| c.is_ascii_alphabetic() || matches!(c, '.' | '\'' | '’'))
+    })
+}

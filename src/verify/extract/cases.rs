@@ -4,7 +4,7 @@ use super::*;
 
 static SUPRA: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
-        r"(?P<name>[A-Za-z][A-Za-z'’&.-]*[A-Za-z])(?:(?-u:\s)*,(?-u:\s)*|(?-u:\s)+)supra(?P<note>(?-u:\s)+(?:note|n\.|notes|Part|part|Section|§))?(?:,?(?-u:\s)*at(?-u:\s)+(?P<pin>{PIN}))?"
+        r"(?P<name>[A-Za-z][A-Za-z'’&.-]*[A-Za-z])(?:(?-u:\s)*,(?-u:\s)*|(?-u:\s)+)(?:(?P<vol>[0-9]{{1,4}})(?:(?-u:\s)+[A-Z][A-Za-z0-9.'’ ]{{0,24}}?)?,?(?-u:\s)+)?supra(?-u:\b)(?P<note>(?-u:\s)+(?:note|n\.|notes|Part|part|Section|§))?(?:,?(?-u:\s)*at(?-u:\s)+(?P<pin>{PIN}))?"
     ))
     .expect("supra pattern compiles")
 });
@@ -42,6 +42,8 @@ pub fn citations(text: &str, allowed: &Allowed) -> Vec<Claim> {
     }
     let mut found: Vec<(usize, Claim)> = Vec::new();
     let mut fulls: Vec<Full> = Vec::new();
+    // Full citations in reporters no catalogue knows: volume, squashed reporter, as written.
+    let mut unknown: Vec<(u32, String, String)> = Vec::new();
     for f in cites::scan(text, allowed) {
         let written = text[f.start..f.end].trim();
         let key = match f.cite {
@@ -124,11 +126,42 @@ pub fn citations(text: &str, allowed: &Allowed) -> Vec<Claim> {
                     )),
                 }
             }
-            Cite::Unknown { abbreviation } => Key::Unrecognized(format!(
-                "`{abbreviation}` is not a reporter, journal or code in lexrun's catalogue ({}); \
-                 check the citation, or accept the abbreviation with `allow reporter \"{abbreviation}\"`",
-                CATALOGUE.source
-            )),
+            Cite::Unknown {
+                abbreviation,
+                volume,
+                short,
+            } => {
+                let squashed = crate::verify::catalogue::squash(&abbreviation);
+                let why = format!(
+                    "`{abbreviation}` is not a reporter, journal or code in lexrun's catalogue ({}); \
+                     check the citation, or accept the abbreviation with `allow reporter \"{abbreviation}\"`",
+                    CATALOGUE.source
+                );
+                if short {
+                    let full = unknown
+                        .iter()
+                        .rev()
+                        .find(|(v, r, _)| *v == volume && *r == squashed);
+                    Key::Unrecognized(match full {
+                        Some((_, _, of)) => format!("a short form of `{of}`: {why}"),
+                        None => why,
+                    })
+                } else {
+                    let mut from = f.start.saturating_sub(120);
+                    while !text.is_char_boundary(from) {
+                        from += 1;
+                    }
+                    let key = Key::Unrecognized(why);
+                    // Its short forms, `supra` and `Id.` follow it, unrecognised as it is.
+                    fulls.push(Full {
+                        start: f.start,
+                        key: key.clone(),
+                        name: case_name(&text[from..f.start]),
+                    });
+                    unknown.push((volume, squashed, written.to_string()));
+                    key
+                }
+            }
         };
         found.push((
             f.start,
@@ -144,10 +177,15 @@ pub fn citations(text: &str, allowed: &Allowed) -> Vec<Claim> {
             continue;
         }
         let lower = name.to_lowercase();
-        let earlier = fulls
-            .iter()
-            .rev()
-            .find(|f| f.start < m.start() && f.name.to_lowercase().contains(&lower));
+        let volume: Option<u32> = c.name("vol").and_then(|v| v.as_str().parse().ok());
+        let earlier = fulls.iter().rev().find(|f| {
+            f.start < m.start()
+                && f.name.to_lowercase().contains(&lower)
+                && volume.is_none_or(|v| {
+                    matches!(f.key, Key::Case { volume, .. } if volume == v)
+                        || matches!(f.key, Key::Unrecognized(_))
+                })
+        });
         let key = match earlier {
             Some(f) => f.key.with_pin(pin_of(c.name("pin"))),
             None => Key::Unresolved(format!(
@@ -165,7 +203,11 @@ pub fn citations(text: &str, allowed: &Allowed) -> Vec<Claim> {
 fn case_name(before: &str) -> String {
     let b = before.trim_end().trim_end_matches(',');
     let Some(v) = b.rfind(" v. ") else {
-        return String::new();
+        // `In re Marriage of Smith`: the name after `In re`.
+        return b
+            .rfind("In re ")
+            .map(|i| b[i + "In re ".len()..].trim().to_string())
+            .unwrap_or_default();
     };
     // The first party: the capitalised words (and joining words) just before ` v. `.
     let words: Vec<&str> = b[..v].split_whitespace().collect();

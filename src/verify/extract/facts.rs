@@ -11,7 +11,9 @@ static DATE: LazyLock<Regex> = LazyLock::new(|| {
             r"|(?P<a>(?P<am>{m})\.?(?-u:\s)+(?P<ad>[0-9]{{1,2}})(?:st|nd|rd|th)?,?(?-u:\s)+(?P<ay>[0-9]{{4}}))",
             r"|(?P<b>(?P<bd>[0-9]{{1,2}})(?:st|nd|rd|th)?(?-u:\s)+(?P<bm>{m})\.?,?(?-u:\s)+(?P<by>[0-9]{{4}}))",
             r"|(?P<c>(?P<cm>[0-9]{{1,2}})/(?P<cd>[0-9]{{1,2}})/(?P<cy>[0-9]{{4}}|[0-9]{{2}}))",
-            r"|(?P<i>(?P<iy>[0-9]{{4}})-(?P<im>[0-9]{{2}})-(?P<id>[0-9]{{2}}))"
+            r"|(?P<i>(?P<iy>[0-9]{{4}})-(?P<im>[0-9]{{2}})-(?P<id>[0-9]{{2}}))",
+            // A month and year (`in March 2024`, `Sept. 2023`): the month as a whole.
+            r"|(?P<my>(?P<mym>{m})\.?,?(?-u:\s)+(?P<myy>[0-9]{{4}}))"
         ),
         m = MONTHS
     ))
@@ -20,7 +22,9 @@ static DATE: LazyLock<Regex> = LazyLock::new(|| {
 
 static AMOUNT: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
-        r"(?:\$|USD|US\$)(?-u:\s)?(?P<num>[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]{1,2})?|[0-9]+(?:\.[0-9]{1,2})?)(?:(?-u:\s)(?P<scale>million|billion|thousand))?",
+        r"(?:\$|USD|US\$)(?-u:\s)?(?P<num>[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]{1,2})?|[0-9]+(?:\.[0-9]{1,2})?)(?:(?-u:\s)(?P<scale>million|billion|thousand)|(?P<suffix>[kKMB]|MM|mm|bn|mn)(?-u:\b))?",
+        // The currency after the number: `5000 USD`, `5,000 dollars`.
+        r"|(?P<after>[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]{1,2})?|[0-9]+(?:\.[0-9]{1,2})?)(?-u:\s)?(?:USD|dollars(?-u:\b))",
         r"|(?P<pct>[0-9]+(?:\.[0-9]+)?)(?-u:\s)?(?:%|percent(?-u:\b))"
     ))
     .expect("amount pattern compiles")
@@ -87,17 +91,25 @@ pub fn dates(text: &str) -> Vec<Claim> {
                 .ok()
                 .map(|y: i32| if y < 100 { 2000 + y } else { y });
             (y, c["cm"].parse().ok(), c["cd"].parse().ok())
-        } else {
+        } else if c.name("i").is_some() {
             (
                 c["iy"].parse().ok(),
                 c["im"].parse().ok(),
                 c["id"].parse().ok(),
             )
+        } else {
+            (c["myy"].parse().ok(), month_number(&c["mym"]), Some(0))
         };
         let (Some(y), Some(mo), Some(d)) = (y, mo, d) else {
             continue;
         };
-        if !valid_date(y, mo, d) {
+        // Day 0: the month as a whole (`March 2024`).
+        let valid = if d == 0 {
+            (1600..=2200).contains(&y) && (1..=12).contains(&mo)
+        } else {
+            valid_date(y, mo, d)
+        };
+        if !valid {
             continue;
         }
         out.push(Claim::new(
@@ -136,11 +148,21 @@ pub fn amounts(text: &str) -> Vec<Claim> {
             ));
             continue;
         }
-        let num: f64 = c["num"].replace(',', "").parse().unwrap_or(0.0);
-        let scale = match c.name("scale").map(|s| s.as_str()) {
-            Some("thousand") => 1e3,
-            Some("million") => 1e6,
-            Some("billion") => 1e9,
+        let Some(n) = c.name("num").or_else(|| c.name("after")) else {
+            continue;
+        };
+        if c.name("after").is_some() && preceded_by_digit_or_letter(text, m.start()) {
+            continue;
+        }
+        let num: f64 = n.as_str().replace(',', "").parse().unwrap_or(0.0);
+        let scale = match c
+            .name("scale")
+            .or_else(|| c.name("suffix"))
+            .map(|s| s.as_str())
+        {
+            Some("thousand" | "k" | "K") => 1e3,
+            Some("million" | "M" | "MM" | "mm" | "mn") => 1e6,
+            Some("billion" | "B" | "bn") => 1e9,
             _ => 1.0,
         };
         let cents = (num * scale * 100.0).round() as i64;
@@ -152,6 +174,59 @@ pub fn amounts(text: &str) -> Vec<Claim> {
             Key::Money { cents },
         ));
     }
+    out
+}
+
+/// A sum a source prints without a currency sign, with its cents (`412.50` on a receipt).
+static BARE_SUM: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"[0-9]{1,3}(?:,[0-9]{3})+\.[0-9]{2}|[0-9]+\.[0-9]{2}").expect("sum pattern compiles")
+});
+
+/// [`amounts`] as the evidence is read: a sum printed without a currency sign but with its
+/// cents (`412.50`, `1,250.00`) is money too, unless it stands where a section, a rule or a
+/// version number stands.
+pub fn evidence_amounts(text: &str) -> Vec<Claim> {
+    let mut out = amounts(text);
+    if !text.contains('.') {
+        return out;
+    }
+    let taken = crate::verify::spans::Spans::new(out.iter().map(|c| (c.start, c.end)).collect());
+    let mut more = Vec::new();
+    for m in BARE_SUM.find_iter(text) {
+        let before = text[..m.start()].chars().next_back();
+        let after = text[m.end()..].chars().next();
+        if taken.overlaps(m.start(), m.end())
+            || before.is_some_and(|c| {
+                c.is_alphanumeric() || matches!(c, '.' | '-' | '/' | ':' | '§' | '¶' | '$' | ',')
+            })
+            || after.is_some_and(|c| c.is_alphanumeric() || matches!(c, '%' | '-' | '/'))
+            || text[m.end()..].starts_with('.')
+                && text[m.end() + 1..].starts_with(|c: char| c.is_ascii_digit())
+        {
+            continue;
+        }
+        let lead = text[..m.start()].trim_end();
+        if [
+            "§", "Section", "section", "Sec.", "sec.", "Rule", "No.", "Part", "pt.",
+        ]
+        .iter()
+        .any(|w| lead.ends_with(w))
+        {
+            continue;
+        }
+        let num: f64 = m.as_str().replace(',', "").parse().unwrap_or(0.0);
+        more.push(Claim::new(
+            Kind::Amount,
+            text,
+            m.start(),
+            m.end(),
+            Key::Money {
+                cents: (num * 100.0).round() as i64,
+            },
+        ));
+    }
+    out.extend(more);
+    out.sort_by_key(|c| c.start);
     out
 }
 
@@ -204,7 +279,29 @@ pub fn bates(text: &str, prefixes: &[String], skip: &[(usize, usize)]) -> Vec<Cl
         // A range: `SMITH000123–SMITH000130`, `… to …`.
         if let Some(sep) = BATES_RANGE_SEP.find(&text[m.end()..]) {
             let rest_at = m.end() + sep.end();
-            if let Some(c2) = BATES_LIKE.captures(&text[rest_at..]) {
+            // A shortened range gives only the last digits (`ACME 000014–19`, `ACME
+            // 000014–000019`): it runs to the number they end.
+            let short = text[rest_at..]
+                .bytes()
+                .take_while(u8::is_ascii_digit)
+                .count();
+            let ends_there = !text[rest_at + short..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphanumeric());
+            if (1..=digits.len()).contains(&short) && ends_there {
+                let tail: u64 = text[rest_at..rest_at + short].parse().unwrap_or(0);
+                let scale = 10u64.pow(short as u32);
+                let to = from / scale * scale + tail;
+                if to > from {
+                    end = rest_at + short;
+                    key = Key::BatesRange {
+                        prefix: declared.clone(),
+                        from,
+                        to,
+                    };
+                }
+            } else if let Some(c2) = BATES_LIKE.captures(&text[rest_at..]) {
                 let m2 = c2.get(0).expect("match");
                 if m2.start() == 0 && c2["p"].eq_ignore_ascii_case(declared) {
                     let to: u64 = c2["n"].parse().unwrap_or(0);

@@ -66,7 +66,7 @@ mod record;
 mod statutes;
 
 pub use cases::citations;
-pub use facts::{amounts, bates, dates, exhibits};
+pub use facts::{amounts, bates, dates, evidence_amounts, exhibits};
 pub use quotes::quotes;
 pub use record::records;
 pub use statutes::statutes_and_ids;
@@ -145,6 +145,21 @@ mod tests {
     }
 
     #[test]
+    fn statutes_in_every_typography_key_alike() {
+        let k = |t: &str| keys(statutes_and_ids(t, &[]));
+        assert_eq!(k("Fed.R.Civ.P. 56(a)"), k("Fed. R. Civ. P. 56(a)"));
+        assert_eq!(k("Fed.R.Civ.P. 56(a)"), vec!["fedrcivp § 56(a)"]);
+        assert_eq!(k("40 C.F.R. Part 261"), k("40 C.F.R. pt. 261"));
+        assert_eq!(k("40 C.F.R. Part 261, § 261.4"), vec!["40cfrpt261 § 261.4"]);
+        assert_eq!(k("42 U.S.C. Section 1983"), k("42 U.S.C. § 1983"));
+        assert_eq!(
+            k("42 U.S.C. sec. 1983 et seq."),
+            k("42 U.S.C. §§ 1983 et seq.")
+        );
+        assert_eq!(k("FRAP 32(a)(7)"), k("Fed. R. App. P. 32(a)(7)"));
+    }
+
+    #[test]
     fn every_date_form_and_not_citation_years() {
         let t = "January 5, 2024; Jan. 5, 2024; Sept. 5, 2024; 5 January 2024; 01/05/2024; 2024-01-05; this 5th day of January, 2024. Bush v. Gore, 531 U.S. 98 (2000). February 30, 2024.";
         let d = keys(dates(t));
@@ -220,6 +235,36 @@ mod tests {
                 "$1200000.00",
                 "8%"
             ]
+        );
+    }
+
+    #[test]
+    fn sums_without_a_sign_currency_after_and_thousands_as_k() {
+        assert_eq!(
+            keys(amounts("$5k, $1.2M, 5000 USD, 5,000 dollars, $5 kits")),
+            vec!["$5000.00", "$1200000.00", "$5000.00", "$5000.00", "$5.00"]
+        );
+        let ev = |t: &str| keys(evidence_amounts(t));
+        assert_eq!(
+            ev("Total 412.50\nTax 1,250.00"),
+            vec!["$412.50", "$1250.00"]
+        );
+        for t in [
+            "§ 1910.10",
+            "version 2.10.3",
+            "Rule 12.05",
+            "12.50.1",
+            "v1.20",
+        ] {
+            assert!(ev(t).is_empty(), "{t}: {:?}", ev(t));
+        }
+    }
+
+    #[test]
+    fn months_as_a_whole_are_dates() {
+        assert_eq!(
+            keys(dates("in March 2024, by Sept. 2023, on March 5, 2024")),
+            vec!["2024-03", "2023-09", "2024-03-05"]
         );
     }
 

@@ -25,6 +25,14 @@ static STATUTE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("statute pattern compiles")
 });
 
+/// A section after a part named in capitals: `, § 261.4`.
+static PART_SECTION: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r"^,?(?-u:\s)*(?:§§?|[Ss]ec(?:tion)?s?\.?)(?-u:\s)*(?P<num>{SECTION})"
+    ))
+    .expect("part section pattern compiles")
+});
+
 /// Words after a law's name that introduce its section.
 fn is_marker_word(w: &str) -> bool {
     matches!(
@@ -33,10 +41,30 @@ fn is_marker_word(w: &str) -> bool {
     )
 }
 
+/// Words after a law's name that name a part of it before its number (`40 C.F.R. Part 261`,
+/// `Cal. Code Regs. Title 22`): as `sub_word` keys them.
+fn is_part_word(w: &str) -> bool {
+    matches!(
+        w.trim_end_matches([',', '.']).to_ascii_lowercase().as_str(),
+        "part"
+            | "pt"
+            | "title"
+            | "tit"
+            | "chapter"
+            | "ch"
+            | "article"
+            | "art"
+            | "subchapter"
+            | "subch"
+    )
+}
+
 /// A law found among the words before a section: the words it spans, its key and forms, and
 /// whether it was named by its subject (`Cal. Bus. & Prof. Code`).
 struct FoundLaw {
     first: usize,
+    /// A part named after the law in capitals (`Part`, `Title`), before the number.
+    part: Option<String>,
     key: String,
     forms: Vec<LawForm>,
     by_subject: bool,
@@ -50,19 +78,28 @@ fn find_law(words: &[&str]) -> Option<FoundLaw> {
     while end > 0 && is_marker_word(words[end - 1]) {
         end -= 1;
     }
+    let part = (end > 1 && is_part_word(words[end - 1])).then(|| {
+        end -= 1;
+        words[end].to_string()
+    });
     let squashed: Vec<String> = words[..end]
         .iter()
         .map(|w| crate::verify::catalogue::squash(w))
         .collect();
     for first in 0..end {
         // Most capitalised words before a number begin no law's name: skip them at once.
-        if !c.may_begin_law(&squashed[first]) {
+        // A name printed without spaces (`Fed.R.Civ.P.`) begins as its first word would.
+        let piece = words[first].split('.').next().unwrap_or("");
+        if !c.may_begin_law(&squashed[first])
+            && !c.may_begin_law(&crate::verify::catalogue::squash(piece))
+        {
             continue;
         }
         let written = words[first..end].join(" ");
         if let Some(l) = c.law(&written) {
             return Some(FoundLaw {
                 first,
+                part,
                 key: l.key.clone(),
                 forms: l.forms.clone(),
                 by_subject: false,
@@ -106,6 +143,7 @@ fn find_law(words: &[&str]) -> Option<FoundLaw> {
             }
             return Some(FoundLaw {
                 first,
+                part,
                 key: law_key(&written),
                 forms: c.law_at(t.law).forms.clone(),
                 by_subject: true,
@@ -171,10 +209,21 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
         if preceded_by_digit_or_letter(text, start) {
             continue;
         }
-        let sub = c
+        let mut sub = c
             .name("sub")
             .map(|s| format!("{}{}", sub_word(s.as_str()), &c["subnum"]));
-        let num = num_m.map(|n| section(n.as_str()));
+        let mut num = num_m.map(|n| section(n.as_str()));
+        let mut end_at = m.end();
+        // `40 C.F.R. Part 261` is `40 C.F.R. pt. 261`, and a section may follow it.
+        if let (Some(part), None, Some(n)) = (&found.part, &sub, num_m) {
+            sub = Some(format!("{}{}", sub_word(part), section(n.as_str())));
+            num = None;
+            if let Some(after) = PART_SECTION.captures(&text[m.end()..]) {
+                num = Some(section(&after["num"]));
+                end_at = m.end() + after.get(0).expect("match").end();
+            }
+            from = end_at.max(from);
+        }
         let Some(section_key) = num.clone().or_else(|| sub.clone()) else {
             continue;
         };
@@ -185,7 +234,7 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
         };
         // A sentence's full stop after the section is not part of the citation.
         let end = m.start()
-            + m.as_str()
+            + text[m.start()..end_at]
                 .trim_end_matches(['.', ',', ';', ':', ' ', '\n'])
                 .len();
         out.push(Claim::new(
@@ -206,7 +255,12 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
     let mut before: Vec<&Claim> = cases
         .iter()
         .chain(out.iter())
-        .filter(|x| !matches!(x.key, Key::Unresolved(_) | Key::Unrecognized(_)))
+        // A citation in a reporter no catalogue knows is repeated too: its `Id.` is as
+        // unrecognised as it is, never bound to an authority cited further back.
+        .filter(|x| {
+            !matches!(x.key, Key::Unresolved(_))
+                && !(matches!(x.key, Key::Unrecognized(_)) && x.kind != Kind::Citation)
+        })
         .collect();
     before.sort_by_key(|x| x.end);
     for c in ID_CITE.captures_iter(text) {
@@ -256,12 +310,12 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
 /// `tit.` → `tit`, `c.`/`ch.` → `ch`, `part` → `pt`, `arts.` → `art`.
 fn sub_word(s: &str) -> &'static str {
     match s.trim_end_matches('.').to_ascii_lowercase().as_str() {
-        "tit" => "tit",
-        "ch" | "c" => "ch",
-        "art" | "arts" => "art",
+        "tit" | "title" => "tit",
+        "ch" | "c" | "chapter" => "ch",
+        "art" | "arts" | "article" => "art",
         "pt" | "part" => "pt",
         "r" => "r",
-        "subch" => "subch",
+        "subch" | "subchapter" => "subch",
         _ => "div",
     }
 }

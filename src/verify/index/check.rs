@@ -11,6 +11,9 @@ impl Index {
         if let Key::Exhibit { label, pages } = key {
             return self.exhibit(label, *pages).unwrap_or_default();
         }
+        if let Key::Record { .. } = key {
+            return self.record_pages(key);
+        }
         if let Some((o, first, pins)) = self.opinion_cited(key) {
             // The first page is the text before the first marker, and the text after a
             // marker for it, if the report prints one.

@@ -29,6 +29,8 @@ pub struct Wanted {
     cases: HashSet<(u32, String, u32)>,
     statutes: HashSet<(String, String)>,
     quotes: Vec<String>,
+    /// The filings of the record the draft cites (squashed: `compl`, `leedecl`).
+    records: Vec<String>,
     /// The numbers each kind of claim needs on a page, so that pages without them are not
     /// scanned for that kind at all.
     needs: Needs,
@@ -65,6 +67,11 @@ impl Wanted {
                     w.statutes.insert((code.clone(), base_section(section)));
                 }
                 Key::Quote { text } if !w.quotes.contains(text) => w.quotes.push(text.clone()),
+                Key::Record { document, .. }
+                    if !document.is_empty() && !w.records.contains(document) =>
+                {
+                    w.records.push(document.clone())
+                }
                 _ => {}
             }
         }
@@ -110,6 +117,8 @@ pub struct Index {
     exhibit_ranges: HashMap<String, (String, u64, u64)>,
     /// Reported opinions the sources carry with star markers, by the case's citation.
     opinions: HashMap<(u32, String, u32), Opinion>,
+    /// Filings of the record among the sources, by file.
+    records: Vec<records::RecordFile>,
     /// Bates prefixes: stamped ones where first seen, then declared ones.
     prefixes: Vec<String>,
     /// While scanning: stamped prefixes and where each was first seen; the documents read,
@@ -257,6 +266,7 @@ impl Index {
             .collect();
         files.sort_by_key(|(id, _)| *id);
         ix.files = files.into_iter().map(|(_, f)| f).collect();
+        ix.records.sort_by_key(|r| r.file);
         let mut stamped: Vec<(String, (usize, u32))> = ix.seen_prefixes.drain().collect();
         stamped.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
         ix.prefixes = stamped.into_iter().map(|(p, _)| p).collect();
@@ -303,6 +313,7 @@ impl Index {
             e.sort_by_key(|s| s.order);
         }
         self.quote_openings.extend(other.quote_openings);
+        self.records.extend(other.records);
     }
 
     /// The source files read, in order, with any that could not be read.
@@ -336,6 +347,7 @@ impl Index {
 }
 
 mod check;
+mod records;
 mod scan;
 mod segment;
 mod stars;

@@ -176,6 +176,15 @@ impl Scanner<'_> {
                 span: (s, e),
             },
         };
+        // A filing of the record the draft cites: where its numbered paragraphs begin.
+        if !self.wanted.records.is_empty() {
+            let stamps = pages.iter().map(|(_, b, _)| b.clone()).collect();
+            if let Some(r) =
+                super::records::RecordFile::read(&self.wanted.records, di, &path, raw, stamps)
+            {
+                ix.records.push(r);
+            }
+        }
         // Slip sheets: a page that says only `Exhibit B` (and its stamp) starts exhibit B.
         let mut current: Option<String> = None;
         for ((number, bates, text), original) in pages.iter().zip(raw) {
@@ -221,11 +230,19 @@ impl Scanner<'_> {
                                 loc(*number, bates, text, c.start, c.end),
                             );
                         }
+                        // A day of a month supports the month as a whole (`March 2024`).
+                        if day != 0 && w.dates.contains(&(year, month, 0)) {
+                            record(
+                                &mut ix.dates,
+                                (year, month, 0),
+                                loc(*number, bates, text, c.start, c.end),
+                            );
+                        }
                     }
                 }
             }
             if w.needs.amounts(&numbers) {
-                for c in extract::amounts(text) {
+                for c in extract::evidence_amounts(text) {
                     match c.key {
                         Key::Money { cents } if w.money.contains(&cents) => record(
                             &mut ix.money,
