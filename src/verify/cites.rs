@@ -270,17 +270,16 @@ fn read_cite(
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ");
-            return (!broken[..=k].iter().any(|&b| b) && citation_shaped(&abbreviation)).then(
-                || Found {
-                    start,
-                    end,
-                    cite: Cite::Unknown {
-                        abbreviation,
-                        volume,
-                        short: true,
-                    },
+            let shaped = !broken[..=k].iter().any(|&b| b) && citation_shaped(&abbreviation);
+            return shaped.then_some(Found {
+                start,
+                end,
+                cite: Cite::Unknown {
+                    abbreviation,
+                    volume,
+                    short: true,
                 },
-            );
+            });
         };
         return Some(Found {
             start,

@@ -259,7 +259,7 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
         // unrecognised as it is, never bound to an authority cited further back.
         .filter(|x| {
             !matches!(x.key, Key::Unresolved(_))
-                && !(matches!(x.key, Key::Unrecognized(_)) && x.kind != Kind::Citation)
+                && (!matches!(x.key, Key::Unrecognized(_)) || x.kind == Kind::Citation)
         })
         .collect();
     before.sort_by_key(|x| x.end);

@@ -226,7 +226,8 @@ pub(super) fn names(cited: &Title, file: &Title) -> bool {
 
 /// The numbered paragraphs that begin on a page (`12. Plaintiff …`, `¶ 12 …`, and after a
 /// pleading paper's line number, `5  12. Plaintiff …`).
-pub(super) fn paragraphs(text: &str) -> Vec<u32> {
+#[cfg(test)]
+fn paragraphs(text: &str) -> Vec<u32> {
     numbered(text).into_iter().map(|(n, _)| n).collect()
 }
 
