@@ -2,7 +2,7 @@
 //! `/completion` when the pool's endpoint ends in `/completion`. Every request asks for
 //! `cache_prompt` and keeps its model on one slot (`id_slot`), so the evidence packet that
 //! starts every prompt is evaluated once per model. Timings come from the server's own
-//! `timings`; `/health` says when the model is still loading; `/props` names the model and
+//! `timings` (with every piece: `timings_per_token`); `/health` says when the model is still loading; `/props` names the model and
 //! its context; `/tokenize` counts a prompt before it is sent.
 
 use serde_json::{json, Value};
@@ -37,6 +37,7 @@ impl Llama {
         body.insert("prompt".into(), json!(call.prompt));
         body.insert("stream".into(), json!(true));
         body.insert("cache_prompt".into(), json!(!call.measure));
+        body.insert("timings_per_token".into(), json!(true));
         if call.measure {
             body.insert("ignore_eos".into(), json!(true));
         }
@@ -88,6 +89,9 @@ impl Llama {
                         finish: Some(finish.into()),
                     });
                 }
+                if v["timings"].is_object() {
+                    budget.note_timings(llama_timings(&v["timings"]));
+                }
                 if let Some(piece) = v["content"].as_str() {
                     // A server going on past the stage's limit: lexrun stops reading.
                     if budget.take() {
@@ -123,6 +127,9 @@ impl Backend for Llama {
             }
             let mut body = chat_body(call);
             body.insert("cache_prompt".into(), json!(!call.measure));
+            // Timings with every piece, so that an answer lexrun ends early (a loop, the
+            // stage's cap) still has its prompt's.
+            body.insert("timings_per_token".into(), json!(true));
             if call.measure {
                 body.insert("ignore_eos".into(), json!(true));
             }

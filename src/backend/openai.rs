@@ -83,6 +83,10 @@ pub async fn stream_chat(
             if !v["error"].is_null() {
                 return Err(CallError::Failed(super::error_message(data.as_bytes())));
             }
+            // Before the piece: an answer cut at this piece keeps the prompt's timings.
+            if v["timings"].is_object() {
+                budget.note_timings(llama_timings(&v["timings"]));
+            }
             if let Some(choice) = v["choices"].get(0) {
                 if let Some(piece) = choice["delta"]["content"].as_str() {
                     if !piece.is_empty() {

@@ -35,6 +35,10 @@ pub struct Budget {
     repeats: Repeats,
     /// Whether a model repeating itself ends the answer (not in a speed measurement).
     watch_loops: bool,
+    /// The server's timings so far (llama.cpp sends them with every piece when asked for
+    /// `timings_per_token`): an answer lexrun ends before the server's last event still
+    /// says how long its prompt was and how much of it came from the cache.
+    server: Option<Timings>,
 }
 
 /// The finish reason of an answer lexrun ended because the model was repeating itself.
@@ -120,7 +124,13 @@ impl Budget {
             repeats: Repeats::default(),
             // A speed measurement runs to its length whatever the model says.
             watch_loops: !call.measure,
+            server: None,
         }
+    }
+
+    /// Takes the server's timings as of the latest piece.
+    pub fn note_timings(&mut self, t: Timings) {
+        self.server = Some(t);
     }
 
     /// Takes the answer so far, after each piece: when the model is repeating itself, the
@@ -149,9 +159,16 @@ impl Budget {
         false
     }
 
-    /// An answer ended by lexrun at the limit: `length`, with the clock's timings.
+    /// An answer ended by lexrun at the limit: `length`, with the prompt's timings as the
+    /// server last gave them, and the tokens lexrun read; decoding time is the server's when
+    /// it gave one, else the clock's.
     pub fn cut(&self, text: String) -> super::Reply {
-        let ms = self.started.elapsed().as_secs_f64() * 1000.0;
+        let server = self.server.clone().unwrap_or_default();
+        let ms = if server.predicted_ms > 0.0 {
+            server.predicted_ms
+        } else {
+            self.started.elapsed().as_secs_f64() * 1000.0
+        };
         super::Reply {
             text,
             timings: Timings {
@@ -162,7 +179,7 @@ impl Budget {
                 } else {
                     0.0
                 },
-                ..Timings::default()
+                ..server
             },
             finish: Some("length".into()),
         }

@@ -4,7 +4,8 @@
 //!   tiny model from `scripts/tiny-model`, started once per test process on a free port.
 //! - [`Fake`]: a scripted server on a free port that speaks either Ollama's API (`/api/chat`
 //!   as NDJSON, `/api/tags`, `/api/ps`, `/api/version`) or llama.cpp's (`/v1/chat/completions`
-//!   as server-sent events with `timings`, `/health`, `/props`, `/tokenize`), byte for byte as
+//!   as server-sent events with `timings`, with every piece too when the request asks for
+//!   `timings_per_token`, `/health`, `/props`, `/tokenize`), byte for byte as
 //!   documented, with answers chosen per request, a fixed delay per token, and faults on
 //!   demand: refused connections, 503 while "loading", streams cut midway, hangs, HTTP 500,
 //!   malformed JSON, an error line mid-stream.
@@ -501,6 +502,13 @@ impl Cx {
             }
             let piece = match self.speaks {
                 Speaks::Ollama => json!({"model": model, "created_at": now_rfc3339(), "message": {"role": "assistant", "content": tok}, "done": false}).to_string() + "\n",
+                // llama.cpp sends the timings so far with every piece when asked to.
+                Speaks::Llama if seen.body["timings_per_token"] == true => {
+                    let ms = started.elapsed().as_secs_f64() * 1000.0;
+                    sse(&json!({"choices": [{"index": 0, "delta": {"content": tok}, "finish_reason": null}], "object": "chat.completion.chunk",
+                        "timings": {"cache_n": 0, "prompt_n": prompt_n, "prompt_ms": 1.0, "prompt_per_second": prompt_n as f64 * 1000.0,
+                            "predicted_n": i + 1, "predicted_ms": ms, "predicted_per_second": if ms > 0.0 { (i + 1) as f64 * 1000.0 / ms } else { 0.0 }}}))
+                }
                 Speaks::Llama => sse(&json!({"choices": [{"index": 0, "delta": {"content": tok}, "finish_reason": null}], "object": "chat.completion.chunk"})),
             };
             chunk(out, &piece)?;

@@ -47,6 +47,15 @@ impl StageCall<'_> {
             sh.events.warn(self.key, &w);
             rec.warnings.push(w);
         }
+        if answer.is_none() && reply.text.trim().is_empty() {
+            let w = format!(
+                "the model answered with no text ({} tokens, finish `{}`): the stage's output is empty; check the model's chat template and the stage's prompt",
+                t_.predicted_n,
+                reply.finish.as_deref().unwrap_or("none")
+            );
+            sh.events.warn(self.key, &w);
+            rec.warnings.push(w);
+        }
         if reply.finish.as_deref() == Some("length") {
             let w = format!(
                 "the answer stopped at the token limit ({} tokens); it may be cut short",
