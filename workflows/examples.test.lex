@@ -1,5 +1,6 @@
 // The example library's tests: `lexrun test workflows/` replays each cassette (recorded from a
-// scripted test server, as each cassette's first line says), checks what must happen, and
+// scripted test server, or for live.lex from a real small model, as each cassette's first line
+// says), checks what must happen, and
 // compares what the run produced with the snapshot in workflows/snapshots/.
 
 test "affidavit: smith, two revisions, verified" {
@@ -78,4 +79,16 @@ test "router: a summary request wakes only the small model" {
   expect reason skipped
   expect attack skipped
   expect verify summary flags
+}
+
+// Recorded from the real small model (SmolLM2-135M-Instruct on llama.cpp), not a script: its
+// own prose, its loops cut, and the dates and amount it invented blocked.
+test "live: okafor, a small real model's draft, blocked" {
+  workflow "live.lex"
+  cassette "cassettes/live-okafor.jsonl"
+  expect exit 1
+  expect gate.grounds == true
+  expect attack rounds 2
+  expect draft rounds 2
+  expect verify draft blocks
 }
