@@ -101,6 +101,38 @@ fn check_alone(path: &std::path::Path, text: &str) -> Duration {
     times[times.len() / 2]
 }
 
+/// Where a check's time goes, in process: the parse of the whole text, the check of it
+/// (parse included), and the check again after a one-line edit with the parse of the other
+/// declarations reused, as the server runs it.
+fn phases(path: &std::path::Path, text: &str, edit: (&str, &str)) -> String {
+    let path = camino::Utf8Path::from_path(path).expect("utf-8 path");
+    let edited = text.replacen(edit.0, edit.1, 1);
+    let median = |f: &mut dyn FnMut() -> ()| {
+        let mut t: Vec<Duration> = (0..EDITS / 2)
+            .map(|_| {
+                let s = Instant::now();
+                f();
+                s.elapsed()
+            })
+            .collect();
+        t.sort();
+        t[t.len() / 2].as_secs_f64() * 1e3
+    };
+    let parse = median(&mut || {
+        std::hint::black_box(lexrun::syntax::parse(text, 0));
+    });
+    let mut reuse = lexrun::syntax::Reuse::default();
+    let mut flip = false;
+    let reused = median(&mut || {
+        flip = !flip;
+        let t = if flip { &edited } else { text };
+        let c =
+            lexrun::check::check_bytes_reusing(path, t.as_bytes().to_vec(), &|_| None, &mut reuse);
+        assert!(!c.has_errors());
+    });
+    format!("parse alone {parse:.1} ms; check reusing the parse of unchanged declarations {reused:.1} ms")
+}
+
 fn report(what: &str, m: &Measured, check: Duration, target_ms: f64) {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let times = &m.times;
@@ -127,6 +159,10 @@ fn main() {
     let m = measure(affidavit, &text, ("timeout 20m", "timeout 21m"));
     let check = check_alone(affidavit, &text);
     report("affidavit example", &m, check, 10.0);
+    println!(
+        "affidavit example: in process, {}",
+        phases(affidavit, &text, ("timeout 20m", "timeout 21m"))
+    );
 
     let dir = tempfile::tempdir().expect("temp dir");
     let big = dir.path().join("big.lex");
@@ -143,5 +179,9 @@ fn main() {
         &m,
         check,
         50.0,
+    );
+    println!(
+        "generated workflow: in process, {}",
+        phases(&big, &text, ("timeout 10m", "timeout 11m"))
     );
 }

@@ -862,3 +862,70 @@ fn signature_help_in_a_prompts_handlebars() {
     assert!(h.is_null(), "{h}");
     assert!(c.shutdown().success());
 }
+
+/// What the server checks on every edit, reusing the parse of the declarations it read
+/// before, is what `lexrun check` finds in the same text: over a sequence of random edits to
+/// a real workflow (some breaking it, some mending it), the diagnostics and the workflow are
+/// the same as a check from scratch.
+#[test]
+fn checking_with_the_parse_reused_finds_what_a_full_check_finds_over_random_edits() {
+    let path = camino::Utf8Path::new("workflows/affidavit.lex");
+    let original = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = original.lines().collect();
+    let mut reuse = lexrun::syntax::Reuse::default();
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut text = original.clone();
+    for step in 0..120 {
+        text = match next(5) {
+            // A line retyped from the file, a line removed, a number changed, a character
+            // dropped or a stray brace: what typing does.
+            0 => {
+                let at = next(lines.len());
+                let mut v: Vec<&str> = text.lines().collect();
+                let i = next(v.len() + 1).min(v.len());
+                v.insert(i, lines[at]);
+                v.join("\n")
+            }
+            1 => {
+                let mut v: Vec<&str> = text.lines().collect();
+                if !v.is_empty() {
+                    let i = next(v.len());
+                    v.remove(i);
+                }
+                v.join("\n")
+            }
+            2 if step % 4 == 0 => original.clone(),
+            2 => text.replacen("20m", &format!("{}m", next(90) + 1), 1),
+            _ => {
+                let mut at = next(text.len().max(1));
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let bit = ["", "}", "{", "\"", "x"][next(5)];
+                let end = (at + usize::from(bit.is_empty())).min(text.len());
+                let end = if text.is_char_boundary(end) { end } else { at };
+                format!("{}{bit}{}", &text[..at], &text[end..])
+            }
+        };
+        let reused = lexrun::check::check_bytes_reusing(
+            path,
+            text.clone().into_bytes(),
+            &|_| None,
+            &mut reuse,
+        );
+        let full = lexrun::check::check_bytes(path, text.clone().into_bytes());
+        assert_eq!(reused.diagnostics, full.diagnostics, "step {step}:\n{text}");
+        assert_eq!(
+            reused.workflow.is_some(),
+            full.workflow.is_some(),
+            "step {step}"
+        );
+    }
+    assert!(reuse.reused > 500, "reused {} pieces", reuse.reused);
+}

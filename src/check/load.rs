@@ -32,6 +32,7 @@ pub fn load(
     open: super::Overlay,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
+    reuse: Option<&mut syntax::Reuse>,
 ) -> (Vec<Module>, Library) {
     let dir = entry
         .parent()
@@ -46,6 +47,7 @@ pub fn load(
         seen: Vec::new(),
         library,
         open,
+        reuse,
     };
     let key = canonical(entry);
     loader.stack.push((key.clone(), entry.to_string()));
@@ -70,6 +72,8 @@ struct Loader<'a> {
     library: Library,
     /// Files open in an editor, read in place of the disk.
     open: super::Overlay<'a>,
+    /// Declarations parsed by an earlier check, for an editor checking on every edit.
+    reuse: Option<&'a mut syntax::Reuse>,
 }
 
 impl Loader<'_> {
@@ -90,7 +94,11 @@ impl Loader<'_> {
             );
             return;
         }
-        let parsed = syntax::parse(&self.sources.get(file).text, file);
+        let text = &self.sources.get(file).text;
+        let parsed = match self.reuse.as_deref_mut() {
+            Some(r) => syntax::parse_reusing(text, file, r),
+            None => syntax::parse(text, file),
+        };
         self.diags.extend(parsed.diagnostics);
         let uses: Vec<ast::UseDecl> = parsed
             .file

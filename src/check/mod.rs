@@ -85,9 +85,31 @@ pub type Overlay<'a> = &'a dyn Fn(&Utf8Path) -> Option<Vec<u8>>;
 
 /// [`check_bytes`], reading imported files through `open` first.
 pub fn check_bytes_with(path: &Utf8Path, bytes: Vec<u8>, open: Overlay) -> Checked {
+    check_inner(path, bytes, open, None)
+}
+
+/// [`check_bytes_with`], reusing the parse of the declarations an earlier check through
+/// `reuse` read in the same words (an editor checks after every edit); the result is the
+/// same.
+pub fn check_bytes_reusing(
+    path: &Utf8Path,
+    bytes: Vec<u8>,
+    open: Overlay,
+    reuse: &mut crate::syntax::Reuse,
+) -> Checked {
+    reuse.begin();
+    check_inner(path, bytes, open, Some(reuse))
+}
+
+fn check_inner(
+    path: &Utf8Path,
+    bytes: Vec<u8>,
+    open: Overlay,
+    reuse: Option<&mut crate::syntax::Reuse>,
+) -> Checked {
     let mut sources = SourceMap::default();
     let mut diags = Vec::new();
-    let (modules, library) = load::load(path, bytes, open, &mut sources, &mut diags);
+    let (modules, library) = load::load(path, bytes, open, &mut sources, &mut diags, reuse);
     let mut cx = Cx {
         modules: &modules,
         sources: &mut sources,

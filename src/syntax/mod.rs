@@ -12,6 +12,7 @@ mod literal;
 mod parse;
 mod production;
 mod recover;
+mod reuse;
 pub mod test_file;
 
 pub use grammar::with_pest;
@@ -19,7 +20,8 @@ pub use grammar::with_pest;
 pub(crate) use grammar::{LexParser, Rule};
 pub use lexical::skeleton;
 pub use literal::{decode, dedent};
-pub use parse::{parse, Parsed};
+pub use parse::{parse, parse_reusing, Parsed};
+pub use reuse::Reuse;
 
 /// The kinds of claim a `verify` rule can name, from the verification contract's table.
 pub const CLAIM_KINDS: &[&str] = &crate::claim_kind::PLURALS;

@@ -13,6 +13,7 @@ use super::ast::*;
 use super::ast::Rule as Rule_;
 use super::grammar::{with_pest, Block, LexParser, Rule};
 use super::limits::too_deep;
+use super::reuse::{Piece, Reuse};
 use super::{lexical, recover};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 
@@ -25,6 +26,16 @@ pub struct Parsed {
 
 /// Parses a whole `.lex` file. Never panics; every problem is a diagnostic.
 pub fn parse(text: &str, file: FileId) -> Parsed {
+    parse_with(text, file, None)
+}
+
+/// [`parse`], reusing the parse of every declaration that `reuse` holds from an earlier
+/// parse (see [`Reuse`]); the result is the same.
+pub fn parse_reusing(text: &str, file: FileId, reuse: &mut Reuse) -> Parsed {
+    parse_with(text, file, Some(reuse))
+}
+
+fn parse_with(text: &str, file: FileId, reuse: Option<&mut Reuse>) -> Parsed {
     if let Some(d) = too_deep(text, file) {
         return Parsed {
             file: File::default(),
@@ -38,25 +49,33 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
         base: 0,
         diags: Vec::new(),
         broken: Vec::new(),
+        recovered: false,
     };
-    let mut items = Vec::new();
-    match with_pest(false, || LexParser::parse(Rule::file, read)) {
-        Ok(mut pairs) => {
-            if let Some(file_pair) = pairs.next() {
-                for pair in file_pair.into_inner() {
-                    if pair.as_rule() == Rule::EOI {
-                        continue;
-                    }
-                    if let Some(item) = b.item(pair) {
-                        items.push(item);
-                    }
+    // An unclosed comment or text blanks the rest of the file: that file is read whole.
+    let mut items = match reuse {
+        Some(r) if scan.cut.is_none() => {
+            let read = r.read(read, file, &mut |piece| {
+                let mut b = Builder {
+                    file,
+                    base: 0,
+                    diags: Vec::new(),
+                    broken: Vec::new(),
+                    recovered: false,
+                };
+                let items = b.items(piece);
+                Piece {
+                    items,
+                    diagnostics: b.diags,
+                    broken: b.broken,
+                    recovered: b.recovered,
                 }
-            }
+            });
+            b.diags = read.diagnostics;
+            b.broken = read.broken;
+            read.items
         }
-        // The catch-alls make this unreachable for ordinary text, but a diagnostic is still
-        // better than a panic if the grammar ever rejects a file outright.
-        Err(e) => b.diags.push(recover::pest_error(&e, read, 0, file, None)),
-    }
+        _ => b.items(read),
+    };
     // What the scan explained, the parser only echoes.
     b.diags.retain(|d| !scan.explains(d.position().1));
     if let Some(cut) = scan.cut {
@@ -106,9 +125,36 @@ pub(crate) struct Builder {
     pub(crate) diags: Vec<Diagnostic>,
     /// Names of declarations that did not parse at all.
     pub(crate) broken: Vec<String>,
+    /// Whether a catch-all for a malformed setting or declaration was used.
+    pub(crate) recovered: bool,
 }
 
 impl Builder {
+    /// The declarations of `text`, read as a whole file.
+    fn items(&mut self, text: &str) -> Vec<Item> {
+        let mut items = Vec::new();
+        match with_pest(false, || LexParser::parse(Rule::file, text)) {
+            Ok(mut pairs) => {
+                if let Some(file_pair) = pairs.next() {
+                    for pair in file_pair.into_inner() {
+                        if pair.as_rule() == Rule::EOI {
+                            continue;
+                        }
+                        if let Some(item) = self.item(pair) {
+                            items.push(item);
+                        }
+                    }
+                }
+            }
+            // The catch-alls make this unreachable for ordinary text, but a diagnostic is
+            // still better than a panic if the grammar ever rejects a file outright.
+            Err(e) => self
+                .diags
+                .push(recover::pest_error(&e, text, self.base, self.file, None)),
+        }
+        items
+    }
+
     pub(super) fn span(&self, p: &Pair<Rule>) -> Span {
         let s = p.as_span();
         Span::new(self.base + s.start(), self.base + s.end())
@@ -218,6 +264,7 @@ impl Builder {
                 Item::Ruleset(RulesetDecl { name, span, body })
             }
             Rule::bad_item => {
+                self.recovered = true;
                 let d = recover::bad_item(pair.as_str(), span.start, self.file);
                 self.diags.push(d);
                 self.broken.extend(recover::declared_name(pair.as_str()));
@@ -229,6 +276,7 @@ impl Builder {
 
     /// Reports a malformed setting; returns the setting it was meant to be, if clear.
     pub(super) fn bad_entry(&mut self, p: &Pair<Rule>, block: Block) -> Option<String> {
+        self.recovered = true;
         let span = self.span(p);
         let (d, key) = recover::bad_entry(p.as_str(), span.start, self.file, block);
         self.diags.push(d);

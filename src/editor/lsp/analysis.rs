@@ -11,7 +11,7 @@ use lsp_types::{
 };
 
 use super::index::Index;
-use super::lines::Lines;
+use super::lines::{line_starts, Lines};
 use crate::check::{self, Checked};
 use crate::diagnostic::{Diagnostic, FileId, Severity, Span};
 use crate::plan::workflow::Workflow;
@@ -21,6 +21,9 @@ pub struct Analysis {
     /// Built on first use: publishing diagnostics does not need it, so an edit's diagnostics
     /// go out before the names are indexed again.
     index: OnceCell<Index>,
+    /// Where the lines of each file start, found once per file on first use: every range of
+    /// every diagnostic is looked up in them.
+    starts: Vec<OnceCell<Vec<usize>>>,
 }
 
 /// Where the document lives on disk, or where it would if it has no file yet: imports and
@@ -46,7 +49,13 @@ pub fn doc_path(uri: &Url) -> Utf8PathBuf {
 
 /// Checks a document, reading the files in `open` (the other open documents, by path) from
 /// their text in the editor rather than from disk.
-pub fn analyze(uri: &Url, text: &str, open: &HashMap<PathBuf, &str>) -> Analysis {
+/// `reuse` keeps the parse of the declarations between checks of the document.
+pub fn analyze(
+    uri: &Url,
+    text: &str,
+    open: &HashMap<PathBuf, &str>,
+    reuse: &mut crate::syntax::Reuse,
+) -> Analysis {
     let path = doc_path(uri);
     if path.as_str().ends_with(".test.lex") {
         return test_file(&path, text);
@@ -55,22 +64,39 @@ pub fn analyze(uri: &Url, text: &str, open: &HashMap<PathBuf, &str>) -> Analysis
         let key = crate::confine::lexical(&std::path::absolute(p.as_std_path()).ok()?);
         open.get(&key).map(|t| t.as_bytes().to_vec())
     };
-    let checked = check::check_bytes_with(&path, text.as_bytes().to_vec(), &overlay);
-    Analysis {
-        checked,
-        index: OnceCell::new(),
-    }
+    let checked = check::check_bytes_reusing(&path, text.as_bytes().to_vec(), &overlay, reuse);
+    Analysis::new(checked, OnceCell::new())
 }
 
 /// A `.test.lex` file is read as tests, the way `lexrun check` reads it.
 fn test_file(path: &camino::Utf8Path, text: &str) -> Analysis {
-    Analysis {
-        checked: check::check_test_bytes(path, text.as_bytes()),
-        index: OnceCell::from(Index::default()),
-    }
+    Analysis::new(
+        check::check_test_bytes(path, text.as_bytes()),
+        OnceCell::from(Index::default()),
+    )
 }
 
 impl Analysis {
+    fn new(checked: Checked, index: OnceCell<Index>) -> Analysis {
+        let starts = (0..checked.sources.len())
+            .map(|_| OnceCell::new())
+            .collect();
+        Analysis {
+            checked,
+            index,
+            starts,
+        }
+    }
+
+    /// The lines of a file the check read.
+    pub fn lines(&self, file: FileId) -> Lines<'_> {
+        let text = self.text(file);
+        match self.starts.get(file) {
+            Some(cell) => Lines::with_starts(text, cell.get_or_init(|| line_starts(text))),
+            None => Lines::new(text),
+        }
+    }
+
     pub fn index(&self) -> &Index {
         self.index
             .get_or_init(|| Index::build(&self.checked.sources))
@@ -85,7 +111,7 @@ impl Analysis {
     }
 
     pub fn range(&self, file: FileId, span: Span) -> Range {
-        Lines::new(self.text(file)).range(span)
+        self.lines(file).range(span)
     }
 
     /// The URI of a file the check read: the document, an import, or a stdlib file (written
@@ -120,9 +146,7 @@ impl Analysis {
             ),
             Some(f) if f < self.checked.sources.len() => {
                 let at = self.import_of(f).unwrap_or_default();
-                let line = first.map_or(0, |l| {
-                    Lines::new(self.text(f)).position(l.span.start).line + 1
-                });
+                let line = first.map_or(0, |l| self.lines(f).position(l.span.start).line + 1);
                 (
                     self.range(0, at),
                     format!(

@@ -7,14 +7,30 @@ use crate::diagnostic::Span;
 pub struct Lines<'a> {
     text: &'a str,
     /// Byte offset where each line starts.
-    starts: Vec<usize>,
+    starts: std::borrow::Cow<'a, [usize]>,
+}
+
+/// Where each line of `text` starts, by byte offset.
+pub fn line_starts(text: &str) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+    starts
 }
 
 impl<'a> Lines<'a> {
     pub fn new(text: &'a str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Lines { text, starts }
+        Lines {
+            text,
+            starts: line_starts(text).into(),
+        }
+    }
+
+    /// With the line starts of `text` found before ([`line_starts`]).
+    pub fn with_starts(text: &'a str, starts: &'a [usize]) -> Self {
+        Lines {
+            text,
+            starts: starts.into(),
+        }
     }
 
     pub fn position(&self, offset: usize) -> Position {

@@ -81,6 +81,8 @@ struct Doc {
     /// The workflow of the last check without errors, so hovers keep their figures while a
     /// line is half typed.
     last_good: Option<Workflow>,
+    /// The parse of its declarations (and its imports'), kept for the next check.
+    reuse: crate::syntax::Reuse,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -457,6 +459,7 @@ impl Server {
                             published: true,
                             due: None,
                             last_good: None,
+                            reuse: Default::default(),
                         },
                     );
                     self.changed(&uri);
@@ -556,6 +559,14 @@ impl Server {
         if doc.fresh {
             return;
         }
+        let mut reuse = self
+            .docs
+            .get_mut(uri)
+            .map(|d| std::mem::take(&mut d.reuse))
+            .unwrap_or_default();
+        let Some(doc) = self.docs.get(uri) else {
+            return;
+        };
         let open: HashMap<std::path::PathBuf, &str> = self
             .docs
             .iter()
@@ -565,11 +576,12 @@ impl Server {
                 Some((p, d.text.as_str()))
             })
             .collect();
-        let a = analysis::analyze(uri, &doc.text, &open);
+        let a = analysis::analyze(uri, &doc.text, &open, &mut reuse);
         self.checks += 1;
         let Some(doc) = self.docs.get_mut(uri) else {
             return;
         };
+        doc.reuse = reuse;
         if let Some(w) = a.workflow() {
             doc.last_good = Some(w.clone());
         }
