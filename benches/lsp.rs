@@ -107,7 +107,7 @@ fn check_alone(path: &std::path::Path, text: &str) -> Duration {
 fn phases(path: &std::path::Path, text: &str, edit: (&str, &str)) -> String {
     let path = camino::Utf8Path::from_path(path).expect("utf-8 path");
     let edited = text.replacen(edit.0, edit.1, 1);
-    let median = |f: &mut dyn FnMut() -> ()| {
+    let median = |f: &mut dyn FnMut()| {
         let mut t: Vec<Duration> = (0..EDITS / 2)
             .map(|_| {
                 let s = Instant::now();
