@@ -170,7 +170,7 @@ fn the_example_library_passes() {
     let o = lexrun(&["test", "workflows"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let e = err(&o);
-    assert!(e.trim_end().ends_with("8 passed, 0 failed"), "{e}");
+    assert!(e.trim_end().ends_with("9 passed, 0 failed"), "{e}");
 }
 
 #[test]

@@ -389,13 +389,40 @@ pub fn own_dates(text: &str, claims: &[Claim]) -> Vec<bool> {
                 from += nl + 1;
             }
             let before = text[from..c.start].to_lowercase();
-            // A signature block's `Date:` or `Dated` opens its line.
+            // A signature block's `Date:` or `Dated` opens its line. A bare `Date:` is the
+            // document's own only beside a signature: elsewhere (an email's header quoted, a
+            // record's field) it is a fact to check.
             let line = before.trim_start();
             OWN_DATE_LEADS.iter().any(|lead| before.contains(lead))
-                || (line.starts_with("date:") || line.starts_with("dated"))
-                    && line.len() <= "dated this day of".len()
+                || line.starts_with("dated") && line.len() <= "dated this day of".len()
+                || line.starts_with("date:")
+                    && line.len() <= "date:  ".len()
+                    && near_signature(text, from)
         })
         .collect()
+}
+
+/// What marks a signature block.
+const SIGNATURE_MARKS: &[&str] = &[
+    "/s/",
+    "___",
+    "signature",
+    "respectfully submitted",
+    "penalty of perjury",
+    "sincerely",
+    "attorney for",
+    "attorneys for",
+    "counsel for",
+];
+
+/// Whether a signature mark is within three lines of the line starting at `at`.
+fn near_signature(text: &str, at: usize) -> bool {
+    let before: Vec<&str> = text[..at].lines().rev().take(3).collect();
+    let after = text[at..].lines().take(4);
+    before.into_iter().chain(after).any(|l| {
+        let l = l.to_lowercase();
+        SIGNATURE_MARKS.iter().any(|m| l.contains(m))
+    })
 }
 
 /// Where the filing's certificates of service are: from a heading line that names one to the
@@ -572,6 +599,29 @@ mod tests {
                 "Rent was due. It was late. (SMITH000002)".into(),
                 vec!["SMITH000002".into()]
             )]
+        );
+    }
+
+    #[test]
+    fn a_bare_date_line_is_the_documents_own_only_beside_a_signature() {
+        let own = |t: &str| -> Vec<String> {
+            let cs = claims(t);
+            cs.iter()
+                .zip(own_dates(t, &cs))
+                .filter(|(c, o)| *o && c.kind == Kind::Date)
+                .map(|(c, _)| c.text.clone())
+                .collect()
+        };
+        // An email's header quoted in a draft, and a record's date field: facts to check.
+        assert!(
+            own("From: Robert Kline\nDate: January 5, 2024\nSubject: rent (SMITH000005)")
+                .is_empty()
+        );
+        assert!(own("amount: $3,875.00\ndate: 2024-01-09\nbates: SMITH000006").is_empty());
+        // A signature block's date line.
+        assert_eq!(
+            own("I declare under penalty of perjury that the foregoing is true.\n\nDate: April 6, 2024\n\n/s/ Jane Smith"),
+            vec!["April 6, 2024".to_string()]
         );
     }
 
