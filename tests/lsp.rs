@@ -706,7 +706,9 @@ fn symbols_and_a_one_click_fix_for_a_misspelt_name() {
 }
 
 /// Edits sent faster than the server checks cost two checks, the first and the last; none
-/// of the versions in between is published, and the last is.
+/// of the versions in between is published, and the last is. The first edit's check may be
+/// published when it ends before the next edit reaches the server (a check of a one-line
+/// edit takes a few milliseconds), never one of the versions after it but the last.
 #[test]
 fn a_burst_of_edits_costs_at_most_two_checks() {
     let (mut c, _) = Client::start(EXE);
@@ -742,7 +744,7 @@ fn a_burst_of_edits_costs_at_most_two_checks() {
         .filter_map(|n| n["params"]["version"].as_i64())
         .collect();
     assert!(
-        published.iter().all(|v| *v == 31 || *v == 1),
+        published.iter().all(|v| [1, 2, 31].contains(v)),
         "{published:?}"
     );
     // Incremental sync kept the text: the edited line reads as the last edit left it.
