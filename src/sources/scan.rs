@@ -70,6 +70,14 @@ impl Default for Options {
     }
 }
 
+/// The text cache's folder, unless a symbolic link stands in its place: entries read through a
+/// link could be anyone's, and none is written there.
+fn usable_cache(opts: &Options) -> Option<&Path> {
+    let dir = opts.cache.as_deref()?;
+    let linked = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+    (!linked).then_some(dir)
+}
+
 /// `$LEXRUN_CACHE/text`, else `$XDG_CACHE_HOME/lexrun/text`, else `~/.cache/lexrun/text`.
 pub fn default_cache() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("LEXRUN_CACHE") {
@@ -130,7 +138,7 @@ pub fn read(path: &Path, opts: &Options) -> Result<(Vec<PageText>, Vec<String>),
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| TextError::Read(shown.clone(), e.to_string()))?;
     let hash = blake3::hash(&bytes).to_hex().to_string();
-    let cache_file = opts.cache.as_ref().map(|d| {
+    let cache_file = usable_cache(opts).map(|d| {
         d.join(format!(
             "{hash}-{}-{}-v{CACHE_FORMAT}.json",
             opts.lang, opts.dpi
@@ -163,9 +171,10 @@ pub fn read(path: &Path, opts: &Options) -> Result<(Vec<PageText>, Vec<String>),
     };
     let complete = pages.iter().all(|p| p.from != "none");
     if let (Some(cf), true) = (&cache_file, complete) {
-        if let Some(dir) = cf.parent() {
-            let _ = crate::atomic::private_dir(dir);
-        }
+        // A cache folder that cannot be made private (a link in its place) is not written to.
+        let private = cf
+            .parent()
+            .is_none_or(|dir| crate::atomic::private_dir(dir).is_ok());
         let entry = Entry {
             source: hash.clone(),
             check: pages_hash(&pages),
@@ -173,7 +182,10 @@ pub fn read(path: &Path, opts: &Options) -> Result<(Vec<PageText>, Vec<String>),
             notes: notes.clone(),
         };
         // A cache that cannot be written is only a cache miss next time.
-        let _ = crate::atomic::write_private(cf, serde_json::to_vec(&entry).unwrap_or_default());
+        if private {
+            let _ =
+                crate::atomic::write_private(cf, serde_json::to_vec(&entry).unwrap_or_default());
+        }
     }
     Ok((pages, notes))
 }
@@ -426,4 +438,26 @@ fn ocr_image(image: &Path, opts: &Options, shown: &str) -> Result<String, TextEr
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_in_place_of_the_text_cache_is_neither_read_nor_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("elsewhere");
+        std::fs::create_dir(&real).unwrap();
+        let linked = tmp.path().join("text");
+        std::os::unix::fs::symlink(&real, &linked).unwrap();
+        let opts = |cache: PathBuf| Options {
+            cache: Some(cache),
+            ..Options::default()
+        };
+        assert!(usable_cache(&opts(linked)).is_none());
+        let fresh = tmp.path().join("fresh");
+        assert_eq!(usable_cache(&opts(fresh.clone())), Some(fresh.as_path()));
+        assert_eq!(usable_cache(&opts(real.clone())), Some(real.as_path()));
+    }
 }
