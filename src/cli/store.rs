@@ -122,12 +122,9 @@ pub(super) fn cmd_audit(
     };
     let arts = st.artifacts_of_run(&run);
     info["artifacts"] = serde_json::to_value(&arts).unwrap_or_default();
-    let volumes: Vec<crate::store::Volume> = match st.volumes() {
+    let volumes: Vec<crate::store::Volume> = match volumes_of(&st) {
         Ok(v) => v.into_iter().filter(|v| v.run_id == run).collect(),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::USAGE;
-        }
+        Err(c) => return c,
     };
     info["volumes"] = serde_json::to_value(&volumes).unwrap_or_default();
     if json {
@@ -171,6 +168,14 @@ pub(super) fn cmd_audit(
         }
     }
     print_out(&out)
+}
+
+/// The ledger's production volumes, or the exit code after saying why they cannot be read.
+fn volumes_of(st: &crate::store::Store) -> Result<Vec<crate::store::Volume>, u8> {
+    st.volumes().map_err(|e| {
+        eprintln!("error: {e}");
+        exit::USAGE
+    })
 }
 
 /// A volume and its documents, as `lexrun audit` prints them.
@@ -230,12 +235,9 @@ pub(super) fn cmd_audit_productions(
         Ok(x) => x,
         Err(c) => return c,
     };
-    let volumes = match st.volumes() {
+    let volumes = match volumes_of(&st) {
         Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::USAGE;
-        }
+        Err(c) => return c,
     };
     if json {
         return print_out(&(serde_json::to_string_pretty(&volumes).unwrap_or_default() + "\n"));
