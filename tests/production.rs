@@ -523,3 +523,183 @@ fn the_ledger_records_every_volume_and_numbers_continue_across_folders() {
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(text.contains("Produced:\n  volume VOL002"), "{text}");
 }
+
+fn tiffinfo(path: &Path) -> String {
+    let o = Command::new("tiffinfo").arg(path).output().unwrap();
+    assert!(
+        o.status.success(),
+        "tiffinfo {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+}
+
+/// The share of white in a TIFF, as libtiff and poppler (not lexrun) decode it: `tiff2pdf`
+/// carries the Group IV data into a PDF, `pdftoppm` renders it.
+fn white_share(tif: &Path, scratch: &Path) -> f64 {
+    let pdf = scratch.join("tif.pdf");
+    let o = Command::new("tiff2pdf")
+        .arg("-o")
+        .arg(&pdf)
+        .arg(tif)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let base = scratch.join("tif");
+    let o = Command::new("pdftoppm")
+        .args(["-r", "30", "-gray", "-singlefile"])
+        .arg(&pdf)
+        .arg(&base)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let pgm = fs::read(base.with_extension("pgm")).unwrap();
+    // The header is three lines: P5, the size, 255.
+    let mut at = 0;
+    for _ in 0..3 {
+        at += pgm[at..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    }
+    let px = &pgm[at..];
+    px.iter().filter(|&&p| p >= 128).count() as f64 / px.len() as f64
+}
+
+fn tiff_tools() {
+    tools();
+    need("tiffinfo", "libtiff-tools");
+}
+
+#[test]
+fn the_sample_volume_as_tiff_is_single_page_group_iv_at_300_dpi() {
+    tiff_tools();
+    let dir = sample();
+    let lex = fs::read_to_string(dir.path().join("production.lex"))
+        .unwrap()
+        .replace("images pdf", "images tiff");
+    assert!(lex.contains("images tiff"));
+    fs::write(dir.path().join("production.lex"), lex).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = run_in(dir.path(), "production.lex", out.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let vol = out.path().join("VOL001");
+    let rows = read_dat(&vol.join("DATA/VOL001.dat"));
+    let num = |s: &str| s.trim_start_matches("RIVERA").parse::<u64>().unwrap();
+    let last = num(&rows.last().unwrap()["ENDBATES"]);
+    // Exactly one TIFF per number, in the first folder of a thousand, and nothing else.
+    let images: Vec<String> = files_under(&vol.join("IMAGES"))
+        .iter()
+        .map(|p| {
+            p.strip_prefix(&vol)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .collect();
+    let want: Vec<String> = (1..=last)
+        .map(|n| format!("IMAGES/0001/RIVERA{n:07}.tif"))
+        .collect();
+    assert_eq!(images, want);
+    // The Opticon file points at each image, a document's first with its page count.
+    let opt = fs::read_to_string(vol.join("DATA/VOL001.opt")).unwrap();
+    let lines: Vec<Vec<&str>> = opt.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(lines.len(), want.len());
+    for (l, w) in lines.iter().zip(&want) {
+        assert_eq!(l[2].replace('\\', "/"), *w, "{l:?}");
+        assert!(vol.join(w).is_file());
+        assert_eq!(format!("IMAGES/0001/{}.tif", l[0]), *w);
+    }
+    for r in &rows {
+        let first = lines.iter().find(|l| l[0] == r["BEGBATES"]).unwrap();
+        assert_eq!(first[3], "Y");
+        assert_eq!(first[6], r["PGCOUNT"], "{r:?}");
+        assert!(vol.join(r["TEXTPATH"].replace('\\', "/")).is_file());
+        if !r["NATIVEPATH"].is_empty() {
+            assert!(vol.join(r["NATIVEPATH"].replace('\\', "/")).is_file());
+        }
+    }
+    // Every page, by libtiff's tiffinfo and tesseract: one directory, Group IV, bilevel,
+    // white is zero, 300 dpi; mostly white as decoded; its number read back by OCR and no
+    // redacted number in its OCR.
+    let scratch = tempfile::tempdir().unwrap();
+    let mut labels = 0;
+    for w in &want {
+        let p = vol.join(w);
+        let info = tiffinfo(&p);
+        assert_eq!(info.matches("TIFF Directory").count(), 1, "{w}: {info}");
+        for field in [
+            "Compression Scheme: CCITT Group 4",
+            "Bits/Sample: 1",
+            "Samples/Pixel: 1",
+            "Photometric Interpretation: min-is-white",
+            "Resolution: 300, 300 pixels/inch",
+        ] {
+            assert!(info.contains(field), "{w}: no `{field}` in {info}");
+        }
+        let white = white_share(&p, scratch.path());
+        assert!(white > 0.6, "{w}: only {white:.2} of it is white");
+        let o = Command::new("tesseract")
+            .arg(&p)
+            .arg("-")
+            .args(["--dpi", "300"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "tesseract {w}");
+        let seen = String::from_utf8_lossy(&o.stdout).to_string();
+        let bates = w.trim_start_matches("IMAGES/0001/").trim_end_matches(".tif");
+        assert!(squash(&seen).contains(bates), "{w}: OCR reads {seen}");
+        labels += seen.matches("REDACTED").count();
+        for s in SSNS.iter().chain([&ACCOUNT]) {
+            assert!(
+                !squash(&seen).contains(&squash(s)),
+                "{s} in the OCR of {w}: {seen}"
+            );
+        }
+    }
+    assert!(labels >= 4, "{labels} redaction labels read back");
+    // No redacted string in any byte of the volume, and the text is what was produced.
+    for f in files_under(&vol) {
+        let bytes = fs::read(&f).unwrap();
+        for s in SSNS.iter().chain([&ACCOUNT]) {
+            assert!(
+                memchr::memmem::find(&bytes, s.as_bytes()).is_none(),
+                "{s} in {}",
+                f.display()
+            );
+        }
+    }
+    let email_text =
+        fs::read_to_string(vol.join(format!("TEXT/{}.txt", rows[0]["BEGBATES"]))).unwrap();
+    assert!(email_text.contains("[REDACTED – PII]"), "{email_text}");
+}
+
+#[test]
+fn a_page_that_cannot_be_rasterised_as_tiff_stops_the_volume_before_anything_is_written() {
+    tiff_tools();
+    let dir = text_matter("  images tiff\n");
+    // A pdftoppm that fails, ahead of the real one.
+    let bin = dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("pdftoppm");
+    fs::write(&fake, "#!/bin/sh\necho 'Syntax Error: broken page' >&2\nexit 1\n").unwrap();
+    let mut perms = fs::metadata(&fake).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    fs::set_permissions(&fake, perms).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = tempfile::tempdir().unwrap();
+    let o = Lexrun::new()
+        .current_dir(dir.path())
+        .env("PATH", &path)
+        .args(["v1.lex", "--out", out.path().to_str().unwrap()])
+        .output();
+    assert_ne!(o.status.code(), Some(0));
+    let err = stderr(&o);
+    assert!(
+        err.contains("page JO00001 of `jo/a-note.txt` cannot be made a TIFF image"),
+        "{err}"
+    );
+    assert!(err.contains("broken page"), "{err}");
+    assert!(!out.path().join("VOL001").exists());
+    assert!(!out.path().join("PRODUCTIONS.json").exists());
+    let left: Vec<_> = fs::read_dir(out.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -299,26 +299,21 @@ pub(crate) fn stage(
     }
     let images = match p.images.as_ref().map(|i| i.node.as_str()) {
         None | Some("pdf") => ImageFormat::Pdf,
-        Some("tiff") => {
-            let span = p.images.as_ref().map(|i| i.span).unwrap_or_default();
-            err!(
-                cx,
-                Diagnostic::new(Code::InvalidValue, "lexrun does not produce TIFF images yet")
-                    .label(span, "")
-                    .help("write `images pdf`: one image-only PDF per page at 300 dpi, which review platforms load as they do TIFF"),
-            );
-            ImageFormat::Tiff
-        }
+        Some("tiff") => ImageFormat::Tiff,
         Some(other) => {
             let span = p.images.as_ref().map(|i| i.span).unwrap_or_default();
+            let formats = "`images pdf` (one PDF a page) or `images tiff` (one single-page Group IV TIFF a page at 300 dpi)";
+            let d = Diagnostic::new(
+                Code::InvalidValue,
+                format!("`{other}` is not an image format lexrun produces"),
+            )
+            .label(span, "");
             err!(
                 cx,
-                Diagnostic::new(
-                    Code::InvalidValue,
-                    format!("`{other}` is not an image format lexrun produces")
-                )
-                .label(span, "")
-                .help("write `images pdf` or `images tiff` (single-page Group IV TIFF at 300 dpi)"),
+                match did_you_mean(other, ["pdf", "tiff"]) {
+                    Some(s) => d.help(format!("did you mean `images {s}`? lexrun writes {formats}")),
+                    None => d.help(format!("write {formats}")),
+                },
             );
             ImageFormat::Pdf
         }

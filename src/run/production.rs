@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::exhibits::production::{self as prod, Input, ProductionError, VolumeRecord};
-use crate::plan::production::{Production, RedactWhat};
+use crate::plan::production::{ImageFormat, Production, RedactWhat};
 use crate::store::{Store, Volume, VolumeDocument};
 
 use super::Produced;
@@ -68,6 +68,10 @@ fn spec(p: &Production) -> prod::Spec {
         fields: p.fields.clone(),
         dpi: 300,
         lang: "eng".into(),
+        images: match p.images {
+            ImageFormat::Pdf => prod::Images::Pdf,
+            ImageFormat::Tiff => prod::Images::Tiff,
+        },
     }
 }
 

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use super::page::{self, Gray, Label, PxBox, TextPage};
 use super::words;
-use super::{BoxRule, Pattern, ProductionError};
+use super::{tiff, BoxRule, Pattern, ProductionError};
 use crate::sources::limits;
 
 /// A page ready to be written, with what was redacted on it.
@@ -438,4 +438,37 @@ pub fn raster_pages(
         });
     }
     Ok(out)
+}
+
+/// A finished page — its content, labels and stamps, as its PDF draws them — rasterised by
+/// `pdftoppm` at `dpi`, cut to black and white and encoded as a Group IV TIFF. The error says
+/// why the page could not be.
+pub fn tiff_page(pdf: &[u8], work: &Path, dpi: u32) -> Result<Vec<u8>, String> {
+    std::fs::create_dir_all(work).map_err(|e| format!("cannot write `{}`: {e}", work.display()))?;
+    let src = work.join("page.pdf");
+    std::fs::write(&src, pdf).map_err(|e| format!("cannot write `{}`: {e}", src.display()))?;
+    let base = work.join("page");
+    let ran = limits::run(
+        "pdftoppm",
+        Command::new("pdftoppm")
+            .args(["-gray", "-singlefile", "-r", &dpi.to_string()])
+            .arg(&src)
+            .arg(&base),
+        work,
+    );
+    let _ = std::fs::remove_file(&src);
+    ran.map_err(|e| e.to_string())?;
+    let raster = base.with_extension("pgm");
+    let bytes = std::fs::read(&raster);
+    let _ = std::fs::remove_file(&raster);
+    let img = bytes
+        .ok()
+        .and_then(|b| Gray::from_pgm(&b))
+        .ok_or("pdftoppm wrote no readable image of it")?;
+    tiff::encode(&img, dpi).ok_or_else(|| {
+        format!(
+            "it is {} × {} pixels at {dpi} dpi, more than a Group IV TIFF holds (65,535 a side)",
+            img.w, img.h
+        )
+    })
 }

@@ -1,7 +1,9 @@
 //! Productions: the documents a party hands the other side, as one volume folder.
 //!
 //! `IMAGES/` holds one PDF per page, each stamped bottom-right with its Bates number and
-//! bottom-left with its document's confidentiality legend; `NATIVES/` the documents produced
+//! bottom-left with its document's confidentiality legend (or, with `images tiff`, one
+//! single-page Group IV TIFF per page, that PDF rasterised, in folders of a thousand);
+//! `NATIVES/` the documents produced
 //! as they are (with a placeholder page carrying their number); `TEXT/` one text file per
 //! document, of what was produced; `DATA/` the Concordance `.dat` and Opticon `.opt` load
 //! files, the privilege log (CSV and DOCX) for what was withheld, and the reconciliation.
@@ -19,6 +21,7 @@ pub mod loadfile;
 pub mod page;
 mod privlog;
 pub mod reread;
+pub mod tiff;
 mod words;
 
 use std::collections::BTreeMap;
@@ -95,9 +98,37 @@ pub struct Spec {
     pub fields: Vec<String>,
     pub dpi: u32,
     pub lang: String,
+    pub images: Images,
 }
 
+/// What each page of `IMAGES/` is written as.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Images {
+    /// One PDF a page, `IMAGES/<BATES>.pdf`, its stamps live text.
+    #[default]
+    Pdf,
+    /// One single-page Group IV TIFF a page, `IMAGES/0001/<BATES>.tif`, its stamps and
+    /// labels burned into the pixels.
+    Tiff,
+}
+
+/// TIFF images to a folder of `IMAGES/`, as review platforms load them.
+pub const IMAGES_PER_FOLDER: u64 = 1000;
+
 impl Spec {
+    /// Where page `n` of a volume that starts at `first` is written, relative to the
+    /// volume, with `/` between folders.
+    pub fn image_rel(&self, first: u64, n: u64) -> String {
+        let bates = self.number(n);
+        match self.images {
+            Images::Pdf => format!("IMAGES/{bates}.pdf"),
+            Images::Tiff => format!(
+                "IMAGES/{:04}/{bates}.tif",
+                n.saturating_sub(first) / IMAGES_PER_FOLDER + 1
+            ),
+        }
+    }
+
     pub fn number(&self, n: u64) -> String {
         format!(
             "{}{:0w$}{}",
@@ -164,6 +195,12 @@ pub enum ProductionError {
     Collision(String),
     #[error("nothing to produce: every collected document is withheld or an exception")]
     Empty,
+    #[error("page {page} of `{document}` cannot be made a TIFF image: {why}; nothing was written. pdftoppm (Debian `poppler-utils`, or scripts/install-tools) rasterises each page; or write `images pdf`")]
+    Tiff {
+        page: String,
+        document: String,
+        why: String,
+    },
     #[error("the volume failed its re-reading and was not written:\n  {}", .0.join("\n  "))]
     Reread(Vec<String>),
 }
@@ -588,6 +625,7 @@ pub fn produce(
         ..VolumeRecord::default()
     };
     let mut expected_stamps: Vec<reread::Page> = Vec::new();
+    let scratch = work.path().join("raster");
     for (i, d) in docs.iter().enumerate() {
         if let Fate::Withheld(w) = fates[i] {
             record.withheld.push(d.name.clone());
@@ -621,8 +659,8 @@ pub fn produce(
                         }
                         Body::Text(t) => page::text_pdf(t, &stamps),
                     };
-                    let path = staged.join("IMAGES").join(format!("{bates}.pdf"));
-                    crate::atomic::write(&path, &pdf).map_err(io(&path))?;
+                    let n = a + k as u64;
+                    let image = write_image(&staged, spec, (first, n), &pdf, &d.name, &scratch)?;
                     let raster = matches!(p.body, Body::Raster { .. });
                     for (s, why, from_box) in p.redacted {
                         redacted.push(reread::Redacted {
@@ -635,11 +673,12 @@ pub fn produce(
                     opt.push(loadfile::OptLine {
                         key: bates.clone(),
                         volume: spec.volume.clone(),
-                        path: format!("IMAGES\\{bates}.pdf"),
+                        path: image.replace('/', "\\"),
                         doc_break: k == 0,
                         pages: (k == 0).then_some((b - a + 1) as usize),
                     });
                     expected_stamps.push(reread::Page {
+                        file: image,
                         bates,
                         legend: legend.clone(),
                         raster,
@@ -658,8 +697,7 @@ pub fn produce(
                         legend: &legend,
                     },
                 );
-                let path = staged.join("IMAGES").join(format!("{begin}.pdf"));
-                crate::atomic::write(&path, &pdf).map_err(io(&path))?;
+                let image = write_image(&staged, spec, (first, a), &pdf, &d.name, &scratch)?;
                 let ext = Path::new(&d.file_name)
                     .extension()
                     .map(|e| format!(".{}", e.to_string_lossy()))
@@ -674,11 +712,12 @@ pub fn produce(
                 opt.push(loadfile::OptLine {
                     key: begin.clone(),
                     volume: spec.volume.clone(),
-                    path: format!("IMAGES\\{begin}.pdf"),
+                    path: image.replace('/', "\\"),
                     doc_break: true,
                     pages: Some(1),
                 });
                 expected_stamps.push(reread::Page {
+                    file: image,
                     bates: begin.clone(),
                     legend: legend.clone(),
                     raster: false,
@@ -794,6 +833,39 @@ pub fn produce(
     let dest = out.join(&spec.volume);
     crate::atomic::replace_dir(&staged, &dest).map_err(io(&dest))?;
     Ok(report)
+}
+
+/// Writes page `n` of the volume that starts at `first` into `IMAGES/`: its PDF as it is,
+/// or that PDF rasterised as a Group IV TIFF. Returns where, relative to the volume.
+fn write_image(
+    staged: &Path,
+    spec: &Spec,
+    (first, n): (u64, u64),
+    pdf: &[u8],
+    document: &str,
+    scratch: &Path,
+) -> Result<String, ProductionError> {
+    let rel = spec.image_rel(first, n);
+    let path = staged.join(&rel);
+    let tiff;
+    let bytes = match spec.images {
+        Images::Pdf => pdf,
+        Images::Tiff => {
+            tiff = imaging::tiff_page(pdf, scratch, spec.dpi).map_err(|why| {
+                ProductionError::Tiff {
+                    page: spec.number(n),
+                    document: document.to_string(),
+                    why,
+                }
+            })?;
+            &tiff
+        }
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+    }
+    crate::atomic::write(&path, bytes).map_err(io(&path))?;
+    Ok(rel)
 }
 
 fn out_parent(out: &Path) -> Result<&Path, ProductionError> {

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::loadfile;
-use super::Spec;
+use super::{Images, Spec};
 use crate::exhibits::winansi;
 
 /// A string that was redacted, where, and whether it is looked for everywhere (a pattern's
@@ -87,6 +87,8 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 /// are read back by OCR; a page of text has nothing but the text its streams hold).
 #[derive(Clone, Debug)]
 pub struct Page {
+    /// Its image, relative to the volume: `IMAGES/HARBOR0000001.pdf`.
+    pub file: String,
     pub bates: String,
     pub legend: String,
     pub raster: bool,
@@ -110,24 +112,14 @@ pub fn check(
     let mut problems = Vec::new();
     let needles = needles(redacted);
     // The images: exactly first..=last, each stamped.
-    let images = volume.join("IMAGES");
-    let have: BTreeSet<String> = std::fs::read_dir(&images)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    let want: BTreeSet<String> = (first..=last)
-        .map(|n| format!("{}.pdf", spec.number(n)))
-        .collect();
+    let mut have = BTreeSet::new();
+    files_in(volume, "IMAGES", &mut have);
+    let want: BTreeSet<String> = (first..=last).map(|n| spec.image_rel(first, n)).collect();
     for missing in want.difference(&have) {
-        problems.push(format!(
-            "IMAGES/{missing} is missing: the numbering has a gap"
-        ));
+        problems.push(format!("{missing} is missing: the numbering has a gap"));
     }
     for extra in have.difference(&want) {
-        problems.push(format!("IMAGES/{extra} is outside the volume's numbers"));
+        problems.push(format!("{extra} is outside the volume's numbers"));
     }
     // Pages are read back on every processor.
     let workers = std::thread::available_parallelism()
@@ -202,11 +194,29 @@ pub fn check(
     problems
 }
 
+/// Every file under `volume/sub`, at any depth, relative to the volume with `/`.
+fn files_in(volume: &Path, sub: &str, out: &mut BTreeSet<String>) {
+    let Ok(rd) = std::fs::read_dir(volume.join(sub)) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let rel = format!("{sub}/{}", e.file_name().to_string_lossy());
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            files_in(volume, &rel, out);
+        } else {
+            out.insert(rel);
+        }
+    }
+}
+
 /// One page read back: its stamps in the text layer, and no redacted string in its bytes,
 /// its decompressed streams, its text layer or (an image) its OCR.
 fn page(volume: &Path, spec: &Spec, p: &Page, needles: &[&Redacted], problems: &mut Vec<String>) {
+    if spec.images == Images::Tiff {
+        return tiff_page(volume, spec, p, needles, problems);
+    }
     let (bates, legend) = (&p.bates, &p.legend);
-    let rel = format!("IMAGES/{bates}.pdf");
+    let rel = p.file.clone();
     let path = volume.join(&rel);
     let Ok(bytes) = std::fs::read(&path) else {
         return;
@@ -273,6 +283,84 @@ fn page(volume: &Path, spec: &Spec, p: &Page, needles: &[&Redacted], problems: &
             leak(problems, r, format!("the text layer of {rel}"));
         }
         if !ocr_sq.is_empty() && ocr_sq.contains(&sq) {
+            leak(problems, r, format!("the OCR of {rel}"));
+        }
+    }
+}
+
+/// What OCR is held to: letters and digits only, in capitals, with the shapes a stamp's
+/// Courier leaves ambiguous (O and 0, I, L and 1) read as one.
+fn stamp_form(s: &str) -> String {
+    s.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| match c.to_ascii_uppercase() {
+            'O' => '0',
+            'I' | 'L' => '1',
+            c => c,
+        })
+        .collect()
+}
+
+/// A TIFF page read back: its structure (one page, Group IV, bilevel, the production's
+/// resolution) and every row decoded; its Bates number and legend in its OCR, and no
+/// redacted string in its bytes or its OCR.
+fn tiff_page(
+    volume: &Path,
+    spec: &Spec,
+    p: &Page,
+    needles: &[&Redacted],
+    problems: &mut Vec<String>,
+) {
+    let (bates, legend, rel) = (&p.bates, &p.legend, &p.file);
+    let path = volume.join(rel);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return;
+    };
+    match super::tiff::read(&bytes) {
+        Err(e) => {
+            problems.push(format!("{rel}: not a valid Group IV TIFF: {e}"));
+            return;
+        }
+        Ok(info) if info.dpi != (spec.dpi as f64, spec.dpi as f64) => problems.push(format!(
+            "{rel}: its resolution is {} × {} dpi, not {}",
+            info.dpi.0, info.dpi.1, spec.dpi
+        )),
+        Ok(_) => {}
+    }
+    // Pages are read in parallel already: one thread each.
+    let ocr = run_text(
+        Command::new("tesseract")
+            .arg(&path)
+            .arg("-")
+            .args(["--dpi", &spec.dpi.to_string(), "-l", &spec.lang])
+            .env("OMP_THREAD_LIMIT", "1"),
+    );
+    let Some(ocr) = ocr else {
+        problems.push(format!(
+            "{rel}: the page could not be read back by OCR (is tesseract-ocr installed?)"
+        ));
+        return;
+    };
+    let seen = stamp_form(&ocr);
+    if !seen.contains(&stamp_form(bates)) {
+        problems.push(format!(
+            "{rel}: its Bates number {bates} is not on the page (OCR reads no such number)"
+        ));
+    }
+    if !legend.is_empty() && !seen.contains(&stamp_form(legend)) {
+        problems.push(format!(
+            "{rel}: its legend `{legend}` is not on the page (OCR reads no such words)"
+        ));
+    }
+    let ocr_sq = squash(&ocr);
+    for r in needles {
+        if r.page.as_ref().is_some_and(|p| p != bates) {
+            continue;
+        }
+        if byte_forms(&r.text).iter().any(|f| contains(&bytes, f)) {
+            leak(problems, r, format!("the bytes of {rel}"));
+        }
+        if ocr_sq.contains(&squash(&r.text)) {
             leak(problems, r, format!("the OCR of {rel}"));
         }
     }
@@ -414,6 +502,7 @@ mod tests {
             fields: vec!["BEGBATES".into(), "ENDBATES".into(), "PGCOUNT".into()],
             dpi: 300,
             lang: "eng".into(),
+            images: Images::Pdf,
         }
     }
 
@@ -457,6 +546,7 @@ mod tests {
 
     fn page_of() -> Vec<Page> {
         vec![Page {
+            file: "IMAGES/T001.pdf".into(),
             bates: "T001".into(),
             legend: "CONFIDENTIAL".into(),
             raster: false,

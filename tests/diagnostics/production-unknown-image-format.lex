@@ -1,5 +1,5 @@
 // expect: E007 at line 12
-// TIFF images are not produced yet.
+// An image format lexrun does not write, close to one it does.
 workflow production "Plaintiff's first production"
 
 sources collected {
@@ -9,5 +9,5 @@ sources collected {
 production vol001 {
   reads     collected
   bates     "RIVERA" start 1 width 7
-  images    tiff
+  images    tif
 }
