@@ -311,7 +311,9 @@ pub(crate) fn stage(
             err!(
                 cx,
                 match did_you_mean(other, ["pdf", "tiff"]) {
-                    Some(s) => d.help(format!("did you mean `images {s}`? lexrun writes {formats}")),
+                    Some(s) => d.help(format!(
+                        "did you mean `images {s}`? lexrun writes {formats}"
+                    )),
                     None => d.help(format!("write {formats}")),
                 },
             );

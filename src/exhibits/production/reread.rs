@@ -508,6 +508,10 @@ mod tests {
 
     /// A one-page volume whose page and text file still hold `line`.
     fn volume(dir: &Path, line: &str) {
+        volume_as(dir, line, Images::Pdf);
+    }
+
+    fn volume_as(dir: &Path, line: &str, images: Images) {
         for sub in ["IMAGES", "TEXT", "DATA"] {
             std::fs::create_dir_all(dir.join(sub)).unwrap();
         }
@@ -520,15 +524,25 @@ mod tests {
                 legend: "CONFIDENTIAL",
             },
         );
-        std::fs::write(dir.join("IMAGES/T001.pdf"), pdf).unwrap();
+        let s = Spec { images, ..spec() };
+        let image = s.image_rel(1, 1);
+        let bytes = match images {
+            Images::Pdf => pdf,
+            Images::Tiff => {
+                let scratch = tempfile::tempdir().unwrap();
+                super::super::imaging::tiff_page(&pdf, scratch.path(), 300).unwrap()
+            }
+        };
+        let at = dir.join(&image);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(at, bytes).unwrap();
         std::fs::write(dir.join("TEXT/T001.txt"), line).unwrap();
-        let s = spec();
         let rows = vec![vec!["T001".into(), "T001".into(), "1".into()]];
         std::fs::write(dir.join("DATA/VOL009.dat"), loadfile::dat(&s.fields, &rows)).unwrap();
         let opt = [loadfile::OptLine {
             key: "T001".into(),
             volume: "VOL009".into(),
-            path: "IMAGES\\T001.pdf".into(),
+            path: image.replace('/', "\\"),
             doc_break: true,
             pages: Some(1),
         }];
@@ -585,6 +599,50 @@ mod tests {
         let p = check(dir.path(), &spec(), &page_of(), &ssn(), (1, 2)).join("\n");
         assert!(
             p.contains("IMAGES/T002.pdf is missing: the numbering has a gap"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn a_tiff_page_is_read_back_by_its_structure_and_its_ocr() {
+        let tiff = Spec {
+            images: Images::Tiff,
+            ..spec()
+        };
+        let pages = vec![Page {
+            file: "IMAGES/0001/T001.tif".into(),
+            ..page_of().remove(0)
+        }];
+        let dir = tempfile::tempdir().unwrap();
+        volume_as(dir.path(), "SSN [REDACTED – PII] here", Images::Tiff);
+        assert_eq!(
+            check(dir.path(), &tiff, &pages, &ssn(), (1, 1)),
+            Vec::<String>::new()
+        );
+        // The stamps are in the pixels: a legend the page does not carry is found missing.
+        let mut wrong = pages.clone();
+        wrong[0].legend = "HIGHLY CONFIDENTIAL".into();
+        let p = check(dir.path(), &tiff, &wrong, &ssn(), (1, 1)).join("\n");
+        assert!(
+            p.contains("IMAGES/0001/T001.tif: its legend `HIGHLY CONFIDENTIAL` is not on the page"),
+            "{p}"
+        );
+        // A number left in the pixels is found by OCR, and the file named.
+        let leaked = tempfile::tempdir().unwrap();
+        volume_as(leaked.path(), "SSN 123-45-6789 here", Images::Tiff);
+        let p = check(leaked.path(), &tiff, &pages, &ssn(), (1, 1)).join("\n");
+        assert!(
+            p.contains("leaked into the OCR of IMAGES/0001/T001.tif"),
+            "{p}"
+        );
+        // A damaged image fails on its structure, named.
+        let at = dir.path().join("IMAGES/0001/T001.tif");
+        let mut bytes = std::fs::read(&at).unwrap();
+        bytes[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+        std::fs::write(&at, bytes).unwrap();
+        let p = check(dir.path(), &tiff, &pages, &ssn(), (1, 1)).join("\n");
+        assert!(
+            p.contains("IMAGES/0001/T001.tif: not a valid Group IV TIFF"),
             "{p}"
         );
     }

@@ -56,21 +56,21 @@ fn container(data: &[u8], w: u32, h: u32, dpi: u32) -> Vec<u8> {
     let mut ifd = strip + data.len() as u32;
     ifd += ifd % 2; // an IFD starts on a word boundary
     let entries: [(u16, u16, u32); 15] = [
-        (254, LONG, 0),                  // NewSubfileType: a full-resolution page
-        (256, LONG, w),                  // ImageWidth
-        (257, LONG, h),                  // ImageLength
-        (258, SHORT, 1),                 // BitsPerSample
-        (259, SHORT, 4),                 // Compression: CCITT T.6
-        (262, SHORT, 0),                 // PhotometricInterpretation: WhiteIsZero
-        (266, SHORT, 1),                 // FillOrder: most significant bit first
-        (273, LONG, strip),              // StripOffsets
-        (274, SHORT, 1),                 // Orientation: top-left
-        (277, SHORT, 1),                 // SamplesPerPixel
-        (278, LONG, h),                  // RowsPerStrip: one strip
-        (279, LONG, data.len() as u32),  // StripByteCounts
-        (282, RATIONAL, 0),              // XResolution (offset filled in below)
-        (283, RATIONAL, 0),              // YResolution
-        (296, SHORT, 2),                 // ResolutionUnit: inch
+        (254, LONG, 0),                 // NewSubfileType: a full-resolution page
+        (256, LONG, w),                 // ImageWidth
+        (257, LONG, h),                 // ImageLength
+        (258, SHORT, 1),                // BitsPerSample
+        (259, SHORT, 4),                // Compression: CCITT T.6
+        (262, SHORT, 0),                // PhotometricInterpretation: WhiteIsZero
+        (266, SHORT, 1),                // FillOrder: most significant bit first
+        (273, LONG, strip),             // StripOffsets
+        (274, SHORT, 1),                // Orientation: top-left
+        (277, SHORT, 1),                // SamplesPerPixel
+        (278, LONG, h),                 // RowsPerStrip: one strip
+        (279, LONG, data.len() as u32), // StripByteCounts
+        (282, RATIONAL, 0),             // XResolution (offset filled in below)
+        (283, RATIONAL, 0),             // YResolution
+        (296, SHORT, 2),                // ResolutionUnit: inch
     ];
     // T6Options (293) is left out: its default, 0, is what is written (no uncompressed mode).
     let rationals = ifd + 2 + 12 * entries.len() as u32 + 4;
@@ -300,7 +300,10 @@ mod tests {
         assert_eq!(tag_value(262), Some(0));
         assert_eq!(tag_value(258), Some(1));
         let x = tag_value(282).unwrap() as usize;
-        assert_eq!((u32_at(&tiff, x), u32_at(&tiff, x + 4)), (Some(300), Some(1)));
+        assert_eq!(
+            (u32_at(&tiff, x), u32_at(&tiff, x + 4)),
+            (Some(300), Some(1))
+        );
         assert_eq!(u32_at(&tiff, ifd + 2 + 12 * n), Some(0));
         // Tags in ascending order, as the format requires.
         let tags: Vec<u16> = (0..n)
