@@ -1,6 +1,12 @@
-//! The Markdown a drafting model writes, read into blocks a document can lay out: headings,
-//! numbered paragraphs, bullets, block quotes, footnotes, emphasis. Malformed Markdown is
-//! never an error: a marker without its pair is kept as text.
+//! The Markdown a drafting model writes: headings, numbered paragraphs, bullets, block quotes,
+//! footnotes, emphasis. It is read here once, for the Word document and the review page alike:
+//! [`blocks`] finds the blocks with the byte ranges of their lines in the source, [`join`]
+//! joins a block's lines into the text its markup is read over (with a map back to the source,
+//! so the review page can mark a claim where it stands), and [`nodes`] reads that markup.
+//! [`parse`] gives the blocks a document lays out. Malformed Markdown is never an error: a
+//! marker without its pair is kept as text.
+
+use std::ops::Range;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Inline {
@@ -29,123 +35,287 @@ pub struct Doc {
     pub notes: Vec<Vec<Inline>>,
 }
 
-pub fn parse(text: &str) -> Doc {
-    let text = text.replace("\r\n", "\n");
-    // Footnote definitions first, so references can be numbered.
-    let mut note_ids: Vec<String> = Vec::new();
-    let mut note_texts: Vec<String> = Vec::new();
-    let mut body = Vec::new();
-    for line in text.lines() {
-        if let Some((id, rest)) = footnote_def(line) {
-            note_ids.push(id.to_string());
-            note_texts.push(rest.trim().to_string());
-        } else {
-            body.push(line);
-        }
-    }
-    let mut doc = Doc::default();
-    let mut para: Vec<&str> = Vec::new();
-    let mut kind: Option<Kind> = None;
-    let flush = |doc: &mut Doc, para: &mut Vec<&str>, kind: &mut Option<Kind>, ids: &[String]| {
-        if para.is_empty() {
-            return;
-        }
-        let joined = para.join(" ");
-        let inl = inlines(joined.trim(), ids);
-        doc.blocks.push(match kind.take() {
-            Some(Kind::Numbered(n)) => Block::Numbered(n, inl),
-            Some(Kind::Bullet) => Block::Bullet(inl),
-            Some(Kind::Quote) => Block::Quote(inl),
-            None => Block::Para(inl),
-        });
-        para.clear();
-    };
-    for line in body {
-        let t = line.trim();
-        if t.is_empty() {
-            flush(&mut doc, &mut para, &mut kind, &note_ids);
-            continue;
-        }
-        if let Some((level, rest)) = heading(t) {
-            flush(&mut doc, &mut para, &mut kind, &note_ids);
-            doc.blocks
-                .push(Block::Heading(level, inlines(rest, &note_ids)));
-            continue;
-        }
-        if t.len() >= 3 && (t.chars().all(|c| c == '-') || t.chars().all(|c| c == '*')) {
-            flush(&mut doc, &mut para, &mut kind, &note_ids);
-            doc.blocks.push(Block::Rule);
-            continue;
-        }
-        if let Some(rest) = t.strip_prefix('>') {
-            if kind != Some(Kind::Quote) {
-                flush(&mut doc, &mut para, &mut kind, &note_ids);
-                kind = Some(Kind::Quote);
-            }
-            para.push(rest.trim_start());
-            continue;
-        }
-        if let Some((n, rest)) = numbered(t) {
-            flush(&mut doc, &mut para, &mut kind, &note_ids);
-            kind = Some(Kind::Numbered(n));
-            para.push(rest);
-            continue;
-        }
-        if let Some(rest) = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")) {
-            flush(&mut doc, &mut para, &mut kind, &note_ids);
-            kind = Some(Kind::Bullet);
-            para.push(rest);
-            continue;
-        }
-        if kind == Some(Kind::Quote) {
-            flush(&mut doc, &mut para, &mut kind, &note_ids);
-        }
-        para.push(t);
-    }
-    flush(&mut doc, &mut para, &mut kind, &note_ids);
-    doc.notes = note_texts.iter().map(|t| inlines(t, &note_ids)).collect();
-    doc
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum Kind {
-    Numbered(String),
+/// What a block of the source is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    Heading(u8),
+    /// A numbered paragraph; its label is its number with the point (`12.`, `3)`).
+    Numbered,
     Bullet,
     Quote,
+    Para,
+    Rule,
+    /// A footnote's definition, `[^id]: text`; its label is the id.
+    Note,
 }
 
-fn footnote_def(line: &str) -> Option<(&str, &str)> {
-    let rest = line.trim_start().strip_prefix("[^")?;
-    let (id, rest) = rest.split_once("]:")?;
-    (!id.is_empty() && !id.contains(char::is_whitespace)).then_some((id, rest))
+/// A block as it stands in the source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceBlock {
+    pub kind: Kind,
+    /// Where the block's number or footnote id is (empty for the other kinds).
+    pub label: Range<usize>,
+    /// The byte ranges of its text, one for each source line, markers left out.
+    pub lines: Vec<Range<usize>>,
 }
 
-fn heading(t: &str) -> Option<(u8, &str)> {
-    let level = t.chars().take_while(|&c| c == '#').count();
-    if (1..=6).contains(&level) && t[level..].starts_with(' ') {
-        Some((level as u8, t[level..].trim()))
-    } else {
-        None
+/// The blocks of `text`, in order. Footnote definitions stand where they are written.
+pub fn blocks(text: &str) -> Vec<SourceBlock> {
+    let mut out = Vec::new();
+    // The block whose text may go on onto the next line.
+    let mut open: Option<SourceBlock> = None;
+    let mut at = 0;
+    for raw in text.split_inclusive('\n') {
+        let start = at;
+        at += raw.len();
+        let s = start + (raw.len() - raw.trim_start().len());
+        let t = raw.trim();
+        let e = s + t.len();
+        let one = |kind, label, from: usize| {
+            let text = s + from..e;
+            SourceBlock {
+                kind,
+                label,
+                lines: vec![text],
+            }
+        };
+        match line(t) {
+            Line::Blank => out.extend(open.take()),
+            Line::Heading(level, from) => {
+                out.extend(open.take());
+                out.push(one(Kind::Heading(level), s..s, from));
+            }
+            Line::Rule => {
+                out.extend(open.take());
+                out.push(SourceBlock {
+                    kind: Kind::Rule,
+                    label: s..s,
+                    lines: Vec::new(),
+                });
+            }
+            Line::Note(id, from) => {
+                out.extend(open.take());
+                out.push(one(Kind::Note, s + 2..s + 2 + id, from));
+            }
+            Line::Quote(from) => match &mut open {
+                Some(b) if b.kind == Kind::Quote => b.lines.push(s + from..e),
+                _ => {
+                    out.extend(open.take());
+                    open = Some(one(Kind::Quote, s..s, from));
+                }
+            },
+            Line::Numbered(label, from) => {
+                out.extend(open.take());
+                open = Some(one(Kind::Numbered, s..s + label, from));
+            }
+            Line::Bullet => {
+                out.extend(open.take());
+                open = Some(one(Kind::Bullet, s..s, 2));
+            }
+            Line::Text => match &mut open {
+                Some(b) if b.kind != Kind::Quote => b.lines.push(s..e),
+                _ => {
+                    out.extend(open.take());
+                    open = Some(one(Kind::Para, s..s, 0));
+                }
+            },
+        }
     }
+    out.extend(open);
+    out
 }
 
-fn numbered(t: &str) -> Option<(String, &str)> {
-    let digits = t.chars().take_while(char::is_ascii_digit).count();
+/// What one trimmed line is, with the length of its marker where the text comes after one.
+enum Line {
+    Blank,
+    Heading(u8, usize),
+    Rule,
+    /// The id's length, and where the text begins.
+    Note(usize, usize),
+    Quote(usize),
+    /// The length of the number with its point, and where the text begins.
+    Numbered(usize, usize),
+    Bullet,
+    Text,
+}
+
+fn line(t: &str) -> Line {
+    let after = |marker: usize| marker + (t.len() - marker - t[marker..].trim_start().len());
+    if t.is_empty() {
+        return Line::Blank;
+    }
+    let hashes = t.bytes().take_while(|&b| b == b'#').count();
+    if (1..=6).contains(&hashes) && t[hashes..].starts_with(' ') {
+        return Line::Heading(hashes as u8, after(hashes));
+    }
+    if t.len() >= 3 && (t.bytes().all(|b| b == b'-') || t.bytes().all(|b| b == b'*')) {
+        return Line::Rule;
+    }
+    if let Some(id) = footnote_def(t) {
+        return Line::Note(id, after(id + 4));
+    }
+    if t.starts_with('>') {
+        return Line::Quote(after(1));
+    }
+    if let Some(n) = numbered(t) {
+        return Line::Numbered(n, after(n));
+    }
+    if t.starts_with("- ") || t.starts_with("* ") {
+        return Line::Bullet;
+    }
+    Line::Text
+}
+
+/// `[^id]:` at the start of a line: the length of the id.
+fn footnote_def(t: &str) -> Option<usize> {
+    let rest = t.strip_prefix("[^")?;
+    let id = &rest[..rest.find("]:")?];
+    (!id.is_empty() && !id.contains(char::is_whitespace)).then_some(id.len())
+}
+
+/// `1.` or `12)` followed by a space: the length of the number and its point.
+fn numbered(t: &str) -> Option<usize> {
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
     if digits == 0 || digits > 4 {
         return None;
     }
-    let rest = &t[digits..];
-    let rest = rest
-        .strip_prefix(". ")
-        .or_else(|| rest.strip_prefix(") "))?;
-    Some((t[..digits].to_string(), rest.trim_start()))
+    let rest = &t.as_bytes()[digits..];
+    (matches!(rest.first(), Some(b'.' | b')')) && rest.get(1) == Some(&b' ')).then_some(digits + 1)
 }
 
-/// Emphasis and footnote references. Unpaired markers stay as they were written.
-pub fn inlines(text: &str, notes: &[String]) -> Vec<Inline> {
+/// The ids of the footnotes `blocks` define, in order: a reference `[^id]` is numbered by
+/// the first place its id has here.
+pub fn note_ids(text: &str, blocks: &[SourceBlock]) -> Vec<String> {
+    blocks
+        .iter()
+        .filter(|b| b.kind == Kind::Note)
+        .map(|b| text[b.label.clone()].to_string())
+        .collect()
+}
+
+/// A block's lines joined by single spaces and trimmed: the text its markup is read over.
+pub struct Joined<'a> {
+    source: &'a str,
+    pub text: String,
+    /// Where each part of `text` stands in the source, in order.
+    parts: Vec<Part>,
+}
+
+/// A stretch of a line's text (`len` bytes of the joined text at `at`, the same bytes of the
+/// source at `from`), or the space that joins two lines (`join`), standing for the white
+/// space of the source at `from` after the first line's text.
+struct Part {
+    at: usize,
+    len: usize,
+    from: usize,
+    join: bool,
+}
+
+/// Joins `lines` of `source`.
+pub fn join<'a>(source: &'a str, lines: &[Range<usize>]) -> Joined<'a> {
+    let mut text = String::new();
+    let mut parts = Vec::new();
+    for (n, r) in lines.iter().enumerate() {
+        if n > 0 {
+            parts.push(Part {
+                at: text.len(),
+                len: 1,
+                from: lines[n - 1].end,
+                join: true,
+            });
+            text.push(' ');
+        }
+        parts.push(Part {
+            at: text.len(),
+            len: r.len(),
+            from: r.start,
+            join: false,
+        });
+        text.push_str(&source[r.clone()]);
+    }
+    // Trimmed as a whole: a bullet's text may begin with spaces, and a blank quoted line
+    // leaves a join with nothing beside it.
+    let lead = text.len() - text.trim_start().len();
+    let keep = text.trim().len();
+    text.drain(..lead);
+    text.truncate(keep);
+    let parts = parts
+        .into_iter()
+        .filter_map(|p| {
+            let lo = p.at.max(lead);
+            let hi = (p.at + p.len).min(lead + keep);
+            (lo < hi).then(|| Part {
+                at: lo - lead,
+                len: hi - lo,
+                from: if p.join { p.from } else { p.from + lo - p.at },
+                join: p.join,
+            })
+        })
+        .collect();
+    Joined {
+        source,
+        text,
+        parts,
+    }
+}
+
+impl Joined<'_> {
+    /// Where `range` of the joined text stands in the source: one range for each stretch the
+    /// source has without a break, a joining space standing for the white space it replaced.
+    pub fn source(&self, range: Range<usize>) -> Vec<Range<usize>> {
+        let mut out: Vec<Range<usize>> = Vec::new();
+        for p in &self.parts {
+            let lo = p.at.max(range.start);
+            let hi = (p.at + p.len).min(range.end);
+            if lo >= hi {
+                continue;
+            }
+            let r = if p.join {
+                let len = self.source[p.from..]
+                    .chars()
+                    .next()
+                    .map_or(0, char::len_utf8);
+                p.from..p.from + len
+            } else {
+                p.from + lo - p.at..p.from + hi - p.at
+            };
+            match out.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ if r.is_empty() => {}
+                _ => out.push(r),
+            }
+        }
+        out
+    }
+}
+
+/// Inline markup read over a joined text, by byte ranges of that text.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Node {
+    Text(Range<usize>),
+    Bold(Vec<Node>),
+    Italic(Vec<Node>),
+    /// `[^id]` for a defined footnote: its number (1-based, in order of definition).
+    Note(usize),
+}
+
+/// Emphasis and footnote references in `text`; `notes` are the ids defined. Unpaired markers,
+/// and references to no footnote, stay as they were written.
+pub fn nodes(text: &str, notes: &[String]) -> Vec<Node> {
+    nodes_at(text, 0, notes)
+}
+
+/// [`nodes`] of `text`, which stands at `base` in the text the ranges are of.
+fn nodes_at(text: &str, base: usize, notes: &[String]) -> Vec<Node> {
     const MARKERS: [(&str, bool); 4] = [("**", true), ("__", true), ("*", false), ("_", false)];
     let mut out = Vec::new();
-    let mut buf = String::new();
+    // Where the text not yet pushed begins.
+    let mut from: Option<usize> = None;
+    let push_text = |out: &mut Vec<Node>, from: &mut Option<usize>, to: usize| {
+        if let Some(f) = from.take() {
+            out.push(Node::Text(base + f..base + to));
+        }
+    };
     let b = text.as_bytes();
     let mut i = 0;
     'outer: while i < text.len() {
@@ -153,8 +323,8 @@ pub fn inlines(text: &str, notes: &[String]) -> Vec<Inline> {
         if let Some(after) = rest.strip_prefix("[^") {
             if let Some(end) = after.find(']') {
                 if let Some(n) = notes.iter().position(|x| x == &after[..end]) {
-                    push_text(&mut out, &mut buf);
-                    out.push(Inline::Note(n + 1));
+                    push_text(&mut out, &mut from, i);
+                    out.push(Node::Note(n + 1));
                     i += end + 3;
                     continue;
                 }
@@ -177,12 +347,12 @@ pub fn inlines(text: &str, notes: &[String]) -> Vec<Inline> {
                     after == mc || inner.starts_with(mc as char) || inner.ends_with(mc as char);
                 if !run_on && !inner.is_empty() && !inner.starts_with(' ') && !inner.ends_with(' ')
                 {
-                    push_text(&mut out, &mut buf);
-                    let kids = inlines(inner, notes);
+                    push_text(&mut out, &mut from, i);
+                    let kids = nodes_at(inner, base + start, notes);
                     out.push(if bold {
-                        Inline::Bold(kids)
+                        Node::Bold(kids)
                     } else {
-                        Inline::Italic(kids)
+                        Node::Italic(kids)
                     });
                     i = start + len + marker.len();
                     continue 'outer;
@@ -190,18 +360,53 @@ pub fn inlines(text: &str, notes: &[String]) -> Vec<Inline> {
             }
             break;
         }
-        let ch = rest.chars().next().unwrap_or(' ');
-        buf.push(ch);
-        i += ch.len_utf8();
+        from.get_or_insert(i);
+        i += rest.chars().next().map_or(1, char::len_utf8);
     }
-    push_text(&mut out, &mut buf);
+    push_text(&mut out, &mut from, i);
     out
 }
 
-fn push_text(out: &mut Vec<Inline>, buf: &mut String) {
-    if !buf.is_empty() {
-        out.push(Inline::Text(std::mem::take(buf)));
+/// Markdown as the blocks a document lays out, with its footnotes.
+pub fn parse(text: &str) -> Doc {
+    let found = blocks(text);
+    let ids = note_ids(text, &found);
+    let mut doc = Doc::default();
+    for b in &found {
+        let inl = inlines(&join(text, &b.lines).text, &ids);
+        doc.blocks.push(match b.kind {
+            Kind::Heading(level) => Block::Heading(level, inl),
+            Kind::Numbered => {
+                let number = &text[b.label.start..b.label.end - 1];
+                Block::Numbered(number.to_string(), inl)
+            }
+            Kind::Bullet => Block::Bullet(inl),
+            Kind::Quote => Block::Quote(inl),
+            Kind::Para => Block::Para(inl),
+            Kind::Rule => Block::Rule,
+            Kind::Note => {
+                doc.notes.push(inl);
+                continue;
+            }
+        });
     }
+    doc
+}
+
+/// Emphasis and footnote references, with their text. Unpaired markers stay as they were
+/// written.
+pub fn inlines(text: &str, notes: &[String]) -> Vec<Inline> {
+    fn with_text(text: &str, ns: Vec<Node>) -> Vec<Inline> {
+        ns.into_iter()
+            .map(|n| match n {
+                Node::Text(r) => Inline::Text(text[r].to_string()),
+                Node::Bold(k) => Inline::Bold(with_text(text, k)),
+                Node::Italic(k) => Inline::Italic(with_text(text, k)),
+                Node::Note(n) => Inline::Note(n),
+            })
+            .collect()
+    }
+    with_text(text, nodes(text, notes))
 }
 
 /// The text of inlines, without markup.
@@ -287,5 +492,49 @@ mod tests {
             assert!(all == t || all == expect, "{t:?} → {all:?}");
         }
         assert_eq!(plain(&inlines("a *b* c", &[])), "a b c");
+    }
+
+    #[test]
+    fn blocks_keep_where_their_text_stands() {
+        let src = "1. I paid *$100*\n   on May 9.[^n]\n\n-   a bullet\n[^n]: Receipt.\n";
+        let bs = blocks(src);
+        let kinds: Vec<Kind> = bs.iter().map(|b| b.kind).collect();
+        assert_eq!(kinds, [Kind::Numbered, Kind::Bullet, Kind::Note]);
+        assert_eq!(&src[bs[0].label.clone()], "1.");
+        assert_eq!(&src[bs[2].label.clone()], "n");
+        let ids = note_ids(src, &bs);
+        let j = join(src, &bs[0].lines);
+        assert_eq!(j.text, "I paid *$100* on May 9.[^n]");
+        let ns = nodes(&j.text, &ids);
+        let Node::Italic(kids) = &ns[1] else {
+            panic!("{ns:?}")
+        };
+        let Node::Text(r) = &kids[0] else {
+            panic!("{kids:?}")
+        };
+        let amount = src.find("$100").unwrap()..src.find("*\n").unwrap();
+        assert_eq!(j.source(r.clone()), [amount]);
+        // The text after the emphasis runs across the line break: one stretch for the space
+        // that ended the line and the next line's text, which begins after its indent.
+        let Node::Text(r) = &ns[2] else {
+            panic!("{ns:?}")
+        };
+        let eol = src.find("*\n").unwrap() + 1;
+        let on = src.find("on May").unwrap();
+        assert_eq!(
+            j.source(r.clone()),
+            [eol..eol + 1, on..on + "on May 9.".len()]
+        );
+        assert_eq!(ns[3], Node::Note(1));
+        // A bullet's text is trimmed as the document trims it.
+        assert_eq!(join(src, &bs[1].lines).text, "a bullet");
+    }
+
+    #[test]
+    fn a_footnote_definition_ends_the_block_before_it() {
+        let d = parse("Rent was paid.\n[^1]: Receipt.\nThe landlord kept it.[^1]\n");
+        assert_eq!(d.blocks.len(), 2, "{d:?}");
+        assert_eq!(plain(&d.notes[0]), "Receipt.");
+        assert!(matches!(&d.blocks[1], Block::Para(p) if p.last() == Some(&Inline::Note(1))));
     }
 }

@@ -1,14 +1,14 @@
 //! The draft as HTML, with every claim marked where it stands.
 //!
-//! `document::markdown` reads Markdown into blocks for a Word document and keeps no byte
-//! offsets, but a claim is known only by its byte span in the draft; so this reads the same
-//! subset (headings, rules, block quotes, numbered paragraphs, bullets, footnotes, emphasis)
-//! keeping every piece of text tied to where it came from, and wraps each claim's text in a
-//! mark as it is written. Everything from the draft is escaped: it is shown, never run.
+//! The draft is read by `document::markdown`, as the Word document is: its blocks keep the
+//! byte ranges of their lines, and the markup is read over a block's joined text with a map
+//! back to the draft, so each claim (known by its byte span in the draft) is wrapped in a mark
+//! as its text is written. Everything from the draft is escaped: it is shown, never run.
 
 use std::fmt::Write;
 
 use super::escape;
+use crate::document::markdown::{self, Joined, Kind, Node, SourceBlock};
 use crate::verify::Status;
 
 /// A claim to mark: its span in the draft, its index in the page data, kind and status.
@@ -17,12 +17,6 @@ pub struct Mark<'a> {
     pub end: usize,
     pub kind: &'a str,
     pub status: Status,
-}
-
-/// One piece of a block's output: text from the draft (a byte range), or markup.
-enum Piece {
-    Text(usize, usize),
-    Tag(String),
 }
 
 /// Renders the draft. `marks` are in the order of the page data (any order of spans).
@@ -38,272 +32,44 @@ pub fn render(draft: &str, marks: &[Mark]) -> String {
         opened: vec![false; marks.len()],
         out: String::with_capacity(draft.len() * 2 + marks.len() * 160),
     };
-    for block in blocks(draft) {
-        w.block(&block);
+    let blocks = markdown::blocks(draft);
+    let notes = markdown::note_ids(draft, &blocks);
+    for block in &blocks {
+        w.block(block, &notes);
     }
     w.out
 }
 
-/// A block: its HTML element, and the byte ranges of its text (one per source line).
-struct Block {
-    open: String,
-    close: &'static str,
-    lines: Vec<(usize, usize)>,
-}
-
-fn blocks(draft: &str) -> Vec<Block> {
-    let mut out: Vec<Block> = Vec::new();
-    // The block being filled, and its kind: paragraph text continues onto the next line.
-    let mut cur: Option<(Block, Cont)> = None;
-    let mut at = 0;
-    let flush = |out: &mut Vec<Block>, cur: &mut Option<(Block, Cont)>| {
-        if let Some((b, _)) = cur.take() {
-            out.push(b);
+/// A block's HTML element: how it opens and how it closes.
+fn element(draft: &str, b: &SourceBlock) -> (String, &'static str) {
+    let label = &draft[b.label.clone()];
+    match b.kind {
+        Kind::Heading(level) => {
+            let level = (level as usize + 2).min(6);
+            (
+                format!("<h{level}>"),
+                ["</h3>", "</h4>", "</h5>", "</h6>"][level - 3],
+            )
         }
-    };
-    for raw in draft.split_inclusive('\n') {
-        let start = at;
-        at += raw.len();
-        let line = raw.trim_end_matches(['\n', '\r']);
-        let lead = line.len() - line.trim_start().len();
-        let t = line.trim();
-        let s = start + lead;
-        let e = s + t.len();
-        if t.is_empty() {
-            flush(&mut out, &mut cur);
-            continue;
-        }
-        let hashes = t.bytes().take_while(|&b| b == b'#').count();
-        if (1..=6).contains(&hashes) && t[hashes..].starts_with(' ') {
-            flush(&mut out, &mut cur);
-            let level = (hashes + 2).min(6);
-            let skip = hashes + (t.len() - hashes - t[hashes..].trim_start().len());
-            out.push(Block {
-                open: format!("<h{level}>"),
-                close: ["</h3>", "</h4>", "</h5>", "</h6>"][level - 3],
-                lines: vec![(s + skip, e)],
-            });
-            continue;
-        }
-        if t.len() >= 3 && (t.bytes().all(|b| b == b'-') || t.bytes().all(|b| b == b'*')) {
-            flush(&mut out, &mut cur);
-            out.push(Block {
-                open: "<hr>".into(),
-                close: "",
-                lines: Vec::new(),
-            });
-            continue;
-        }
-        if let Some(id_end) = footnote_def(t) {
-            flush(&mut out, &mut cur);
-            let rest = &t[id_end..];
-            let skip = id_end + (rest.len() - rest.trim_start().len());
-            // Kept where it stands: marks are written in draft order.
-            out.push(Block {
-                open: format!(
-                    "<p class=\"note\" id=\"fn-{}\"><sup>{}</sup> ",
-                    escape(&t[2..id_end - 2]),
-                    escape(&t[2..id_end - 2])
-                ),
-                close: "</p>",
-                lines: vec![(s + skip, e)],
-            });
-            continue;
-        }
-        if let Some(rest) = t.strip_prefix('>') {
-            let skip = 1 + (rest.len() - rest.trim_start().len());
-            match &mut cur {
-                Some((b, Cont::Quote)) => b.lines.push((s + skip, e)),
-                _ => {
-                    flush(&mut out, &mut cur);
-                    cur = Some((
-                        Block {
-                            open: "<blockquote><p>".into(),
-                            close: "</p></blockquote>",
-                            lines: vec![(s + skip, e)],
-                        },
-                        Cont::Quote,
-                    ));
-                }
-            }
-            continue;
-        }
-        if let Some(n) = numbered(t) {
-            flush(&mut out, &mut cur);
-            let rest = &t[n..];
-            let skip = n + (rest.len() - rest.trim_start().len());
-            cur = Some((
-                Block {
-                    open: format!(
-                        "<p class=\"num\"><span class=\"n\">{}</span> ",
-                        escape(&t[..n])
-                    ),
-                    close: "</p>",
-                    lines: vec![(s + skip, e)],
-                },
-                Cont::Text,
-            ));
-            continue;
-        }
-        if t.starts_with("- ") || t.starts_with("* ") {
-            flush(&mut out, &mut cur);
-            cur = Some((
-                Block {
-                    open: "<ul><li>".into(),
-                    close: "</li></ul>",
-                    lines: vec![(s + 2, e)],
-                },
-                Cont::Text,
-            ));
-            continue;
-        }
-        match &mut cur {
-            Some((b, Cont::Text)) => b.lines.push((s, e)),
-            _ => {
-                flush(&mut out, &mut cur);
-                cur = Some((
-                    Block {
-                        open: "<p>".into(),
-                        close: "</p>",
-                        lines: vec![(s, e)],
-                    },
-                    Cont::Text,
-                ));
-            }
-        }
+        Kind::Rule => ("<hr>".into(), ""),
+        Kind::Note => (
+            format!(
+                "<p class=\"note\" id=\"fn-{0}\"><sup>{0}</sup> ",
+                escape(label)
+            ),
+            "</p>",
+        ),
+        Kind::Quote => ("<blockquote><p>".into(), "</p></blockquote>"),
+        Kind::Numbered => (
+            format!(
+                "<p class=\"num\"><span class=\"n\">{}</span> ",
+                escape(label)
+            ),
+            "</p>",
+        ),
+        Kind::Bullet => ("<ul><li>".into(), "</li></ul>"),
+        Kind::Para => ("<p>".into(), "</p>"),
     }
-    flush(&mut out, &mut cur);
-    out
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Cont {
-    Text,
-    Quote,
-}
-
-/// `[^id]:` at the start of a line: the length of that prefix.
-fn footnote_def(t: &str) -> Option<usize> {
-    let rest = t.strip_prefix("[^")?;
-    let close = rest.find("]:")?;
-    let id = &rest[..close];
-    (!id.is_empty() && !id.contains(char::is_whitespace)).then_some(2 + close + 2)
-}
-
-/// `1.` or `12)` followed by a space: the length of the number and its point.
-fn numbered(t: &str) -> Option<usize> {
-    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || digits > 4 {
-        return None;
-    }
-    let rest = &t.as_bytes()[digits..];
-    (matches!(rest.first(), Some(b'.' | b')')) && rest.get(1) == Some(&b' ')).then_some(digits + 1)
-}
-
-/// Emphasis and footnote references inside one block's lines, as pieces. A marker without
-/// its pair stays text.
-fn inlines(draft: &str, lines: &[(usize, usize)]) -> Vec<Piece> {
-    // The block's characters with their offsets; lines are joined by a space.
-    let mut chars: Vec<(usize, char)> = Vec::new();
-    for (n, &(s, e)) in lines.iter().enumerate() {
-        if n > 0 {
-            // The white space that ended the line before, so a claim across lines stays one.
-            let end = lines[n - 1].1;
-            chars.push((end, draft[end..].chars().next().unwrap_or('\n')));
-        }
-        chars.extend(draft[s..e].char_indices().map(|(i, c)| (s + i, c)));
-    }
-    let mut pieces = Vec::new();
-    let mut text_from: Option<usize> = None;
-    let mut text_to = 0;
-    let flush_text = |pieces: &mut Vec<Piece>, from: &mut Option<usize>, to: usize| {
-        if let Some(f) = from.take() {
-            if to > f {
-                pieces.push(Piece::Text(f, to));
-            }
-        }
-    };
-    // Closing positions of emphasis opened so far (index into `chars`), with the close tag.
-    let mut closers: Vec<(usize, usize, &'static str)> = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        if let Some(pos) = closers.iter().position(|&(at, _, _)| at == i) {
-            let (_, len, tag) = closers.remove(pos);
-            flush_text(&mut pieces, &mut text_from, text_to);
-            pieces.push(Piece::Tag(tag.into()));
-            i += len;
-            continue;
-        }
-        let (off, c) = chars[i];
-        if text_from.is_some() && off != text_to {
-            flush_text(&mut pieces, &mut text_from, text_to);
-        }
-        let double = c == '*' && chars.get(i + 1).is_some_and(|x| x.1 == '*');
-        if c == '*' || (c == '_' && (i == 0 || !chars[i - 1].1.is_alphanumeric())) {
-            let len = if double { 2 } else { 1 };
-            let next_is_space = chars.get(i + len).is_none_or(|x| x.1.is_whitespace());
-            if !next_is_space {
-                if let Some(close) = find_closer(&chars, i + len, c, len) {
-                    flush_text(&mut pieces, &mut text_from, text_to);
-                    let (open, shut) = if double {
-                        ("<strong>", "</strong>")
-                    } else {
-                        ("<em>", "</em>")
-                    };
-                    pieces.push(Piece::Tag(open.into()));
-                    closers.push((close, len, shut));
-                    i += len;
-                    continue;
-                }
-            }
-        }
-        if c == '[' && chars.get(i + 1).is_some_and(|x| x.1 == '^') {
-            let id: String = chars[i + 2..]
-                .iter()
-                .take_while(|x| x.1 != ']' && !x.1.is_whitespace())
-                .map(|x| x.1)
-                .collect();
-            let end = i + 2 + id.chars().count();
-            if !id.is_empty() && chars.get(end).is_some_and(|x| x.1 == ']') {
-                flush_text(&mut pieces, &mut text_from, text_to);
-                pieces.push(Piece::Tag(format!(
-                    "<sup class=\"ref\"><a href=\"#fn-{0}\">{0}</a></sup>",
-                    escape(&id)
-                )));
-                i = end + 1;
-                continue;
-            }
-        }
-        if text_from.is_none() {
-            text_from = Some(off);
-        }
-        text_to = off + c.len_utf8();
-        i += 1;
-    }
-    flush_text(&mut pieces, &mut text_from, text_to);
-    // Emphasis left open at the end of the block (never, as closers are found first) is
-    // closed so the markup stays balanced.
-    for (_, _, tag) in closers.into_iter().rev() {
-        pieces.push(Piece::Tag(tag.into()));
-    }
-    pieces
-}
-
-/// Where the emphasis opened at `from` closes, in the same block: the next `c` (doubled when
-/// `len` is 2) after a non-space character.
-fn find_closer(chars: &[(usize, char)], from: usize, c: char, len: usize) -> Option<usize> {
-    let mut j = from + 1;
-    while j + len <= chars.len() {
-        let here = chars[j].1 == c && (len == 1 || chars[j + 1].1 == c);
-        let after_word = !chars[j - 1].1.is_whitespace();
-        let single_ok = len == 2 || chars.get(j + 1).is_none_or(|x| x.1 != c);
-        let boundary = c != '_' || chars.get(j + len).is_none_or(|x| !x.1.is_alphanumeric());
-        if here && after_word && single_ok && boundary {
-            return Some(j);
-        }
-        j += 1;
-    }
-    None
 }
 
 struct Writer<'a> {
@@ -320,16 +86,44 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
-    fn block(&mut self, b: &Block) {
-        self.out.push_str(&b.open);
-        for p in inlines(self.draft, &b.lines) {
-            match p {
-                Piece::Tag(t) => self.out.push_str(&t),
-                Piece::Text(s, e) => self.text(s, e),
+    fn block(&mut self, b: &SourceBlock, notes: &[String]) {
+        let (open, close) = element(self.draft, b);
+        self.out.push_str(&open);
+        let joined = markdown::join(self.draft, &b.lines);
+        let nodes = markdown::nodes(&joined.text, notes);
+        self.nodes(&joined, &nodes, notes);
+        self.out.push_str(close);
+        self.out.push('\n');
+    }
+
+    /// Writes inline markup, its text where it stands in the draft.
+    fn nodes(&mut self, joined: &Joined, nodes: &[Node], notes: &[String]) {
+        for n in nodes {
+            match n {
+                Node::Text(r) => {
+                    for s in joined.source(r.clone()) {
+                        self.text(s.start, s.end);
+                    }
+                }
+                Node::Bold(k) => {
+                    self.out.push_str("<strong>");
+                    self.nodes(joined, k, notes);
+                    self.out.push_str("</strong>");
+                }
+                Node::Italic(k) => {
+                    self.out.push_str("<em>");
+                    self.nodes(joined, k, notes);
+                    self.out.push_str("</em>");
+                }
+                Node::Note(n) => {
+                    let _ = write!(
+                        self.out,
+                        "<sup class=\"ref\"><a href=\"#fn-{0}\">{0}</a></sup>",
+                        escape(&notes[n - 1])
+                    );
+                }
             }
         }
-        self.out.push_str(b.close);
-        self.out.push('\n');
     }
 
     /// Writes draft text `s..e`, split where claims begin and end; each part is wrapped in a
@@ -477,6 +271,25 @@ mod tests {
         assert_eq!(
             html.matches("<mark").count(),
             html.matches("</mark>").count()
+        );
+    }
+
+    #[test]
+    fn the_draft_is_read_as_the_document_reads_it() {
+        // Signature lines, snake_case and a reference to no footnote stay text; `__` is bold.
+        let draft = "Signed: ______ on file_name_here, __firmly__ [^none]\n\n[^a]: A note.[^a]\n";
+        let html = render(draft, &[]);
+        assert!(
+            html.starts_with(
+                "<p>Signed: ______ on file_name_here, <strong>firmly</strong> [^none]</p>\n"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "<p class=\"note\" id=\"fn-a\"><sup>a</sup> A note.<sup class=\"ref\"><a href=\"#fn-a\">a</a></sup></p>"
+            ),
+            "{html}"
         );
     }
 }
