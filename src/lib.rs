@@ -23,6 +23,7 @@ pub mod confine;
 pub mod diagnostic;
 pub mod document;
 pub mod editor;
+pub mod escape;
 pub mod exhibits;
 pub mod gguf;
 pub mod plan;

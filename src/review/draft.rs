@@ -7,8 +7,8 @@
 
 use std::fmt::Write;
 
-use super::escape;
 use crate::document::markdown::{self, Joined, Kind, Node, SourceBlock};
+use crate::escape;
 use crate::verify::Status;
 
 /// A claim to mark: its span in the draft, its index in the page data, kind and status.
@@ -55,7 +55,7 @@ fn element(draft: &str, b: &SourceBlock) -> (String, &'static str) {
         Kind::Note => (
             format!(
                 "<p class=\"note\" id=\"fn-{0}\"><sup>{0}</sup> ",
-                escape(label)
+                escape::html(label)
             ),
             "</p>",
         ),
@@ -63,7 +63,7 @@ fn element(draft: &str, b: &SourceBlock) -> (String, &'static str) {
         Kind::Numbered => (
             format!(
                 "<p class=\"num\"><span class=\"n\">{}</span> ",
-                escape(label)
+                escape::html(label)
             ),
             "</p>",
         ),
@@ -119,7 +119,7 @@ impl Writer<'_> {
                     let _ = write!(
                         self.out,
                         "<sup class=\"ref\"><a href=\"#fn-{0}\">{0}</a></sup>",
-                        escape(&notes[n - 1])
+                        escape::html(&notes[n - 1])
                     );
                 }
             }
@@ -160,7 +160,7 @@ impl Writer<'_> {
                     self.out,
                     "<mark class=\"c s-{st}\" data-i=\"{i}\" data-k=\"{k}\" data-s=\"{st}\"",
                     st = m.status.as_str(),
-                    k = escape(m.kind),
+                    k = escape::html(m.kind),
                 );
                 if first {
                     let _ = write!(
@@ -172,7 +172,7 @@ impl Writer<'_> {
                     self.out.push('>');
                 }
             }
-            self.out.push_str(&escape(&self.draft[at..stop]));
+            self.out.push_str(&escape::html(&self.draft[at..stop]));
             for &i in active.iter().rev() {
                 let m = &self.marks[i];
                 if m.end <= stop {

@@ -2,7 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::{escape, marker};
+use super::marker;
+use crate::escape;
 
 /// One verification listed on a run's index page.
 pub struct IndexEntry {
@@ -25,10 +26,15 @@ pub fn index_page(run: &str, provenance: &[(String, String)], entries: &[IndexEn
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n{}\n<meta name=\"generator\" content=\"lexrun\">\n<title>{t}</title>\n<style>\n{}</style>\n</head>\n<body class=\"index\">\n<header>\n<h1>{t}</h1>\n<dl class=\"prov\">",
         marker(provenance),
         include_str!("review.css"),
-        t = escape(&title),
+        t = escape::html(&title),
     );
     for (k, v) in provenance {
-        let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(v));
+        let _ = write!(
+            s,
+            "<dt>{}</dt><dd>{}</dd>",
+            escape::html(k),
+            escape::html(v)
+        );
     }
     s.push_str("</dl>\n</header>\n<main class=\"index\">\n");
     if entries.is_empty() {
@@ -39,12 +45,12 @@ pub fn index_page(run: &str, provenance: &[(String, String)], entries: &[IndexEn
             let _ = writeln!(
                 s,
                 "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{} {}</td><td><a href=\"{}\">open the review</a></td></tr>",
-                escape(&e.matter),
-                escape(&e.stage),
+                escape::html(&e.matter),
+                escape::html(&e.stage),
                 e.round,
                 if e.problems { "<span aria-hidden=\"true\">✗</span>" } else { "<span aria-hidden=\"true\">✓</span>" },
-                escape(&e.summary),
-                escape(&e.href)
+                escape::html(&e.summary),
+                escape::html(&e.href)
             );
         }
         s.push_str("</tbody></table>\n");

@@ -23,6 +23,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use crate::escape;
 use crate::verify::{Evidence, Outcome, SourceFile, Status};
 
 /// What a review page is made from.
@@ -58,21 +59,6 @@ fn rank(status: Status) -> u8 {
         Status::Unrecognized => 5,
         Status::Supported => 9,
     }
-}
-
-pub(crate) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + s.len() / 8);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The status of an outcome, as the verifier's JSON report writes it.
@@ -133,19 +119,7 @@ struct CandData<'a> {
 
 /// JSON that can sit inside a `<script>` element: no `<`, `>` or `&` appears as itself.
 fn script_json<T: Serialize>(v: &T) -> String {
-    let s = serde_json::to_string(v).unwrap_or_else(|_| "{}".into());
-    let mut out = String::with_capacity(s.len() + 64);
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out
+    escape::script_json(&serde_json::to_string(v).unwrap_or_else(|_| "{}".into()))
 }
 
 /// The provenance as lexrun's marker: an HTML comment the intake guard recognises.
@@ -268,9 +242,9 @@ pub fn page(r: &Review) -> String {
          <meta name=\"generator\" content=\"lexrun\">\n<title>{}</title>\n<style>\n{}</style>\n</head>\n<body>\n\
          <a class=\"skip\" href=\"#problems\">Skip to the problems</a>\n<header>\n<h1>{}</h1>\n",
         marker(&r.provenance),
-        escape(&title),
+        escape::html(&title),
         include_str!("review.css"),
-        escape(&title),
+        escape::html(&title),
     );
     // The verdict, provenance, legend and counts.
     let unreadable: Vec<&SourceFile> = r.files.iter().filter(|f| f.problem.is_some()).collect();
@@ -288,7 +262,12 @@ pub fn page(r: &Review) -> String {
     );
     s.push_str("<dl class=\"prov\">");
     for (k, v) in &r.provenance {
-        let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(v));
+        let _ = write!(
+            s,
+            "<dt>{}</dt><dd>{}</dd>",
+            escape::html(k),
+            escape::html(v)
+        );
     }
     s.push_str("</dl>\n");
     legend(&mut s, r.outcomes, &statuses);
@@ -296,16 +275,16 @@ pub fn page(r: &Review) -> String {
         let _ = writeln!(
             s,
             "<p class=\"warn\" role=\"alert\"><span aria-hidden=\"true\">⚠</span> Could not read <code>{}</code>: {} — nothing it might support counts as supported.</p>",
-            escape(&f.path),
-            escape(f.problem.as_deref().unwrap_or(""))
+            escape::html(&f.path),
+            escape::html(f.problem.as_deref().unwrap_or(""))
         );
     }
     for (f, why) in &g.missing {
         let _ = writeln!(
             s,
             "<p class=\"warn missing\" role=\"alert\"><span aria-hidden=\"true\">⚠</span> Source file missing: <code>{}</code> has moved or been deleted since the verification ({}). Claims it supports show the verifier's excerpt only.</p>",
-            escape(f),
-            escape(why)
+            escape::html(f),
+            escape::html(why)
         );
     }
     controls(&mut s, r.outcomes, &statuses);
@@ -331,7 +310,7 @@ pub fn page(r: &Review) -> String {
                 ste = st.as_str(),
                 ic = icon(st),
                 l = lines[i],
-                t = escape(&one_line(&o.claim.text)),
+                t = escape::html(&one_line(&o.claim.text)),
             );
         }
         s.push_str("</ol>\n");
@@ -453,31 +432,31 @@ fn print_section(
             icon(st),
             st.as_str(),
             o.claim.kind.as_str(),
-            escape(&one_line(&o.claim.text)),
+            escape::html(&one_line(&o.claim.text)),
         );
         if let Some(why) = &o.reason {
-            let _ = write!(s, "<p>{}</p>", escape(why));
+            let _ = write!(s, "<p>{}</p>", escape::html(why));
         }
         if let Some(l) = &o.source {
             let _ = write!(
                 s,
                 "<p>Cited source: {} p. {}{}</p>",
-                escape(&l.file),
+                escape::html(&l.file),
                 l.page,
                 l.bates
                     .as_ref()
-                    .map_or(String::new(), |b| format!(" ({})", escape(b)))
+                    .map_or(String::new(), |b| format!(" ({})", escape::html(b)))
             );
         }
         for c in &g.candidates[i] {
             let _ = write!(
                 s,
                 "<p class=\"cand\">Nearest: {} p. {}{}: <q>{}</q></p>",
-                escape(&c.file),
+                escape::html(&c.file),
                 c.page,
                 c.bates
                     .as_ref()
-                    .map_or(String::new(), |b| format!(" ({})", escape(b))),
+                    .map_or(String::new(), |b| format!(" ({})", escape::html(b))),
                 marked(&c.excerpt, &c.spans)
             );
         }
@@ -497,13 +476,13 @@ fn marked(text: &str, spans: &[(usize, usize)]) -> String {
         if a < at || b > text.len() {
             continue;
         }
-        out.push_str(&escape(&text[at..a]));
+        out.push_str(&escape::html(&text[at..a]));
         out.push_str("<mark>");
-        out.push_str(&escape(&text[a..b]));
+        out.push_str(&escape::html(&text[a..b]));
         out.push_str("</mark>");
         at = b;
     }
-    out.push_str(&escape(&text[at..]));
+    out.push_str(&escape::html(&text[at..]));
     out
 }
 
