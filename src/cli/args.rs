@@ -1,6 +1,7 @@
 //! The command line as clap reads it: every command, its arguments and their help.
 
-use super::*;
+use camino::Utf8PathBuf;
+use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser, Debug)]
 #[command(

@@ -1,6 +1,12 @@
 //! `check`, `plan` and `explain`: the compile-time commands.
 
-use super::*;
+use camino::{Utf8Path, Utf8PathBuf};
+
+use super::args::Format;
+use super::store::store_dir;
+use super::{exit, print_out, report, summary, Warnings};
+use crate::diagnostic::{Code, Severity};
+use crate::{check, plan};
 
 pub(super) fn cmd_check(files: &[Utf8PathBuf], color: bool) -> u8 {
     let mut worst = exit::OK;

@@ -4,12 +4,10 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use camino::{Utf8Path, Utf8PathBuf};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::Parser;
 
-use crate::check::{self, Checked};
-use crate::diagnostic::{self, Code, Severity};
-use crate::plan;
+use crate::check::Checked;
+use crate::diagnostic::{self, Severity};
 
 mod args;
 mod compile;
@@ -24,7 +22,6 @@ mod verify;
 use args::*;
 use compile::*;
 use exhibits::*;
-use failure::fail;
 use run::*;
 use servers::*;
 use store::*;

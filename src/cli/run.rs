@@ -1,6 +1,13 @@
 //! `run`: a workflow against its servers (or a cassette), with the store.
 
-use super::*;
+use camino::Utf8Path;
+use std::io::IsTerminal;
+
+use super::args::RunArgs;
+use super::compile::checked_plan;
+use super::failure::fail;
+use super::store::{ledger_url, open_at, store_dir};
+use super::{exit, runtime};
 
 pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
     use crate::backend::Limits;

@@ -1,6 +1,13 @@
 //! `up`, `down`, `status` and `bench`: the model servers a workflow declares.
 
-use super::*;
+use camino::Utf8Path;
+
+use super::args::ServerArgs;
+use super::compile::checked_plan;
+use super::failure::fail;
+use super::run::parse_endpoints;
+use super::{exit, print_out};
+use crate::plan;
 
 /// The plan, the workflow's folder, the store, the endpoints and a runtime for the server
 /// commands.

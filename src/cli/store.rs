@@ -1,6 +1,12 @@
 //! `why`, `audit`, `sources` and `cache`: what the store knows of past runs.
 
-use super::*;
+use camino::Utf8Path;
+
+use super::args::CacheAction;
+use super::compile::checked_plan;
+use super::failure::fail;
+use super::{exit, print_out};
+use crate::plan;
 use crate::run::why::short_hash;
 
 pub(super) fn open_store(

@@ -1,6 +1,8 @@
 //! `verify`: a draft checked against sources from the command line.
 
-use super::*;
+use super::failure::fail;
+use super::store::{ledger_url, store_dir};
+use super::{exit, print_out};
 
 use std::collections::HashMap;
 

@@ -8,7 +8,17 @@
 //! (`bench.json`) with the server's build and the plan's prediction, and calibrates the
 //! prediction for its pool.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::backend::endpoint::Overrides;
+use crate::backend::{self, Backend, Call, Limits};
+use crate::plan::workflow::Weights;
+use crate::plan::Plan;
 
 /// Tokens decoded per measurement.
 pub const DECODE_TOKENS: u64 = 128;

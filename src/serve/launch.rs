@@ -1,7 +1,15 @@
 //! Server command lines: one `llama-server` per model on a `llama_cpp` pool, pinned to the
 //! pool's GPUs with the declared context and cache settings, and the program that serves them.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::ServeError;
+use crate::backend::endpoint::Overrides;
+use crate::plan::workflow::{Model, Pool, ServerKind, Weights};
+use crate::plan::Plan;
 
 /// One server `up` would start: its environment and command line.
 #[derive(Clone, Debug, Serialize)]

@@ -8,17 +8,15 @@
 //! server's log beside it. A process is signalled only if all three still match, so a stale
 //! record can never kill a process lexrun did not start.
 
-use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::backend::endpoint::Overrides;
-use crate::backend::{self, Backend, Call, Health, Limits};
+use crate::backend::{self, Health, Limits};
 
 mod bench;
 mod launch;

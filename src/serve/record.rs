@@ -1,7 +1,9 @@
 //! What `up` started: a record per model with the PID, the process's start time and its
 //! command line. A process is signalled only while all three still match.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 /// What `up` recorded about a server it started.
 #[derive(Clone, Debug, Serialize, Deserialize)]

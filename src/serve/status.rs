@@ -1,6 +1,14 @@
 //! `status`: every pool, whether its server answers, what it serves, and how busy it is.
 
-use super::*;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::backend::endpoint::Overrides;
+use crate::backend::{self, Health, Limits};
+use crate::plan::workflow::{ServerKind, Weights};
+use crate::plan::Plan;
 
 /// One line of `status`.
 #[derive(Clone, Debug, Serialize)]

@@ -9,7 +9,9 @@
 use serde_json::Value;
 
 use super::db::{vals, Row};
-use super::*;
+use std::path::PathBuf;
+
+use super::{now, CacheEntry, Store, StoreError};
 
 impl Store {
     fn cache_row(r: &Row) -> CacheEntry {

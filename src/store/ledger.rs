@@ -5,7 +5,9 @@
 use serde_json::Value;
 
 use super::db::{self, vals, Row};
-use super::*;
+use std::path::PathBuf;
+
+use super::{bloom, now, shingles, Artifact, Store, StoreError};
 
 /// What an earlier output has in common with a text.
 #[derive(Clone, Debug)]

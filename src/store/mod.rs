@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::atomic::private_dir;
-use db::{vals, Db, Row};
+use db::{vals, Db};
 
 pub use adopt::{adopt, adopt_beside, default_dir, Adopted};
 pub use db::DbError;

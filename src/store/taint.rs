@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::db::vals;
-use super::*;
+use super::{Store, StoreError};
 
 /// Milliseconds since the epoch: claims and files seen within one second must still be
 /// ordered.
