@@ -146,11 +146,15 @@ fn links_inside_the_matter_and_loops_are_walked_once() {
 }
 
 #[test]
-fn a_draft_outside_the_matter_is_refused() {
-    for (draft, plant) in [("../elsewhere.md", false), ("linked.md", true)] {
+fn a_draft_outside_the_matter_and_the_library_is_refused_with_the_rule() {
+    // The case's folder holds no `lexrun.toml` or `.git`, so the library is the workflow's
+    // own folder; a folder beside it is outside both.
+    let outside = tempfile::tempdir().unwrap();
+    let elsewhere = outside.path().join("elsewhere.md");
+    fs::write(&elsewhere, "I paid $9,999.00.\n").unwrap();
+    let abs = elsewhere.display().to_string();
+    for (draft, plant) in [(abs.as_str(), false), ("linked.md", true)] {
         let c = case(draft);
-        let elsewhere = c.dir.path().join("elsewhere.md");
-        fs::write(&elsewhere, "I paid $9,999.00.\n").unwrap();
         if plant {
             symlink(&elsewhere, c.matter.join("linked.md")).unwrap();
         }
@@ -159,10 +163,38 @@ fn a_draft_outside_the_matter_is_refused() {
         let (_, rec) = support::run_record(&c.dir.path().join("out"));
         let why = rec.matters[0].steps[0].why.clone().unwrap_or_default();
         assert!(
-            why.contains("outside") && why.contains("elsewhere.md"),
+            why.contains("outside its matter")
+                && why.contains("workflow library")
+                && why.contains("elsewhere.md")
+                && why.contains("lexrun.toml"),
             "{draft}: {why}"
         );
         assert!(!c.dir.path().join("out/check.md").exists());
+    }
+}
+
+#[test]
+fn a_draft_inside_the_workflow_library_is_read_like_its_imports_and_templates() {
+    // `workflows/`, `drafts/` and the matter side by side under a `lexrun.toml`: a draft
+    // the workflow names by a path leading out of the matter but not out of the library is
+    // checked, by `..` or through a link within the library alike.
+    for (draft, plant) in [("../drafts/draft.md", false), ("linked.md", true)] {
+        let c = case(draft);
+        let root = c.dir.path();
+        fs::write(root.join("lexrun.toml"), "").unwrap();
+        fs::create_dir_all(root.join("drafts")).unwrap();
+        fs::write(
+            root.join("drafts/draft.md"),
+            "I paid $1,250.00 on April 1, 2024.\n",
+        )
+        .unwrap();
+        if plant {
+            symlink(root.join("drafts/draft.md"), c.matter.join("linked.md")).unwrap();
+        }
+        let o = run(&c, "out");
+        assert_eq!(o.status.code(), Some(0), "{draft}: {}", stderr(&o));
+        let report = fs::read_to_string(root.join("out/check.md")).unwrap();
+        assert!(report.contains("1,250.00"), "{draft}: {report}");
     }
 }
 

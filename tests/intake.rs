@@ -831,3 +831,44 @@ fn a_sheet_reads_as_it_shows_with_the_stored_value_kept() {
         "{text}"
     );
 }
+
+/// A long PDF is read in page ranges at once (one `pdftotext` per core); what it reads is
+/// exactly one whole `pdftotext` read, page for page, with no page lost or repeated where the
+/// ranges meet.
+#[test]
+fn a_long_pdf_read_in_page_ranges_is_read_page_for_page_as_one_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("long.pdf");
+    let texts: Vec<String> = (1..=301)
+        .map(|p| {
+            (0..60)
+                .map(|l| format!("Page {p} line {l}: the deposit of $1,{p:03}.00 was kept."))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    support::pdf::text_pdf(&big, &refs);
+    assert!(
+        fs::metadata(&big).unwrap().len() > 1 << 20,
+        "the file is long enough to be read in ranges"
+    );
+    let whole = dir.path().join("whole.txt");
+    run(Command::new(tool("pdftotext"))
+        .args(["-enc", "UTF-8"])
+        .arg(&big)
+        .arg(&whole));
+    let poppler = fs::read_to_string(&whole).unwrap();
+    let mut expected: Vec<&str> = poppler.split('\u{000C}').collect();
+    expected.pop();
+    let got = text_of(&[&big]);
+    assert_eq!(got.len(), 301);
+    for (i, (_, page, text)) in got.iter().enumerate() {
+        assert_eq!(*page, i as u64 + 1);
+        assert_eq!(text, expected[i], "page {page}");
+        assert!(
+            text.contains(&format!("Page {page} line 0:")),
+            "page {page}"
+        );
+    }
+}

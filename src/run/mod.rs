@@ -175,6 +175,9 @@ struct Shared {
     refresh: Vec<String>,
     offline: bool,
     workflow_file: String,
+    /// The workflow library: where a `verify-draft` tool may read its draft from, beside
+    /// its matter.
+    library: crate::confine::Library,
 }
 
 struct PoolRt {
@@ -262,6 +265,7 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         refresh: opts.refresh.clone(),
         offline: opts.offline,
         workflow_file: opts.workflow_file.clone(),
+        library: crate::confine::Library::of(workflow_dir),
     });
     events.say(&format!(
         "run {run_id} of {}: {} step{} over {} matter{}",

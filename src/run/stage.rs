@@ -38,8 +38,14 @@ pub(super) async fn run_tool_unit(
                 let ledger = sh2.store.as_deref().map(|st| (st, sh2.run_id.as_str()));
                 production::run(p, &ins, &m2.dir, &m2.out_dir, ledger).map_err(|e| e.to_string())
             }
-            None => tools::run(&step, &tool, &ins, &dir, &m2.dir, &sh2.bates_of, &res)
-                .map_err(|e| e.to_string()),
+            None => {
+                let place = tools::Place {
+                    matter: &m2.dir,
+                    library: &sh2.library,
+                };
+                tools::run(&step, &tool, &ins, &dir, &place, &sh2.bates_of, &res)
+                    .map_err(|e| e.to_string())
+            }
         })
         .await
         .map_err(|e| e.to_string())
@@ -93,12 +99,23 @@ async fn judged_draft(
     results: &BTreeMap<String, Arc<Produced>>,
     done: &mut Done,
 ) -> Result<(Produced, String), String> {
-    let (s2, t2, matter, res) = (step.clone(), tool.clone(), m.dir.clone(), results.clone());
-    let mut checked =
-        tokio::task::spawn_blocking(move || tools::draft_check(&s2, &t2, &matter, &res))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?;
+    let (s2, t2, m2, sh2, res) = (
+        step.clone(),
+        tool.clone(),
+        m.clone(),
+        sh.clone(),
+        results.clone(),
+    );
+    let mut checked = tokio::task::spawn_blocking(move || {
+        let place = tools::Place {
+            matter: &m2.dir,
+            library: &sh2.library,
+        };
+        tools::draft_check(&s2, &t2, &place, &res)
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| e.to_string())?;
     let props = std::mem::take(&mut checked.verification.propositions);
     if !props.is_empty() {
         let judged = judge::JudgedStep {

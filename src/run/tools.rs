@@ -49,8 +49,14 @@ pub enum ToolError {
     },
     #[error("{0}")]
     Sources(#[source] std::io::Error),
-    #[error("the draft: {0}")]
-    Confined(#[source] crate::confine::ConfineError),
+    /// A draft outside both its matter and the workflow library.
+    #[error("the draft `{written}` is outside its matter (`{}`) and outside the workflow library (`{}`): {escape}; a `verify-draft` tool reads its draft from inside its matter or the workflow library, and {}", matter.display(), library.display(), crate::confine::LIBRARY_RULE)]
+    DraftOutside {
+        written: String,
+        matter: PathBuf,
+        library: PathBuf,
+        escape: crate::confine::Escape,
+    },
     #[error(transparent)]
     Bates(#[from] bates::BatesError),
     #[error(transparent)]
@@ -66,13 +72,19 @@ fn werr(p: &Path, source: std::io::Error) -> ToolError {
     }
 }
 
+/// Where a tool step may read what its options name: its matter, and the workflow library.
+pub(super) struct Place<'a> {
+    pub matter: &'a Path,
+    pub library: &'a crate::confine::Library,
+}
+
 /// Runs one tool step in `dir`; returns what it produced and a line saying what it did.
 pub(super) fn run(
     step: &Step,
     tool: &ToolStage,
     inputs: &[PathBuf],
     dir: &Path,
-    matter: &Path,
+    place: &Place,
     bates_of: &BTreeMap<String, Bates>,
     produced: &BTreeMap<String, std::sync::Arc<Produced>>,
 ) -> Result<(Produced, String), ToolError> {
@@ -199,7 +211,7 @@ pub(super) fn run(
             format!("{} pages read, {ocr} by OCR", rows.len())
         }
         "verify-draft" => {
-            let checked = draft_check(step, tool, matter, produced)?;
+            let checked = draft_check(step, tool, place, produced)?;
             let (p, summary) = draft_reports(step, dir, &checked)?;
             result = p;
             summary
@@ -220,23 +232,17 @@ pub(super) struct DraftChecked {
     pub judge: Option<String>,
 }
 
-/// Reads the `verify-draft` tool's draft (refusing one outside the matter) and checks it
-/// against what the tool reads.
+/// Reads the `verify-draft` tool's draft (refusing one outside both its matter and the
+/// workflow library) and checks it against what the tool reads.
 pub(super) fn draft_check(
     step: &Step,
     tool: &ToolStage,
-    matter: &Path,
+    place: &Place,
     produced: &BTreeMap<String, std::sync::Arc<Produced>>,
 ) -> Result<DraftChecked, ToolError> {
-    let draft_path = matter.join(opt_text(tool, "draft").unwrap_or_default());
-    // The draft is the matter's: a path or link leading out of it is refused.
-    let real = crate::confine::resolve_within(matter, &draft_path).map_err(|e| match e {
-        crate::confine::ConfineError::Io(_, source) => ToolError::Draft {
-            path: draft_path.to_path_buf(),
-            source,
-        },
-        escape => ToolError::Confined(escape),
-    })?;
+    let written = opt_text(tool, "draft").unwrap_or_default();
+    let draft_path = place.matter.join(&written);
+    let real = admit_draft(place, &written, &draft_path)?;
     let draft = std::fs::read_to_string(&real).map_err(|source| ToolError::Draft {
         path: draft_path.to_path_buf(),
         source,
@@ -263,6 +269,32 @@ pub(super) fn draft_check(
         evidence: ev,
         judge: None,
     })
+}
+
+/// The draft's real path, if it (symbolic links followed) lies inside the matter or inside the
+/// workflow library: the one rule imports and templates keep, with the matter added, since a
+/// draft is written relative to its matter.
+fn admit_draft(place: &Place, written: &str, path: &Path) -> Result<PathBuf, ToolError> {
+    use crate::confine::{resolve_within, ConfineError};
+    let io = |source| ToolError::Draft {
+        path: path.to_path_buf(),
+        source,
+    };
+    let escape = match resolve_within(place.matter, path) {
+        Ok(real) => return Ok(real),
+        Err(ConfineError::Io(_, source)) => return Err(io(source)),
+        Err(ConfineError::Escape(e)) => e,
+    };
+    match resolve_within(&place.library.root, path) {
+        Ok(real) => Ok(real),
+        Err(ConfineError::Io(_, source)) => Err(io(source)),
+        Err(ConfineError::Escape(_)) => Err(ToolError::DraftOutside {
+            written: written.to_string(),
+            matter: place.matter.to_path_buf(),
+            library: place.library.root.clone(),
+            escape,
+        }),
+    }
 }
 
 /// The `verify-draft` tool's reports (Markdown, JSON, the review page) of a checked draft;

@@ -115,14 +115,32 @@ pub enum ToolError {
 /// Runs a program to its end or to [`TOOL_TIMEOUT`], whichever is first; its output goes to
 /// files the caller names in its arguments, its error output is kept for the message.
 pub fn run(tool: &'static str, cmd: &mut Command, work: &Path) -> Result<(), ToolError> {
+    run_to(tool, cmd, work, None)
+}
+
+/// [`run`], with the program's standard output written to `stdout` (for programs that print
+/// what they read rather than write a file).
+pub fn run_to(
+    tool: &'static str,
+    cmd: &mut Command,
+    work: &Path,
+    stdout: Option<&Path>,
+) -> Result<(), ToolError> {
     let err_path = work.join(format!("{tool}.stderr"));
     let err_file = std::fs::File::create(&err_path).map_err(|e| ToolError::Failed {
         tool,
         message: e.to_string(),
     })?;
+    let out = match stdout {
+        Some(p) => Stdio::from(std::fs::File::create(p).map_err(|e| ToolError::Failed {
+            tool,
+            message: e.to_string(),
+        })?),
+        None => Stdio::null(),
+    };
     let mut child = cmd
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(out)
         .stderr(err_file)
         .spawn()
         .map_err(|e| ToolError::Failed {
@@ -130,6 +148,8 @@ pub fn run(tool: &'static str, cmd: &mut Command, work: &Path) -> Result<(), Too
             message: e.to_string(),
         })?;
     let start = Instant::now();
+    // Polled from every millisecond up to every 20: a quick program is not kept waiting.
+    let mut pause = Duration::from_millis(1);
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
@@ -141,7 +161,10 @@ pub fn run(tool: &'static str, cmd: &mut Command, work: &Path) -> Result<(), Too
                     secs: TOOL_TIMEOUT.as_secs(),
                 });
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
             Err(e) => {
                 return Err(ToolError::Failed {
                     tool,

@@ -263,11 +263,113 @@ fn poppler_text(
     shown: &str,
     notes: &mut Vec<String>,
 ) -> Result<Vec<String>, TextError> {
+    let ranges = page_ranges(path);
+    if ranges.len() < 2 {
+        return poppler_range(pdftotext, path, shown, notes, None);
+    }
+    // A long PDF is read in page ranges at once, one `pdftotext` per core; the ranges'
+    // pages joined are the pages of one whole read (else the file is read again whole).
+    let parts: Vec<Result<(Vec<String>, Vec<String>), TextError>> = std::thread::scope(|s| {
+        let running: Vec<_> = ranges
+            .iter()
+            .map(|&r| {
+                s.spawn(move || {
+                    let mut said = Vec::new();
+                    poppler_range(pdftotext, path, shown, &mut said, Some(r)).map(|p| (p, said))
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(TextError::Read(
+                        shown.to_string(),
+                        "the reader stopped".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut pages = Vec::new();
+    let mut first_notes = None;
+    for (part, &(from, to)) in parts.into_iter().zip(&ranges) {
+        match part {
+            Ok((p, said)) if p.len() == (to - from + 1) as usize => {
+                first_notes.get_or_insert(said);
+                pages.extend(p);
+            }
+            _ => return poppler_range(pdftotext, path, shown, notes, None),
+        }
+    }
+    notes.extend(first_notes.unwrap_or_default());
+    Ok(pages)
+}
+
+/// The smallest PDF (bytes) worth reading in parallel page ranges: below it one `pdftotext`
+/// is done before a second would have started.
+const SPLIT_BYTES: u64 = 1 << 20;
+/// The fewest pages per range.
+const SPLIT_PAGES: u32 = 64;
+
+/// The page ranges (first, last; counted from 1) a long PDF's text is read in, one per core
+/// (at most four); one range or none for a short file, or when poppler's `pdfinfo` cannot
+/// count the pages.
+fn page_ranges(path: &Path) -> Vec<(u32, u32)> {
+    let cores = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4) as u32;
+    if cores < 2 || std::fs::metadata(path).map_or(0, |m| m.len()) < SPLIT_BYTES {
+        return Vec::new();
+    }
+    let Some(pdfinfo) = tool("pdfinfo", "LEXRUN_PDFINFO") else {
+        return Vec::new();
+    };
+    let Ok(work) = tempfile::tempdir() else {
+        return Vec::new();
+    };
+    let out = work.path().join("info.txt");
+    let mut cmd = Command::new(pdfinfo);
+    cmd.arg(path);
+    if super::limits::run_to("pdfinfo", &mut cmd, work.path(), Some(&out)).is_err() {
+        return Vec::new();
+    }
+    let info = std::fs::read_to_string(&out).unwrap_or_default();
+    let pages: u32 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("Pages:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    split(pages, cores)
+}
+
+/// `pages` in `n` ranges of about equal length, none shorter than [`SPLIT_PAGES`].
+fn split(pages: u32, n: u32) -> Vec<(u32, u32)> {
+    let n = n.min(pages / SPLIT_PAGES).max(1);
+    let each = pages.div_ceil(n);
+    (0..n)
+        .map(|i| (i * each + 1, ((i + 1) * each).min(pages)))
+        .filter(|(a, b)| a <= b)
+        .collect()
+}
+
+/// The text of the pages `range` (all when `None`) as `pdftotext` reads them.
+fn poppler_range(
+    pdftotext: &Path,
+    path: &Path,
+    shown: &str,
+    notes: &mut Vec<String>,
+    range: Option<(u32, u32)>,
+) -> Result<Vec<String>, TextError> {
     let work =
         tempfile::tempdir().map_err(|e| TextError::Read(shown.to_string(), e.to_string()))?;
     let out = work.path().join("text.txt");
     let mut cmd = Command::new(pdftotext);
-    cmd.args(["-enc", "UTF-8"]).arg(path).arg(&out);
+    cmd.args(["-enc", "UTF-8"]);
+    if let Some((from, to)) = range {
+        cmd.args(["-f", &from.to_string(), "-l", &to.to_string()]);
+    }
+    cmd.arg(path).arg(&out);
     if let Err(e) = super::limits::run("pdftotext", &mut cmd, work.path()) {
         let why = std::fs::read_to_string(work.path().join("pdftotext.stderr"))
             .unwrap_or_default()
@@ -443,6 +545,24 @@ fn ocr_image(image: &Path, opts: &Options, shown: &str) -> Result<String, TextEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_file_is_split_into_ranges_that_cover_every_page_once() {
+        for (pages, n) in [(1000, 2), (1000, 4), (301, 4), (129, 2), (130, 3), (64, 4)] {
+            let r = split(pages, n);
+            assert_eq!(r.first().map(|r| r.0), Some(1));
+            assert_eq!(r.last().map(|r| r.1), Some(pages));
+            for w in r.windows(2) {
+                assert_eq!(w[0].1 + 1, w[1].0, "{pages} in {n}: {r:?}");
+            }
+            assert!(r.len() as u32 <= n);
+            if r.len() > 1 {
+                assert!(r.iter().all(|(a, b)| b - a + 1 >= SPLIT_PAGES - 1), "{r:?}");
+            }
+        }
+        assert_eq!(split(100, 4), vec![(1, 100)]);
+        assert!(split(0, 2).is_empty());
+    }
 
     #[test]
     fn a_link_in_place_of_the_text_cache_is_neither_read_nor_written() {
