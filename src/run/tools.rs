@@ -49,20 +49,24 @@ pub enum ToolError {
     },
     #[error("{0}")]
     Sources(#[source] std::io::Error),
-    /// A draft outside both its matter and the workflow library.
-    #[error("the draft `{written}` is outside its matter (`{}`) and outside the workflow library (`{}`): {escape}; a `verify-draft` tool reads its draft from inside its matter or the workflow library, and {}", matter.display(), library.display(), crate::confine::LIBRARY_RULE)]
-    DraftOutside {
-        written: String,
-        matter: PathBuf,
-        library: PathBuf,
-        escape: crate::confine::Escape,
-    },
+    #[error("{0}")]
+    DraftOutside(Box<DraftOutside>),
     #[error(transparent)]
     Bates(#[from] bates::BatesError),
     #[error(transparent)]
     Source(#[from] crate::sources::Unreadable),
     #[error("lexrun has no `{0}` tool")]
     Unknown(String),
+}
+
+/// A draft outside both its matter and the workflow library.
+#[derive(Debug, thiserror::Error)]
+#[error("the draft `{written}` is outside its matter (`{}`) and outside the workflow library (`{}`): {escape}; a `verify-draft` tool reads its draft from inside its matter or the workflow library, and {}", matter.display(), library.display(), crate::confine::LIBRARY_RULE)]
+pub struct DraftOutside {
+    written: String,
+    matter: PathBuf,
+    library: PathBuf,
+    escape: crate::confine::Escape,
 }
 
 fn werr(p: &Path, source: std::io::Error) -> ToolError {
@@ -288,12 +292,12 @@ fn admit_draft(place: &Place, written: &str, path: &Path) -> Result<PathBuf, Too
     match resolve_within(&place.library.root, path) {
         Ok(real) => Ok(real),
         Err(ConfineError::Io(_, source)) => Err(io(source)),
-        Err(ConfineError::Escape(_)) => Err(ToolError::DraftOutside {
+        Err(ConfineError::Escape(_)) => Err(ToolError::DraftOutside(Box::new(DraftOutside {
             written: written.to_string(),
             matter: place.matter.to_path_buf(),
             library: place.library.root.clone(),
             escape,
-        }),
+        }))),
     }
 }
 

@@ -269,7 +269,9 @@ fn poppler_text(
     }
     // A long PDF is read in page ranges at once, one `pdftotext` per core; the ranges'
     // pages joined are the pages of one whole read (else the file is read again whole).
-    let parts: Vec<Result<(Vec<String>, Vec<String>), TextError>> = std::thread::scope(|s| {
+    // Each range's pages and what poppler said of the file.
+    type Part = Result<(Vec<String>, Vec<String>), TextError>;
+    let parts: Vec<Part> = std::thread::scope(|s| {
         let running: Vec<_> = ranges
             .iter()
             .map(|&r| {
