@@ -149,71 +149,9 @@ fn one_line(s: &str) -> String {
 pub fn page(r: &Review) -> String {
     let g = evidence::gather(r.outcomes, r.evidence, r.images);
     let statuses: Vec<Status> = r.outcomes.iter().map(|o| o.status).collect();
-    // Lines, counted once through the draft.
-    let mut order: Vec<usize> = (0..r.outcomes.len()).collect();
-    order.sort_by_key(|&i| r.outcomes[i].claim.start);
-    let mut lines = vec![0; r.outcomes.len()];
-    let (mut at, mut line) = (0, 1);
-    for &i in &order {
-        let s = r.outcomes[i].claim.start.min(r.draft.len());
-        if s > at {
-            line += r.draft.as_bytes()[at..s]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            at = s;
-        }
-        lines[i] = line;
-    }
+    let lines = claim_lines(r);
 
-    let claims: Vec<ClaimData> = r
-        .outcomes
-        .iter()
-        .enumerate()
-        .map(|(i, o)| ClaimData {
-            k: o.claim.kind.as_str(),
-            s: statuses[i].as_str(),
-            t: &o.claim.text,
-            l: lines[i],
-            r: o.reason.as_deref(),
-            src: o.source.as_ref().map(|l| SrcData {
-                f: &l.file,
-                p: l.page,
-                b: l.bates.as_deref(),
-                snip: &l.snippet,
-            }),
-            pg: g.shown[i].as_ref().map(|s| s.page),
-            hl: g.shown[i]
-                .as_ref()
-                .map_or(&[][..], |s| s.highlights.as_slice()),
-            c: g.candidates[i]
-                .iter()
-                .map(|c| CandData {
-                    f: &c.file,
-                    p: c.page,
-                    b: c.bates.as_deref(),
-                    x: &c.excerpt,
-                    hl: &c.highlights,
-                })
-                .collect(),
-        })
-        .collect();
-    let data = Data {
-        claims,
-        pages: g
-            .pages
-            .iter()
-            .map(|p| PageData {
-                f: &p.file,
-                p: p.page,
-                b: p.bates.as_deref(),
-                t: &p.text,
-                o: p.from.as_deref(),
-                img: p.image.as_deref(),
-            })
-            .collect(),
-        missing: &g.missing,
-    };
+    let data = page_data(r, &g, &statuses, &lines);
 
     let marks: Vec<draft::Mark> = r
         .outcomes
@@ -246,7 +184,115 @@ pub fn page(r: &Review) -> String {
         include_str!("review.css"),
         escape::html(&title),
     );
-    // The verdict, provenance, legend and counts.
+    verdict(&mut s, r, &g, &statuses, &problems);
+    controls(&mut s, r.outcomes, &statuses);
+    s.push_str("</header>\n<main>\n");
+
+    problem_list(&mut s, r, &statuses, &problems, &lines);
+    let _ = write!(
+        s,
+        "<article id=\"draft\" aria-labelledby=\"draft-h\">\n<h2 id=\"draft-h\">Draft</h2>\n{body}</article>\n"
+    );
+    s.push_str(
+        "<aside id=\"evidence\" aria-labelledby=\"evidence-h\">\n<h2 id=\"evidence-h\">Evidence</h2>\n\
+         <div id=\"ev-body\" aria-live=\"polite\"><p>Select a claim in the draft or in the list of problems to see its evidence here.</p></div>\n</aside>\n</main>\n",
+    );
+    print_section(&mut s, r, &statuses, &problems, &lines, &g);
+    let _ = write!(
+        s,
+        "<script type=\"application/json\" id=\"review-data\">{}</script>\n<script>\n{}</script>\n</body>\n</html>\n",
+        script_json(&data),
+        include_str!("review.js")
+    );
+    s
+}
+
+/// The line of the draft each claim begins on, counted once through the draft.
+fn claim_lines(r: &Review) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..r.outcomes.len()).collect();
+    order.sort_by_key(|&i| r.outcomes[i].claim.start);
+    let mut lines = vec![0; r.outcomes.len()];
+    let (mut at, mut line) = (0, 1);
+    for &i in &order {
+        let s = r.outcomes[i].claim.start.min(r.draft.len());
+        if s > at {
+            line += r.draft.as_bytes()[at..s]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            at = s;
+        }
+        lines[i] = line;
+    }
+    lines
+}
+
+/// The page's data for its script: every claim with its evidence, and the pages shown.
+fn page_data<'a>(
+    r: &'a Review,
+    g: &'a evidence::Gathered,
+    statuses: &[Status],
+    lines: &[usize],
+) -> Data<'a> {
+    let claims: Vec<ClaimData> = r
+        .outcomes
+        .iter()
+        .enumerate()
+        .map(|(i, o)| ClaimData {
+            k: o.claim.kind.as_str(),
+            s: statuses[i].as_str(),
+            t: &o.claim.text,
+            l: lines[i],
+            r: o.reason.as_deref(),
+            src: o.source.as_ref().map(|l| SrcData {
+                f: &l.file,
+                p: l.page,
+                b: l.bates.as_deref(),
+                snip: &l.snippet,
+            }),
+            pg: g.shown[i].as_ref().map(|s| s.page),
+            hl: g.shown[i]
+                .as_ref()
+                .map_or(&[][..], |s| s.highlights.as_slice()),
+            c: g.candidates[i]
+                .iter()
+                .map(|c| CandData {
+                    f: &c.file,
+                    p: c.page,
+                    b: c.bates.as_deref(),
+                    x: &c.excerpt,
+                    hl: &c.highlights,
+                })
+                .collect(),
+        })
+        .collect();
+    Data {
+        claims,
+        pages: g
+            .pages
+            .iter()
+            .map(|p| PageData {
+                f: &p.file,
+                p: p.page,
+                b: p.bates.as_deref(),
+                t: &p.text,
+                o: p.from.as_deref(),
+                img: p.image.as_deref(),
+            })
+            .collect(),
+        missing: &g.missing,
+    }
+}
+
+/// The verdict, the provenance, the legend and counts, and a warning for each source that
+/// could not be read or has gone missing.
+fn verdict(
+    s: &mut String,
+    r: &Review,
+    g: &evidence::Gathered,
+    statuses: &[Status],
+    problems: &[usize],
+) {
     let unreadable: Vec<&SourceFile> = r.files.iter().filter(|f| f.problem.is_some()).collect();
     let _ = writeln!(
         s,
@@ -270,7 +316,7 @@ pub fn page(r: &Review) -> String {
         );
     }
     s.push_str("</dl>\n");
-    legend(&mut s, r.outcomes, &statuses);
+    legend(s, r.outcomes, statuses);
     for f in &unreadable {
         let _ = writeln!(
             s,
@@ -287,10 +333,16 @@ pub fn page(r: &Review) -> String {
             escape::html(why)
         );
     }
-    controls(&mut s, r.outcomes, &statuses);
-    s.push_str("</header>\n<main>\n");
+}
 
-    // The problems, linked into the draft.
+/// The problems, each linked to its claim in the draft.
+fn problem_list(
+    s: &mut String,
+    r: &Review,
+    statuses: &[Status],
+    problems: &[usize],
+    lines: &[usize],
+) {
     let _ = write!(
         s,
         "<nav id=\"problems\" aria-labelledby=\"problems-h\">\n<h2 id=\"problems-h\">Problems ({})</h2>\n",
@@ -300,7 +352,7 @@ pub fn page(r: &Review) -> String {
         s.push_str("<p>None: every claim is supported.</p>\n");
     } else {
         s.push_str("<ol>\n");
-        for &i in &problems {
+        for &i in problems {
             let o = &r.outcomes[i];
             let st = statuses[i];
             let _ = writeln!(
@@ -316,22 +368,6 @@ pub fn page(r: &Review) -> String {
         s.push_str("</ol>\n");
     }
     s.push_str("</nav>\n");
-    let _ = write!(
-        s,
-        "<article id=\"draft\" aria-labelledby=\"draft-h\">\n<h2 id=\"draft-h\">Draft</h2>\n{body}</article>\n"
-    );
-    s.push_str(
-        "<aside id=\"evidence\" aria-labelledby=\"evidence-h\">\n<h2 id=\"evidence-h\">Evidence</h2>\n\
-         <div id=\"ev-body\" aria-live=\"polite\"><p>Select a claim in the draft or in the list of problems to see its evidence here.</p></div>\n</aside>\n</main>\n",
-    );
-    print_section(&mut s, r, &statuses, &problems, &lines, &g);
-    let _ = write!(
-        s,
-        "<script type=\"application/json\" id=\"review-data\">{}</script>\n<script>\n{}</script>\n</body>\n</html>\n",
-        script_json(&data),
-        include_str!("review.js")
-    );
-    s
 }
 
 /// Counts by status and by kind, as tables: the legend.
