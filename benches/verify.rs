@@ -1,6 +1,8 @@
 //! `lexrun verify` on 10,000 pages of generated evidence and a draft with 2,000 claims,
 //! against `rg -F -f PATTERNS` searching the same files for the same claims as fixed strings.
-//! Targets: verify time ≤ 2 × rg's, peak memory ≤ 2 × the evidence text size.
+//! Targets: verify time ≤ 1.5 × rg's in the same run, peak memory ≤ 1.5 × the evidence text
+//! size. lexrun runs with a store of its own in the bench's folder, so a ledger that other
+//! runs left in the user's store does not enter the measurement.
 //!
 //! Pinpoints: the same check in this process on the same evidence (held in memory), with
 //! facts bound to the pages their sentences cite (`lexrun::verify::verify`) and without (the
@@ -91,6 +93,9 @@ fn main() {
     let patterns = dir.join("patterns.txt");
 
     let exe = env!("CARGO_BIN_EXE_lexrun");
+    // An empty store of the bench's own: no ledger to consult.
+    std::env::set_var("LEXRUN_STORE", dir.join("store"));
+    std::env::remove_var("LEXRUN_LEDGER");
     let rg_ok = Command::new("rg")
         .arg("--version")
         .stdout(Stdio::null())
@@ -145,7 +150,7 @@ fn main() {
         files,
         evidence_bytes as f64 / 1e6
     );
-    println!("lexrun verify (median of {RUNS}): {:.1} ms, peak memory {:.1} MB = {:.2} × the evidence text", lex.as_secs_f64() * 1e3, peak as f64 * 1024.0 / 1e6, peak as f64 * 1024.0 / evidence_bytes as f64);
+    println!("lexrun verify (median of {RUNS}): {:.1} ms, peak memory {:.1} MB = {:.2} × the evidence text (target ≤ 1.50)", lex.as_secs_f64() * 1e3, peak as f64 * 1024.0 / 1e6, peak as f64 * 1024.0 / evidence_bytes as f64);
 
     pinpoints(&sources, &draft);
     draft_scaling(exe, &sources, &draft, &dir);
@@ -159,7 +164,7 @@ fn main() {
         rg.as_secs_f64() * 1e3
     );
     println!(
-        "ratio: lexrun verify = {:.2} × rg (target ≤ 2.00)",
+        "ratio: lexrun verify = {:.2} × rg (target ≤ 1.50)",
         lex.as_secs_f64() / rg.as_secs_f64()
     );
 }

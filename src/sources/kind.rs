@@ -198,10 +198,17 @@ const HEADERS_READ: usize = 64 << 10;
 /// every message has), ended by a blank line. A note that merely opens with `From: …` is text.
 fn is_message(bytes: &[u8]) -> bool {
     let head = &bytes[..bytes.len().min(HEADERS_READ)];
-    let text = String::from_utf8_lossy(head);
-    let text = text.trim_start_matches('\u{FEFF}');
     let (mut from, mut date, mut blank) = (false, false, false);
-    for (i, line) in text.split('\n').enumerate() {
+    // Each line is decoded only when it is looked at: most text files stop at their first
+    // line. A line break is never part of an invalid sequence, so this reads as decoding the
+    // whole head first would.
+    for (i, raw) in head.split(|&b| b == b'\n').enumerate() {
+        let decoded = String::from_utf8_lossy(raw);
+        let line: &str = if i == 0 {
+            decoded.trim_start_matches('\u{FEFF}')
+        } else {
+            &decoded
+        };
         let line = line.strip_suffix('\r').unwrap_or(line);
         if line.is_empty() {
             blank = i > 0;

@@ -294,77 +294,102 @@ pub fn claims(draft: &str, prefixes: &[String]) -> Vec<Claim> {
 
 /// [`claims`], accepting reporter abbreviations beyond the catalogue.
 pub fn claims_allowing(draft: &str, prefixes: &[String], allowed: &Allowed) -> Vec<Claim> {
-    let cases = extract::citations(draft, allowed);
-    // Record cites that a case citation or statute does not already cover.
-    let mut records = extract::records(draft);
-    {
-        let authorities = spans::Spans::new(cases.iter().map(|c| (c.start, c.end)).collect());
-        records.retain(|r| !authorities.overlaps(r.start, r.end));
-    }
-    let earlier: Vec<Claim> = cases.iter().chain(&records).cloned().collect();
-    let statutes = extract::statutes_and_ids(draft, &earlier);
-    {
-        let statute_spans = spans::Spans::new(
-            statutes
-                .iter()
-                .filter(|s| s.kind == Kind::Statute)
-                .map(|c| (c.start, c.end))
-                .collect(),
-        );
-        records.retain(|r| !statute_spans.overlaps(r.start, r.end));
-    }
-    let cites: Vec<(usize, usize)> = cases
-        .iter()
-        .chain(&statutes)
-        .chain(&records)
-        .map(|c| (c.start, c.end))
-        .collect();
-    let cites = spans::Spans::new(cites);
-    let inside_cite = |c: &Claim| cites.contains(c.start, c.end);
-    let mut all: Vec<Claim> = Vec::new();
-    all.extend(cases.iter().cloned());
-    all.extend(statutes.iter().cloned());
-    all.extend(records.iter().cloned());
-    // A year or date inside a citation is part of the citation, not a date claim.
-    all.extend(
-        extract::dates(draft)
-            .into_iter()
-            .filter(|c| !inside_cite(c)),
-    );
-    all.extend(
-        extract::amounts(draft)
-            .into_iter()
-            .filter(|c| !inside_cite(c)),
-    );
-    let dates_and_amounts: Vec<(usize, usize)> = all.iter().map(|c| (c.start, c.end)).collect();
-    let mut bates = extract::bates(draft, prefixes, &dates_and_amounts);
-    let mut exhibits = extract::exhibits(draft);
-    // An exhibit and the Bates number that pins it (`Ex. C, ACME 000014`, `Ex. 3 at
-    // KES-0000123`) are one cite: the Bates number's, written with its exhibit.
-    exhibits.retain(|e| {
-        if !matches!(e.key, Key::Exhibit { pages: None, .. }) {
-            return true;
+    DraftClaims::of(draft, allowed).with_bates(draft, prefixes)
+}
+
+/// A draft's claims that do not depend on the Bates prefixes (all but its Bates numbers and
+/// the exhibits they pin), found once and completed for each set of prefixes.
+struct DraftClaims {
+    /// Cases, statutes, records, dates and amounts, in that order.
+    all: Vec<Claim>,
+    exhibits: Vec<Claim>,
+    quotes: Vec<Claim>,
+}
+
+impl DraftClaims {
+    fn of(draft: &str, allowed: &Allowed) -> DraftClaims {
+        let cases = extract::citations(draft, allowed);
+        // Record cites that a case citation or statute does not already cover.
+        let mut records = extract::records(draft);
+        {
+            let authorities = spans::Spans::new(cases.iter().map(|c| (c.start, c.end)).collect());
+            records.retain(|r| !authorities.overlaps(r.start, r.end));
         }
-        let pinned = bates.iter_mut().find(|b| {
-            b.start >= e.end && {
-                let between: Vec<&str> = draft[e.end..b.start].split_whitespace().collect();
-                matches!(between.as_slice(), [","] | ["at"] | [",", "at"] | [",at"])
+        let earlier: Vec<Claim> = cases.iter().chain(&records).cloned().collect();
+        let statutes = extract::statutes_and_ids(draft, &earlier);
+        {
+            let statute_spans = spans::Spans::new(
+                statutes
+                    .iter()
+                    .filter(|s| s.kind == Kind::Statute)
+                    .map(|c| (c.start, c.end))
+                    .collect(),
+            );
+            records.retain(|r| !statute_spans.overlaps(r.start, r.end));
+        }
+        let cites: Vec<(usize, usize)> = cases
+            .iter()
+            .chain(&statutes)
+            .chain(&records)
+            .map(|c| (c.start, c.end))
+            .collect();
+        let cites = spans::Spans::new(cites);
+        let inside_cite = |c: &Claim| cites.contains(c.start, c.end);
+        let mut all: Vec<Claim> = Vec::new();
+        all.extend(cases.iter().cloned());
+        all.extend(statutes.iter().cloned());
+        all.extend(records.iter().cloned());
+        // A year or date inside a citation is part of the citation, not a date claim.
+        all.extend(
+            extract::dates(draft)
+                .into_iter()
+                .filter(|c| !inside_cite(c)),
+        );
+        all.extend(
+            extract::amounts(draft)
+                .into_iter()
+                .filter(|c| !inside_cite(c)),
+        );
+        DraftClaims {
+            all,
+            exhibits: extract::exhibits(draft),
+            quotes: extract::quotes(draft),
+        }
+    }
+
+    /// Every claim, with the Bates numbers of these prefixes, in draft order.
+    fn with_bates(&self, draft: &str, prefixes: &[String]) -> Vec<Claim> {
+        let mut all = self.all.clone();
+        let dates_and_amounts: Vec<(usize, usize)> = all.iter().map(|c| (c.start, c.end)).collect();
+        let mut bates = extract::bates(draft, prefixes, &dates_and_amounts);
+        let mut exhibits = self.exhibits.clone();
+        // An exhibit and the Bates number that pins it (`Ex. C, ACME 000014`, `Ex. 3 at
+        // KES-0000123`) are one cite: the Bates number's, written with its exhibit.
+        exhibits.retain(|e| {
+            if !matches!(e.key, Key::Exhibit { pages: None, .. }) {
+                return true;
+            }
+            let pinned = bates.iter_mut().find(|b| {
+                b.start >= e.end && {
+                    let between: Vec<&str> = draft[e.end..b.start].split_whitespace().collect();
+                    matches!(between.as_slice(), [","] | ["at"] | [",", "at"] | [",at"])
+                }
+            });
+            match pinned {
+                Some(b) => {
+                    b.start = e.start;
+                    b.text = draft[e.start..b.end].to_string();
+                    false
+                }
+                None => true,
             }
         });
-        match pinned {
-            Some(b) => {
-                b.start = e.start;
-                b.text = draft[e.start..b.end].to_string();
-                false
-            }
-            None => true,
-        }
-    });
-    all.extend(bates);
-    all.extend(exhibits);
-    all.extend(extract::quotes(draft));
-    all.sort_by_key(|c| (c.start, c.kind));
-    all
+        all.extend(bates);
+        all.extend(exhibits);
+        all.extend(self.quotes.iter().cloned());
+        all.sort_by_key(|c| (c.start, c.kind));
+        all
+    }
 }
 
 /// The outcome of checking a draft: one outcome per claim, in draft order, and the sources
@@ -425,14 +450,14 @@ pub fn verify_then<E>(
 
 fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification, Index) {
     let allowed = &evidence.allowed_reporters;
-    let mut wanted = Wanted::of(&claims_allowing(
-        draft,
-        &evidence.declared_prefixes,
-        allowed,
-    ));
+    // What the draft claims is found once; only its Bates numbers are read again, with the
+    // prefixes the evidence is stamped with.
+    let found = DraftClaims::of(draft, allowed);
+    let mut wanted = Wanted::of(&found.with_bates(draft, &evidence.declared_prefixes));
     wanted.allowed = allowed.clone();
     let index = Index::build(&wanted, evidence);
-    let all = claims_allowing(draft, &index.bates_prefixes(), allowed);
+    let all = found.with_bates(draft, &index.bates_prefixes());
+    drop(found);
     let own = pinpoint::own_dates(draft, &all);
     let pinpoint::Binding {
         facts: binding,

@@ -39,11 +39,13 @@ fn hash_word(w: &[u8]) -> u64 {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut buf = [0u8; 8];
-        buf[..rest.len()].copy_from_slice(rest);
-        h = (h ^ u64::from_le_bytes(buf))
-            .wrapping_mul(MIX)
-            .rotate_left(31);
+        // The last bytes as a little-endian word padded with zeros, shifted in one by one:
+        // a word's tail is short, and copying it into a buffer would cost a call.
+        let v = rest
+            .iter()
+            .rev()
+            .fold(0u64, |v, &b| (v << 8) | u64::from(b));
+        h = (h ^ v).wrapping_mul(MIX).rotate_left(31);
     }
     h ^ (h >> 29)
 }

@@ -4,14 +4,13 @@ use super::*;
 
 const MONTHS: &str = "January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec";
 
-static DATE: LazyLock<Regex> = LazyLock::new(|| {
+/// The date forms that begin with a word (`this 5th day of`, a month's name), in the order
+/// they are preferred where several match at one place.
+static DATE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
         concat!(
             r"(?P<t>this(?-u:\s)+(?P<td>[0-9]{{1,2}})(?:st|nd|rd|th)?(?-u:\s)+day(?-u:\s)+of(?-u:\s)+(?P<tm>{m}),?(?-u:\s)+(?P<ty>[0-9]{{4}}))",
             r"|(?P<a>(?P<am>{m})\.?(?-u:\s)+(?P<ad>[0-9]{{1,2}})(?:st|nd|rd|th)?,?(?-u:\s)+(?P<ay>[0-9]{{4}}))",
-            r"|(?P<b>(?P<bd>[0-9]{{1,2}})(?:st|nd|rd|th)?(?-u:\s)+(?P<bm>{m})\.?,?(?-u:\s)+(?P<by>[0-9]{{4}}))",
-            r"|(?P<c>(?P<cm>[0-9]{{1,2}})/(?P<cd>[0-9]{{1,2}})/(?P<cy>[0-9]{{4}}|[0-9]{{2}}))",
-            r"|(?P<i>(?P<iy>[0-9]{{4}})-(?P<im>[0-9]{{2}})-(?P<id>[0-9]{{2}}))",
             // A month and year (`in March 2024`, `Sept. 2023`): the month as a whole.
             r"|(?P<my>(?P<mym>{m})\.?,?(?-u:\s)+(?P<myy>[0-9]{{4}}))"
         ),
@@ -19,6 +18,53 @@ static DATE: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("date pattern compiles")
 });
+
+/// The date forms that begin with a digit, in the order they are preferred.
+static DATE_DIGITS: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        concat!(
+            r"(?P<b>(?P<bd>[0-9]{{1,2}})(?:st|nd|rd|th)?(?-u:\s)+(?P<bm>{m})\.?,?(?-u:\s)+(?P<by>[0-9]{{4}}))",
+            r"|(?P<c>(?P<cm>[0-9]{{1,2}})/(?P<cd>[0-9]{{1,2}})/(?P<cy>[0-9]{{4}}|[0-9]{{2}}))",
+            r"|(?P<i>(?P<iy>[0-9]{{4}})-(?P<im>[0-9]{{2}})-(?P<id>[0-9]{{2}}))"
+        ),
+        m = MONTHS
+    ))
+    .expect("date pattern compiles")
+});
+
+/// Every date-shaped match in text order, as one pattern of all the forms would find them
+/// (leftmost first, none overlapping). The forms are two patterns, those that begin with a
+/// word and those that begin with a digit: no place starts a match of both, so taking the
+/// earlier of the two next matches each time is the one pattern's answer; and neither
+/// pattern then starts its search at every digit of the page, as one pattern of all the
+/// forms would.
+fn date_matches(text: &str) -> Vec<regex::Captures<'_>> {
+    let mut out = Vec::new();
+    let start = |c: &Option<regex::Captures>| c.as_ref().and_then(|c| c.get(0)).map(|m| m.start());
+    let mut words = DATE_WORDS.captures_at(text, 0);
+    let mut digits = DATE_DIGITS.captures_at(text, 0);
+    loop {
+        let take_words = match (start(&words), start(&digits)) {
+            (None, None) => break,
+            (Some(w), Some(d)) => w < d,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+        };
+        let (taken, other, other_re, taken_re) = if take_words {
+            (&mut words, &mut digits, &*DATE_DIGITS, &*DATE_WORDS)
+        } else {
+            (&mut digits, &mut words, &*DATE_WORDS, &*DATE_DIGITS)
+        };
+        let Some(c) = taken.take() else { break };
+        let end = c.get(0).map_or(text.len(), |m| m.end());
+        out.push(c);
+        *taken = taken_re.captures_at(text, end);
+        if start(other).is_some_and(|s| s < end) {
+            *other = other_re.captures_at(text, end);
+        }
+    }
+    out
+}
 
 static AMOUNT: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
@@ -60,7 +106,7 @@ fn month_number(m: &str) -> Option<u32> {
 /// Dates in every common form, as calendar dates.
 pub fn dates(text: &str) -> Vec<Claim> {
     let mut out = Vec::new();
-    for c in DATE.captures_iter(text) {
+    for c in date_matches(text) {
         let m = c.get(0).expect("match");
         if preceded_by_digit_or_letter(text, m.start()) && c.name("t").is_none()
             || followed_by_digit(text, m.end())

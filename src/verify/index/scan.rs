@@ -176,6 +176,19 @@ impl Scanner<'_> {
                 span: (s, e),
             },
         };
+        // A page's place without a snippet: for a stamp, or a page of an exhibit.
+        let bare = |number: u32, bates: &Option<String>| Located {
+            order: (di, number),
+            star: stars.at(number, 0),
+            loc: Location {
+                file: path.clone(),
+                page: number,
+                bates: bates.clone(),
+                star: stars.at(number, 0).filter(|&n| n > 0),
+                snippet: String::new(),
+                span: (0, 0),
+            },
+        };
         // A filing of the record the draft cites: where its numbered paragraphs begin.
         if !self.wanted.records.is_empty() {
             let stamps = pages.iter().map(|(_, b, _)| b.clone()).collect();
@@ -194,9 +207,10 @@ impl Scanner<'_> {
                 continue;
             }
             if let Some(label) = &current {
-                let mut l = loc(*number, bates, text, 0, 0);
-                l.loc.snippet.clear();
-                ix.exhibit_pages.entry(label.clone()).or_default().push(l);
+                ix.exhibit_pages
+                    .entry(label.clone())
+                    .or_default()
+                    .push(bare(*number, bates));
             }
             if original.contains("Exhibit") && original.contains('|') {
                 for (label, range) in exhibit_index_rows(original) {
@@ -213,9 +227,11 @@ impl Scanner<'_> {
                     ix.seen_prefixes
                         .entry(prefix.clone())
                         .or_insert((di, *number));
-                    let mut l = loc(*number, bates, text, 0, 0);
-                    l.loc.snippet.clear();
-                    keep_first(&mut ix.stamps, (prefix.to_ascii_uppercase(), n), l);
+                    keep_first(
+                        &mut ix.stamps,
+                        (prefix.to_ascii_uppercase(), n),
+                        bare(*number, bates),
+                    );
                 }
             }
             let w = self.wanted;
