@@ -79,25 +79,7 @@ fn copy_rows(
 pub fn adopt(old: &Path, into: &Store) -> Result<Adopted, StoreError> {
     let from = Store::open(old)?;
     let mut done = Adopted::default();
-    let runs: Vec<String> = {
-        let mut r: Vec<String> = from
-            .db
-            .query("SELECT run_id FROM runs", vec![])
-            .map_err(|e| from.lerr(e))?
-            .iter()
-            .map(|r| r.text(0))
-            .collect();
-        for x in from
-            .db
-            .query("SELECT DISTINCT run_id FROM artifacts", vec![])
-            .map_err(|e| from.lerr(e))?
-        {
-            if !r.contains(&x.text(0)) {
-                r.push(x.text(0));
-            }
-        }
-        r
-    };
+    let runs = run_ids(&from)?;
     for run in &runs {
         let known = into
             .db
@@ -110,60 +92,7 @@ pub fn adopt(old: &Path, into: &Store) -> Result<Adopted, StoreError> {
         if known {
             continue;
         }
-        // Each table's rows of the run; runs and claims may be known already.
-        const TABLES: [(&str, &str, &str); 5] = [
-            (
-                "runs",
-                "run_id, workflow, plan_hash, started, finished, status",
-                "ON CONFLICT DO NOTHING",
-            ),
-            (
-                "sources",
-                "run_id, matter, path, raw_hash, text_hash, admitted",
-                "",
-            ),
-            (
-                "keys",
-                "run_id, workflow, matter, stage, round, key, components, hit, created",
-                "",
-            ),
-            (
-                "admissions",
-                "run_id, file, reason, refused_because, matter, raw_hash, text_hash, created",
-                "",
-            ),
-            (
-                "claims",
-                "matter, kind, ident, key, text, run_id, stage, created, status",
-                "ON CONFLICT DO NOTHING",
-            ),
-        ];
-        for (table, cols, conflict) in TABLES {
-            copy_rows(&from, into, table, cols, Some(("run_id", run)), conflict)?;
-        }
-        let arts = from
-            .db
-            .query(
-                &format!(
-                    "SELECT id, {} FROM artifacts WHERE run_id = ?1 ORDER BY id",
-                    Store::ARTIFACT_COLS
-                ),
-                vals![run],
-            )
-            .map_err(|e| from.lerr(e))?;
-        for r in arts {
-            let id = r.int(0);
-            let a = Store::artifact_row(&Row(r.0[1..].to_vec()));
-            let fps: Vec<u64> = from
-                .db
-                .query("SELECT fp FROM shingles WHERE artifact = ?1", vals![id])
-                .map_err(|e| from.lerr(e))?
-                .iter()
-                .map(|r| r.int(0) as u64)
-                .collect();
-            into.add_artifact_fingerprints(&a, &fps)?;
-            done.artifacts += 1;
-        }
+        copy_run(&from, into, run, &mut done)?;
         done.runs += 1;
     }
     copy_rows(
@@ -196,6 +125,86 @@ pub fn adopt(old: &Path, into: &Store) -> Result<Adopted, StoreError> {
         let _ = std::fs::remove_file(&path);
     }
     Ok(done)
+}
+
+/// The runs the store in `from` knows: those it recorded, and those only its artifacts name.
+fn run_ids(from: &Store) -> Result<Vec<String>, StoreError> {
+    let mut r: Vec<String> = from
+        .db
+        .query("SELECT run_id FROM runs", vec![])
+        .map_err(|e| from.lerr(e))?
+        .iter()
+        .map(|r| r.text(0))
+        .collect();
+    for x in from
+        .db
+        .query("SELECT DISTINCT run_id FROM artifacts", vec![])
+        .map_err(|e| from.lerr(e))?
+    {
+        if !r.contains(&x.text(0)) {
+            r.push(x.text(0));
+        }
+    }
+    Ok(r)
+}
+
+/// Copies one run's rows and its artifacts, with their fingerprints, from `from` into `into`.
+fn copy_run(from: &Store, into: &Store, run: &str, done: &mut Adopted) -> Result<(), StoreError> {
+    // Each table's rows of the run; runs and claims may be known already.
+    const TABLES: [(&str, &str, &str); 5] = [
+        (
+            "runs",
+            "run_id, workflow, plan_hash, started, finished, status",
+            "ON CONFLICT DO NOTHING",
+        ),
+        (
+            "sources",
+            "run_id, matter, path, raw_hash, text_hash, admitted",
+            "",
+        ),
+        (
+            "keys",
+            "run_id, workflow, matter, stage, round, key, components, hit, created",
+            "",
+        ),
+        (
+            "admissions",
+            "run_id, file, reason, refused_because, matter, raw_hash, text_hash, created",
+            "",
+        ),
+        (
+            "claims",
+            "matter, kind, ident, key, text, run_id, stage, created, status",
+            "ON CONFLICT DO NOTHING",
+        ),
+    ];
+    for (table, cols, conflict) in TABLES {
+        copy_rows(from, into, table, cols, Some(("run_id", run)), conflict)?;
+    }
+    let arts = from
+        .db
+        .query(
+            &format!(
+                "SELECT id, {} FROM artifacts WHERE run_id = ?1 ORDER BY id",
+                Store::ARTIFACT_COLS
+            ),
+            vals![run],
+        )
+        .map_err(|e| from.lerr(e))?;
+    for r in arts {
+        let id = r.int(0);
+        let a = Store::artifact_row(&Row(r.0[1..].to_vec()));
+        let fps: Vec<u64> = from
+            .db
+            .query("SELECT fp FROM shingles WHERE artifact = ?1", vals![id])
+            .map_err(|e| from.lerr(e))?
+            .iter()
+            .map(|r| r.int(0) as u64)
+            .collect();
+        into.add_artifact_fingerprints(&a, &fps)?;
+        done.artifacts += 1;
+    }
+    Ok(())
 }
 
 /// Adopts the store an older lexrun kept beside a workflow (`workflow_dir/.lexrun`) into
