@@ -175,13 +175,12 @@ extern "C" {
     fn mi_option_set(option: libc::c_int, value: libc::c_long);
 }
 
-/// How long freed memory waits before it is returned to the system (ms): none, since on an
-/// idle machine a few milliseconds are already several files' text.
-const PURGE_DELAY_MS: libc::c_long = 0;
+/// How long freed memory waits before it is returned to the system (ms): a few files' time.
+const PURGE_DELAY_MS: libc::c_long = 3;
 
 /// The evidence pass frees each file's text once it is scanned; the allocator returns that
-/// memory to the system at once instead of keeping it for a while in case it is asked for
-/// again, so the memory `verify` holds stays near one file per thread.
+/// memory to the system within a few milliseconds instead of keeping it for a while in case
+/// it is asked for again, so the memory `verify` holds stays near a few files per thread.
 fn release_freed_memory_soon() {
     // SAFETY: setting an option of the allocator linked in (its `mi_option_set` may be called
     // at any time, from any thread); the option only decides when freed memory is returned.
