@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lexrun's engine overhead on the real model: `lexrun workflows/live.lex` (every stage asked of
 # the model: --no-cache) against a raw HTTP loop sending the same requests to the same server
-# (benches/raw_http_loop.py replay), taking turns, same run. Target: lexrun ≤ 1.02 × the loop.
+# (benches/raw_http_loop.py replay; an answer lexrun cut is read only as far as lexrun read it),
+# taking turns, same run. Target: lexrun ≤ 1.02 × the loop.
 #   benches/live_overhead.sh [RUNS]      (default 3 pairs)
 # The requests are those lexrun sent on a first run, recorded by the loop's pass-through proxy;
 # SmolLM2 decodes greedily, so every later run asks the same questions and gets the same
@@ -74,5 +75,5 @@ for i in $(seq 1 "$runs"); do
   ratios+=("$r")
   echo "pair $i: lexrun $engine s, raw loop $raw s = $r×"
 done
-median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {m=int((NR+1)/2); printf "%.4f", (NR%2 ? a[m] : (a[m]+a[m+1])/2)}')
 echo "engine overhead: lexrun / raw HTTP loop = ${median}× median of $runs pairs (target ≤ 1.02)"

@@ -4,13 +4,15 @@
     raw_http_loop.py record PORT UPSTREAM FILE
         A pass-through proxy on 127.0.0.1:PORT to the model server at UPSTREAM
         (http://HOST:PORT): every request lexrun sends through it (method, path, body) is
-        written to FILE, one JSON object per line, in the order it arrived; responses are
-        streamed back as the server sends them. Stops on SIGINT or SIGTERM.
+        written to FILE, one JSON object per line, numbered in the order it arrived, with
+        how many bytes of the answer lexrun read (it stops reading an answer it cuts, as
+        one that repeats itself); responses are streamed back as the server sends them.
+        Stops on SIGINT or SIGTERM.
 
     raw_http_loop.py replay FILE UPSTREAM
         Sends the recorded requests to UPSTREAM one after another on one kept-alive
-        connection, as lexrun does, reading each response to its end (a streamed answer
-        included), and prints nothing. This is the least any program asking the same server
+        connection each, reading each response to its end (a streamed answer included) or,
+        where lexrun cut an answer, as far as lexrun read it, and prints nothing. This is the least any program asking the same server
         the same questions must do: what lexrun takes beyond it is its overhead.
 
 Only the standard library is used, so the loop itself adds as little as Python can.
@@ -36,6 +38,7 @@ def connect(upstream):
 def record(port, upstream, path):
     lock = threading.Lock()
     out = open(path, "w", encoding="utf-8")
+    arrived = [0]
 
     class Proxy(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -48,10 +51,22 @@ def record(port, upstream, path):
             body = self.rfile.read(n) if n else b""
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
             with lock:
-                out.write(json.dumps({"method": self.command, "path": self.path,
-                                      "headers": headers,
-                                      "body": body.decode("utf-8")}) + "\n")
+                seq = arrived[0]
+                arrived[0] += 1
+            sent, cut = 0, False
+            try:
+                sent = self.relay(body, headers)
+            except (BrokenPipeError, ConnectionResetError) as e:
+                sent, cut = e.args[-1] if isinstance(e.args[-1], int) else 0, True
+                self.close_connection = True
+            with lock:
+                out.write(json.dumps({"seq": seq, "method": self.command, "path": self.path,
+                                      "headers": headers, "body": body.decode("utf-8"),
+                                      "read": sent, "cut": cut}) + "\n")
                 out.flush()
+
+        def relay(self, body, headers):
+            """Streams the server's answer on; the body bytes lexrun took."""
             up = connect(upstream)
             up.request(self.command, self.path, body=body or None, headers=headers)
             r = up.getresponse()
@@ -61,15 +76,22 @@ def record(port, upstream, path):
                     self.send_header(k, v)
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            while True:
-                chunk = r.read1(65536)
-                if not chunk:
-                    break
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            sent = 0
+            try:
+                while True:
+                    chunk = r.read1(65536)
+                    if not chunk:
+                        break
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+                    sent += len(chunk)
+                self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-            up.close()
+            except (BrokenPipeError, ConnectionResetError) as e:
+                raise type(e)(sent) from None
+            finally:
+                up.close()
+            return sent
 
         do_GET = forward
         do_POST = forward
@@ -85,17 +107,21 @@ def record(port, upstream, path):
 
 def replay(path, upstream):
     with open(path, encoding="utf-8") as f:
-        calls = [json.loads(line) for line in f if line.strip()]
-    conn = connect(upstream)
+        calls = sorted((json.loads(line) for line in f if line.strip()), key=lambda c: c["seq"])
     for c in calls:
+        conn = connect(upstream)
         body = c["body"].encode("utf-8") if c["body"] else None
         conn.request(c["method"], c["path"], body=body, headers=c["headers"])
         r = conn.getresponse()
-        while r.read1(65536):
-            pass
         if r.status >= 500:
             sys.exit(f"{c['method']} {c['path']}: the server answered {r.status}")
-    conn.close()
+        got = 0
+        while not (c["cut"] and got >= c["read"]):
+            chunk = r.read1(65536)
+            if not chunk:
+                break
+            got += len(chunk)
+        conn.close()
 
 
 if __name__ == "__main__":
