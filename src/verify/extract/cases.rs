@@ -1,6 +1,13 @@
 //! Case citations: full citations from the catalogue scanner, short forms, `supra`.
 
-use super::*;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::pattern::{pin_of, re, valid_year, PIN};
+use crate::verify::catalogue::CATALOGUE;
+use crate::verify::cites::{self, Allowed, Cite};
+use crate::verify::{Claim, Key, Kind};
 
 static SUPRA: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(

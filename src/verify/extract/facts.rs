@@ -1,6 +1,12 @@
 //! Dates, amounts and percentages, Bates numbers and ranges, and exhibit cites.
 
-use super::*;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::pattern::{followed_by_digit, preceded_by_digit_or_letter, re, valid_date};
+use crate::verify::catalogue::CATALOGUE;
+use crate::verify::{Claim, Key, Kind};
 
 const MONTHS: &str = "January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec";
 

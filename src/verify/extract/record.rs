@@ -7,7 +7,12 @@
 //! A record cite is a claim of its own kind: an `Id.` after one repeats it, never an
 //! authority cited further back.
 
-use super::*;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::pattern::{followed_by_digit, preceded_by_digit_or_letter, re};
+use crate::verify::{Claim, Key, Kind};
 
 /// The words that name a filing of the record, before its paragraphs.
 const PARAGRAPH_DOC: &str = r"Compl\.|Complaint|Countercl\.|Counterclaim|Ans\.|Answer|Pet\.|Petition|SUF|SUMF|SOF|SSUF|PSUF|DSUF|RSOF|JSUF|SMF|Stip\.|Decl\.|Declaration|Aff\.|Affidavit";

@@ -1,7 +1,9 @@
 //! Checking claims against the index: each claim's key looked up, a pinpointed claim held to
 //! the pages its sentence cites, exhibits found by slip sheet or index.
 
-use super::*;
+use super::segment::quote_segments;
+use super::table::{base_section, CaseSeen, ExhibitPage, Index, Opinion, STAR};
+use crate::verify::{Claim, Key, Location, Outcome, Status};
 
 impl Index {
     /// The pages a cite (a Bates number or range) names that some source is stamped with:
@@ -31,7 +33,7 @@ impl Index {
                             snippet: String::new(),
                             span: (0, 0),
                         };
-                        Some(((o.file, super::STAR | n), loc))
+                        Some(((o.file, STAR | n), loc))
                     })
                 })
                 .collect();
@@ -86,7 +88,7 @@ impl Index {
     }
 
     /// The opinion a case citation's pin cite points into, its first page, and the pages cited.
-    fn opinion_cited(&self, key: &Key) -> Option<(&super::Opinion, u32, Vec<u32>)> {
+    fn opinion_cited(&self, key: &Key) -> Option<(&Opinion, u32, Vec<u32>)> {
         let Key::Case {
             volume,
             reporter,
@@ -214,7 +216,7 @@ impl Index {
                         seen.iter()
                             .flat_map(|s| {
                                 std::iter::once(s.order)
-                                    .chain(s.star.map(|n| (s.order.0, super::STAR | n)))
+                                    .chain(s.star.map(|n| (s.order.0, STAR | n)))
                             })
                             .collect()
                     })

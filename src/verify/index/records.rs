@@ -7,7 +7,9 @@
 //! when the file is named exactly as the cite (`lee-decl.txt` for `Lee Decl.`). Otherwise the
 //! cite stays unchecked, never supported from the wrong document.
 
+use super::table::Index;
 use crate::verify::catalogue::squash;
+use crate::verify::{Claim, Key, Location, Outcome, Status};
 
 /// What a filing of the record is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -447,11 +449,11 @@ pub(super) fn record_named<'a>(files: &'a [RecordFile], document: &str) -> Optio
     }
 }
 
-impl super::Index {
+impl Index {
     /// The filing a record cite names and the paragraphs it cites, where that filing is among
     /// the sources with numbered paragraphs, so the cite can be checked.
-    fn record_cited(&self, key: &super::Key) -> Option<(&RecordFile, Vec<u32>)> {
-        let super::Key::Record { document, pin } = key else {
+    fn record_cited(&self, key: &Key) -> Option<(&RecordFile, Vec<u32>)> {
+        let Key::Record { document, pin } = key else {
             return None;
         };
         let f = record_named(&self.records, document)?;
@@ -460,12 +462,12 @@ impl super::Index {
     }
 
     /// Whether a record cite can be checked against the sources.
-    pub fn is_record_cite(&self, key: &super::Key) -> bool {
+    pub fn is_record_cite(&self, key: &Key) -> bool {
         !self.records.is_empty() && self.record_cited(key).is_some()
     }
 
     /// The pages a record cite's paragraphs are on.
-    pub(super) fn record_pages(&self, key: &super::Key) -> Vec<((usize, u32), super::Location)> {
+    pub(super) fn record_pages(&self, key: &Key) -> Vec<((usize, u32), Location)> {
         let Some((f, paras)) = self.record_cited(key) else {
             return Vec::new();
         };
@@ -481,7 +483,7 @@ impl super::Index {
             .map(|p| {
                 (
                     (f.file, p),
-                    super::Location {
+                    Location {
                         file: f.path.clone(),
                         page: p,
                         bates: f.stamps.get(p as usize - 1).cloned().flatten(),
@@ -496,10 +498,10 @@ impl super::Index {
 
     /// Checks a record cite that names a filing among the sources: every paragraph it cites
     /// must be one of the filing's.
-    pub fn check_record(&self, claim: super::Claim) -> super::Outcome {
+    pub fn check_record(&self, claim: Claim) -> Outcome {
         let (status, source, reason) = match self.record_cited(&claim.key) {
             None => (
-                super::Status::Unsupported,
+                Status::Unsupported,
                 None,
                 Some("the record it cites is not among the sources".to_string()),
             ),
@@ -511,15 +513,11 @@ impl super::Index {
                     .collect();
                 if missing.is_empty() {
                     let at = self.record_pages(&claim.key);
-                    (
-                        super::Status::Supported,
-                        at.first().map(|(_, l)| l.clone()),
-                        None,
-                    )
+                    (Status::Supported, at.first().map(|(_, l)| l.clone()), None)
                 } else {
                     let last = f.paras.iter().map(|(n, _, _)| *n).max().unwrap_or(0);
                     (
-                        super::Status::Unsupported,
+                        Status::Unsupported,
                         None,
                         Some(format!(
                             "{} has no paragraph {} (its numbered paragraphs run to {last}); cite the paragraph that says it",
@@ -530,7 +528,7 @@ impl super::Index {
                 }
             }
         };
-        super::Outcome {
+        Outcome {
             claim,
             status,
             source,

@@ -1,7 +1,14 @@
 //! The evidence pass: each file read, normalised and scanned once, on one thread per core,
 //! recording only what the draft's claims need; slip sheets and exhibit indexes found on the way.
 
-use super::*;
+use super::segment::Segment;
+use super::table::{base_section, keep_first, record, CaseSeen, Index, Located, Opinion, Wanted};
+use crate::verify::evidence::{Doc, Evidence, SourceFile};
+use crate::verify::needs::Numbers;
+use crate::verify::wordkeys::Keys;
+use crate::verify::{extract, normalize, Key, Location};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The label of a slip sheet: a page whose only words are `Exhibit X` (besides its stamp).
 fn slip_sheet(text: &str, stamp: Option<&str>) -> Option<String> {
@@ -363,7 +370,7 @@ impl Scanner<'_> {
             }
         }
         if let Some(k) = carried {
-            ix.opinions.entry(k).or_insert(super::Opinion {
+            ix.opinions.entry(k).or_insert(Opinion {
                 file: di,
                 path: path.clone(),
                 starts: stars.starts(),

@@ -1,6 +1,7 @@
 //! Quotations as parts between ellipses, and where each part is found on a page.
 
-use super::*;
+use crate::verify::normalize;
+use regex::Regex;
 
 /// A quotation's parts between ellipses, normalised, with the punctuation at their ends
 /// dropped (a draft may end a quotation with a comma where the source has a full stop).

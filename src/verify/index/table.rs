@@ -1,0 +1,346 @@
+//! The index's tables: what the draft claims, where each fact was first seen and on which
+//! pages, and how the tables of several threads are merged.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicUsize;
+
+use crate::verify::evidence::{Evidence, SourceFile};
+use crate::verify::needs::Needs;
+use crate::verify::wordkeys::Keys;
+use crate::verify::{Claim, Key, Location};
+
+use super::records;
+use super::scan::{Scanner, MAX_THREADS};
+use super::segment::{quote_segments, Segment};
+
+/// A page of an exhibit: (file index, page number) and where it is.
+pub(super) type ExhibitPage = ((usize, u32), Location);
+
+/// What the draft claims, so the evidence pass records only what could support it.
+#[derive(Default)]
+pub struct Wanted {
+    pub(super) dates: HashSet<(i32, u32, u32)>,
+    pub(super) money: HashSet<i64>,
+    pub(super) percents: HashSet<i64>,
+    pub(super) cases: HashSet<(u32, String, u32)>,
+    pub(super) statutes: HashSet<(String, String)>,
+    pub(super) quotes: Vec<String>,
+    /// The filings of the record the draft cites (squashed: `compl`, `leedecl`).
+    pub(super) records: Vec<String>,
+    /// The numbers each kind of claim needs on a page, so that pages without them are not
+    /// scanned for that kind at all.
+    pub(super) needs: Needs,
+    /// Reporter abbreviations accepted beyond the catalogue, read the same way in the evidence.
+    pub allowed: crate::verify::Allowed,
+}
+
+impl Wanted {
+    pub fn of(claims: &[Claim]) -> Wanted {
+        let mut w = Wanted::default();
+        let mut n = Needs::default();
+        for c in claims {
+            n.add(&c.key);
+            match &c.key {
+                Key::Date { year, month, day } => {
+                    w.dates.insert((*year, *month, *day));
+                }
+                Key::Money { cents } => {
+                    w.money.insert(*cents);
+                }
+                Key::Percent { thousandths } => {
+                    w.percents.insert(*thousandths);
+                }
+                Key::Case {
+                    volume,
+                    reporter,
+                    page,
+                    ..
+                } => {
+                    w.cases.insert((*volume, reporter.clone(), *page));
+                }
+                Key::Statute { code, section } => {
+                    w.statutes.insert((code.clone(), section.clone()));
+                    w.statutes.insert((code.clone(), base_section(section)));
+                }
+                Key::Quote { text } if !w.quotes.contains(text) => w.quotes.push(text.clone()),
+                Key::Record { document, .. }
+                    if !document.is_empty() && !w.records.contains(document) =>
+                {
+                    w.records.push(document.clone())
+                }
+                _ => {}
+            }
+        }
+        w.needs = n;
+        w
+    }
+}
+
+pub(super) fn base_section(s: &str) -> String {
+    s.split('(').next().unwrap_or(s).to_string()
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct CaseSeen {
+    pub(super) pin: Option<String>,
+    pub(super) year: Option<u16>,
+    /// (file, page) order, so that merged results keep the first sighting first.
+    pub(super) order: (usize, u32),
+    /// In a reported opinion: the opinion page it is on (0: the first).
+    pub(super) star: Option<u32>,
+    pub(super) loc: Location,
+}
+
+/// The index. Locations are recorded at their first occurrence in source order.
+#[derive(Default)]
+pub struct Index {
+    pub(super) files: Vec<SourceFile>,
+    pub(super) dates: HashMap<(i32, u32, u32), Places>,
+    pub(super) money: HashMap<i64, Places>,
+    pub(super) percents: HashMap<i64, Places>,
+    pub(super) cases: HashMap<(u32, String, u32), Vec<CaseSeen>>,
+    pub(super) statutes: HashMap<(String, String), Places>,
+    /// Quotation text → where all of it was found.
+    pub(super) quotes: HashMap<String, Places>,
+    /// Quotations whose first three words appear somewhere.
+    pub(super) quote_openings: HashSet<String>,
+    pub(super) stamps: HashMap<(String, u64), Located>,
+    /// Exhibits found by their slip sheets (`Exhibit B` alone on a page): label → the pages
+    /// after the sheet, in order.
+    pub(super) exhibit_pages: HashMap<String, Vec<Located>>,
+    /// Exhibits listed in an exhibit index (`| Exhibit | Description | Bates range | …`):
+    /// label → Bates prefix and range.
+    pub(super) exhibit_ranges: HashMap<String, (String, u64, u64)>,
+    /// Reported opinions the sources carry with star markers, by the case's citation.
+    pub(super) opinions: HashMap<(u32, String, u32), Opinion>,
+    /// Filings of the record among the sources, by file.
+    pub(super) records: Vec<records::RecordFile>,
+    /// Bates prefixes: stamped ones where first seen, then declared ones.
+    pub(super) prefixes: Vec<String>,
+    /// While scanning: stamped prefixes and where each was first seen; the documents read,
+    /// by number, so that files come out in source order whichever thread read them.
+    pub(super) seen_prefixes: HashMap<String, (usize, u32)>,
+    pub(super) file_ids: Vec<usize>,
+}
+
+/// A location with its place in source order.
+#[derive(Clone, Debug)]
+pub(super) struct Located {
+    pub(super) order: (usize, u32),
+    /// In a reported opinion with star markers: the opinion page (0: its first page).
+    pub(super) star: Option<u32>,
+    pub(super) loc: Location,
+}
+
+/// Marks an order's page as a reported opinion's page (by its star markers) rather than a
+/// page of the file: `(file, STAR | 629)` is page 629 of the opinion file `file` carries,
+/// `(file, STAR)` its first page.
+pub(super) const STAR: u32 = 1 << 31;
+
+/// A reported opinion carried by a source, with its star markers.
+#[derive(Clone, Debug)]
+pub(super) struct Opinion {
+    pub(super) file: usize,
+    pub(super) path: String,
+    /// Each opinion page (0: the first) and the file's page it begins on.
+    pub(super) starts: Vec<(u32, u32)>,
+}
+
+/// Every page a fact is on, and the first of them with its place on the page.
+#[derive(Clone, Debug)]
+pub(super) struct Places {
+    pub(super) first: Located,
+    pub(super) pages: Vec<(usize, u32)>,
+}
+
+/// Records a fact's place: every page it is on, the first one in full.
+pub(super) fn record<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Places>, k: K, v: Located) {
+    let star = v.star.map(|n| (v.order.0, STAR | n));
+    match map.get_mut(&k) {
+        Some(p) => {
+            if !p.pages.contains(&v.order) {
+                p.pages.push(v.order);
+            }
+            if let Some(s) = star.filter(|s| !p.pages.contains(s)) {
+                p.pages.push(s);
+            }
+            if v.order < p.first.order {
+                p.first = v;
+            }
+        }
+        None => {
+            map.insert(
+                k,
+                Places {
+                    pages: std::iter::once(v.order).chain(star).collect(),
+                    first: v,
+                },
+            );
+        }
+    }
+}
+
+pub(super) fn merge_places<K: std::hash::Hash + Eq>(
+    map: &mut HashMap<K, Places>,
+    other: HashMap<K, Places>,
+) {
+    for (k, o) in other {
+        match map.get_mut(&k) {
+            Some(p) => {
+                for pg in o.pages {
+                    if !p.pages.contains(&pg) {
+                        p.pages.push(pg);
+                    }
+                }
+                if o.first.order < p.first.order {
+                    p.first = o.first;
+                }
+            }
+            None => {
+                map.insert(k, o);
+            }
+        }
+    }
+}
+
+pub(super) fn keep_first<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Located>, k: K, v: Located) {
+    match map.get(&k) {
+        Some(old) if old.order <= v.order => {}
+        _ => {
+            map.insert(k, v);
+        }
+    }
+}
+
+impl Index {
+    /// Reads every source once and records what the wanted claims need.
+    pub fn build(wanted: &Wanted, ev: &Evidence) -> Index {
+        let quotes: Vec<Vec<Segment>> = wanted.quotes.iter().map(|q| quote_segments(q)).collect();
+        // Candidate `qi` is quotation `qi`'s first part; candidate `quotes.len() + qi` its
+        // first three words, to tell a misquotation from an invention.
+        let firsts: Vec<String> = quotes
+            .iter()
+            .map(|segs| match segs.as_slice() {
+                [only] if only.anchor().split(' ').count() > 4 => only
+                    .anchor()
+                    .split(' ')
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => String::new(),
+            })
+            .collect();
+        let mut openings: Vec<(&str, bool)> = quotes
+            .iter()
+            .map(|segs| (segs.first().map_or("", |s| s.anchor().trim()), false))
+            .collect();
+        openings.extend(firsts.iter().map(|f| (f.as_str(), true)));
+        let keys = Keys::new(&openings);
+        let scanner = Scanner {
+            wanted,
+            quotes: &quotes,
+            keys: &keys,
+            firsts: &firsts,
+        };
+        // Threads take the next file as they finish one, so one large file does not leave
+        // the others idle; each holds one file at a time.
+        let next = AtomicUsize::new(0);
+        let threads = std::thread::available_parallelism()
+            .map_or(2, usize::from)
+            .clamp(1, MAX_THREADS)
+            .min(ev.sources.len().max(1));
+        let mut ix = std::thread::scope(|s| {
+            let helpers: Vec<_> = (1..threads)
+                .map(|_| s.spawn(|| scanner.scan(ev, &next)))
+                .collect();
+            let mut ix = scanner.scan(ev, &next);
+            for h in helpers {
+                ix.merge(h.join().unwrap_or_default());
+            }
+            ix
+        });
+        let mut files: Vec<(usize, SourceFile)> = std::mem::take(&mut ix.file_ids)
+            .into_iter()
+            .zip(std::mem::take(&mut ix.files))
+            .collect();
+        files.sort_by_key(|(id, _)| *id);
+        ix.files = files.into_iter().map(|(_, f)| f).collect();
+        ix.records.sort_by_key(|r| r.file);
+        let mut stamped: Vec<(String, (usize, u32))> = ix.seen_prefixes.drain().collect();
+        stamped.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        ix.prefixes = stamped.into_iter().map(|(p, _)| p).collect();
+        for p in &ev.declared_prefixes {
+            if !ix.prefixes.iter().any(|x| x.eq_ignore_ascii_case(p)) {
+                ix.prefixes.push(p.clone());
+            }
+        }
+        ix
+    }
+
+    pub(super) fn merge(&mut self, other: Index) {
+        self.files.extend(other.files);
+        self.file_ids.extend(other.file_ids);
+        for (p, at) in other.seen_prefixes {
+            let e = self.seen_prefixes.entry(p).or_insert(at);
+            *e = (*e).min(at);
+        }
+        merge_places(&mut self.dates, other.dates);
+        merge_places(&mut self.money, other.money);
+        merge_places(&mut self.percents, other.percents);
+        merge_places(&mut self.statutes, other.statutes);
+        merge_places(&mut self.quotes, other.quotes);
+        for (k, v) in other.stamps {
+            keep_first(&mut self.stamps, k, v);
+        }
+        for (k, v) in other.exhibit_pages {
+            self.exhibit_pages.entry(k).or_insert(v);
+        }
+        for (k, v) in other.opinions {
+            match self.opinions.get(&k) {
+                Some(o) if o.file <= v.file => {}
+                _ => {
+                    self.opinions.insert(k, v);
+                }
+            }
+        }
+        for (k, v) in other.exhibit_ranges {
+            self.exhibit_ranges.entry(k).or_insert(v);
+        }
+        for (k, mut v) in other.cases {
+            let e = self.cases.entry(k).or_default();
+            e.append(&mut v);
+            e.sort_by_key(|s| s.order);
+        }
+        self.quote_openings.extend(other.quote_openings);
+        self.records.extend(other.records);
+    }
+
+    /// The source files read, in order, with any that could not be read.
+    pub fn files(&self) -> &[SourceFile] {
+        &self.files
+    }
+
+    /// The Bates prefixes of these sources: declared ones, and those stamped on pages.
+    pub fn bates_prefixes(&self) -> Vec<String> {
+        self.prefixes.clone()
+    }
+
+    pub(super) fn unreadable_note(&self) -> String {
+        let bad: Vec<&str> = self
+            .files
+            .iter()
+            .filter(|f| f.problem.is_some())
+            .map(|f| f.path.as_str())
+            .collect();
+        if bad.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} source file{} could not be read: {})",
+                bad.len(),
+                if bad.len() == 1 { "" } else { "s" },
+                bad.join(", ")
+            )
+        }
+    }
+}
