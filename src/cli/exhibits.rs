@@ -1,7 +1,7 @@
 //! `bates`, `merge` and `text`: exhibit work on the CPU.
 
 use super::args::BatesArgs;
-use super::{exit, print_out};
+use super::output::{exit, print_out};
 
 pub(super) fn cmd_bates(a: BatesArgs) -> u8 {
     use crate::exhibits::bates;

@@ -56,4 +56,4 @@ pub(super) fn fail(e: &dyn Failure) -> u8 {
     e.exit_code()
 }
 
-use super::exit;
+use super::output::exit;

@@ -1,51 +1,53 @@
 //! The `lexrun` command line: argument parsing, output and exit codes. Thin by design; the
 //! work happens in the layers below.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-
-use crate::check::Checked;
-use crate::diagnostic::{self, Severity};
 
 mod args;
 mod compile;
 mod exhibits;
 mod failure;
+mod output;
 mod run;
 mod servers;
 mod store;
 mod test;
 mod verify;
 
-use args::*;
-use compile::*;
-use exhibits::*;
-use run::*;
-use servers::*;
-use store::*;
-use test::*;
-use verify::*;
+use args::{Cli, Color, Command};
+use compile::{cmd_check, cmd_explain, cmd_plan};
+use exhibits::{cmd_bates, cmd_merge, cmd_text};
+use run::cmd_run;
+use servers::{cmd_bench, cmd_down, cmd_status, cmd_up};
+use store::{cmd_audit, cmd_audit_productions, cmd_cache, cmd_sources, cmd_why};
+use test::cmd_test;
+use verify::cmd_verify;
 
-/// Exit codes shared by every command.
-pub mod exit {
-    pub const OK: u8 = 0;
-    /// The input has errors (diagnostics were printed).
-    pub const ERRORS: u8 = 1;
-    /// Usage or I/O error: lexrun could not do what was asked.
-    pub const USAGE: u8 = 2;
-}
+pub use output::exit;
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    let color = match cli.color {
+    let color = use_color(cli.color);
+    ExitCode::from(dispatch(cli.command, color))
+}
+
+/// Whether diagnostics are coloured: as asked, or when stderr is a terminal and `NO_COLOR`
+/// is unset.
+fn use_color(color: Color) -> bool {
+    match color {
         Color::Always => true,
         Color::Never => false,
         Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-    };
-    let code = match cli.command {
+    }
+}
+
+/// Runs one command and returns its exit code.
+fn dispatch(command: Command, color: bool) -> u8 {
+    match command {
         Command::Check { files } => cmd_check(&files, color),
         Command::Plan {
             file,
@@ -118,32 +120,7 @@ pub fn main() -> ExitCode {
             json,
             servers,
         } => cmd_bench(&file, runs, enforce, json, &servers, color),
-        Command::External(args) => match args.first() {
-            Some(file) if file.ends_with(".lex") => {
-                let argv = ["lexrun", "run"]
-                    .into_iter()
-                    .map(String::from)
-                    .chain(args.iter().cloned());
-                match Cli::try_parse_from(argv) {
-                    Ok(Cli {
-                        command: Command::Run(a),
-                        ..
-                    }) => cmd_run(&a, color),
-                    Ok(_) => exit::USAGE,
-                    Err(e) => {
-                        let _ = e.print();
-                        exit::USAGE
-                    }
-                }
-            }
-            _ => {
-                eprintln!(
-                    "error: unknown command `{}`; see `lexrun --help`",
-                    args.join(" ")
-                );
-                exit::USAGE
-            }
-        },
+        Command::External(args) => cmd_external(&args, color),
         Command::Text {
             json,
             lang,
@@ -168,85 +145,38 @@ pub fn main() -> ExitCode {
             html,
             draft,
         } => cmd_verify(&sources, bates_prefix, &allow_reporter, json, html, &draft),
-    };
-    ExitCode::from(code)
-}
-
-/// The async runtime for a command: `workers` threads (default: one per core).
-fn runtime(workers: Option<usize>) -> Result<tokio::runtime::Runtime, u8> {
-    let mut b = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = workers {
-        b.worker_threads(n);
-    }
-    b.enable_all().build().map_err(|e| {
-        eprintln!("error: cannot start the runtime: {e}");
-        exit::USAGE
-    })
-}
-
-/// Writes a command's result to stdout; a closed or failing stdout is an I/O error (exit 2).
-fn print_out(out: &str) -> u8 {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(out.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
-        Ok(()) => exit::OK,
-        Err(_) => exit::USAGE,
     }
 }
 
-/// Whether a command shows a check's warnings or only counts them.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Warnings {
-    Shown,
-    Counted,
-}
-
-/// Prints a check's diagnostics to stderr and returns the exit code it implies.
-fn report(checked: &Checked, color: bool, warnings: Warnings) -> u8 {
-    let shown: Vec<diagnostic::Diagnostic> = match warnings {
-        Warnings::Shown => checked.diagnostics.clone(),
-        Warnings::Counted => checked
-            .diagnostics
-            .iter()
-            .filter(|d| d.is_error())
-            .cloned()
-            .collect(),
-    };
-    let mut text = diagnostic::render(&shown, &checked.sources, color);
-    let hidden = checked.diagnostics.len() - shown.len();
-    if hidden > 0 {
-        let file = checked
-            .sources
-            .is_empty()
-            .then(String::new)
-            .unwrap_or_else(|| checked.sources.get(0).name.clone());
-        text.push_str(&format!(
-            "{hidden} warning{} (see `lexrun check {file}`)\n",
-            if hidden == 1 { "" } else { "s" }
-        ));
+/// A command lexrun does not know: a `.lex` file first runs it (`lexrun FILE ...` is
+/// `lexrun run FILE ...`); anything else is a usage error.
+fn cmd_external(args: &[String], color: bool) -> u8 {
+    match args.first() {
+        Some(file) if file.ends_with(".lex") => {
+            let argv = ["lexrun", "run"]
+                .into_iter()
+                .map(String::from)
+                .chain(args.iter().cloned());
+            match Cli::try_parse_from(argv) {
+                Ok(Cli {
+                    command: Command::Run(a),
+                    ..
+                }) => cmd_run(&a, color),
+                Ok(_) => exit::USAGE,
+                Err(e) => {
+                    let _ = e.print();
+                    exit::USAGE
+                }
+            }
+        }
+        _ => {
+            eprintln!(
+                "error: unknown command `{}`; see `lexrun --help`",
+                args.join(" ")
+            );
+            exit::USAGE
+        }
     }
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_all(text.as_bytes());
-    if checked.unreadable {
-        exit::USAGE
-    } else if checked.has_errors() {
-        exit::ERRORS
-    } else {
-        exit::OK
-    }
-}
-
-fn summary(checked: &Checked) -> String {
-    let errors = checked
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity() == Severity::Error)
-        .count();
-    let warnings = checked.diagnostics.len() - errors;
-    let n = |k: usize, w: &str| format!("{k} {w}{}", if k == 1 { "" } else { "s" });
-    format!("{}, {}", n(errors, "error"), n(warnings, "warning"))
 }
 
 /// Tracing to stderr: off unless `-v` or `RUST_LOG` asks for it.

@@ -6,8 +6,8 @@ use std::io::IsTerminal;
 use super::args::RunArgs;
 use super::compile::checked_plan;
 use super::failure::fail;
+use super::output::{exit, runtime};
 use super::store::{ledger_url, open_at, store_dir};
-use super::{exit, runtime};
 
 pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
     use crate::backend::Limits;

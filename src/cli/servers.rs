@@ -5,8 +5,8 @@ use camino::Utf8Path;
 use super::args::ServerArgs;
 use super::compile::checked_plan;
 use super::failure::fail;
+use super::output::{exit, print_out};
 use super::run::parse_endpoints;
-use super::{exit, print_out};
 use crate::plan;
 
 /// The plan, the workflow's folder, the store, the endpoints and a runtime for the server

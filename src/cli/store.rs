@@ -5,7 +5,7 @@ use camino::Utf8Path;
 use super::args::CacheAction;
 use super::compile::checked_plan;
 use super::failure::fail;
-use super::{exit, print_out};
+use super::output::{exit, print_out};
 use crate::plan;
 use crate::run::why::short_hash;
 

@@ -1,6 +1,6 @@
 //! `test`: `.test.lex` suites, replayed from their cassettes.
 
-use super::{exit, runtime};
+use super::output::{exit, runtime};
 use std::io::IsTerminal;
 
 pub(super) fn cmd_test(paths: &[std::path::PathBuf], accept: bool, review: bool) -> u8 {

@@ -1,8 +1,8 @@
 //! `verify`: a draft checked against sources from the command line.
 
 use super::failure::fail;
+use super::output::{exit, print_out};
 use super::store::{ledger_url, store_dir};
-use super::{exit, print_out};
 
 use std::collections::HashMap;
 
