@@ -92,8 +92,8 @@ fn run_options(
                     .clone()
                     .map(|p| (p, crate::backend::cassette::Mode::ReplayOrRecord))
             }),
-        store: Some(store_dir(args.store.as_deref(), &dir)),
-        ledger: ledger_url(Some(&plan)),
+        store: Some(store_dir(args.store.as_deref(), dir)),
+        ledger: ledger_url(Some(plan)),
         cache: !args.no_cache,
         refresh: args.refresh.clone(),
         offline: args.offline,
