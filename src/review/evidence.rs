@@ -170,8 +170,30 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
         }
     }
     let wanted_files: HashSet<String> = wanted.keys().map(|(f, _)| f.clone()).collect();
+    let (sought, vocab, bates_prefixes) = sought_claims(outcomes);
+    let wants = Wants {
+        pages: &wanted,
+        files: &wanted_files,
+        bates_prefixes: &bates_prefixes,
+        sought: &sought,
+        vocab: &vocab,
+        images,
+    };
+    let mut all = scan_sources(evidence, &wants);
+    rank_bates_pages(&sought, &mut all);
+    let cited = cited_pages(outcomes, &all, images);
+    Gathered {
+        pages: cited.pages,
+        shown: cited.shown,
+        candidates: candidates_of(outcomes, &sought, &all),
+        missing: cited.missing,
+    }
+}
+
+/// The claims without support, each with its words (or its Bates number), the words indexed
+/// in one vocabulary, and the Bates prefixes those claims name.
+fn sought_claims(outcomes: &[Outcome]) -> (Vec<Sought>, Vocab, HashSet<String>) {
     let mut bates_prefixes: HashSet<String> = HashSet::new();
-    // The claims without support, and their words.
     let mut sought: Vec<Sought> = Vec::new();
     let mut vocab = Vocab {
         ids: HashMap::new(),
@@ -220,30 +242,27 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
             bates,
         });
     }
+    (sought, vocab, bates_prefixes)
+}
+
+/// Scans every source on up to eight threads and merges what each found.
+fn scan_sources(evidence: &Evidence, wants: &Wants) -> Found {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8)
         .min(evidence.sources.len().max(1));
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::new());
-    let wants = Wants {
-        pages: &wanted,
-        files: &wanted_files,
-        bates_prefixes: &bates_prefixes,
-        sought: &sought,
-        vocab: &vocab,
-        images,
-    };
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
-                let f = scan(evidence, &next, &wants);
+                let f = scan(evidence, &next, wants);
                 results.lock().unwrap_or_else(|e| e.into_inner()).push(f);
             });
         }
     });
     let mut all = Found {
-        best: vec![Vec::new(); sought.len()],
+        best: vec![Vec::new(); wants.sought.len()],
         ..Found::default()
     };
     for f in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -257,8 +276,11 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
             }
         }
     }
+    all
+}
 
-    // Bates claims: the pages stamped nearest to the number.
+/// Bates claims: the pages stamped nearest to the number.
+fn rank_bates_pages(sought: &[Sought], all: &mut Found) {
     for (si, s) in sought.iter().enumerate() {
         let Some((p, want)) = &s.bates else { continue };
         for (prefix, n, order, cand) in &all.stamps {
@@ -275,8 +297,18 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
             }
         }
     }
+}
 
-    // The pages, in the order claims cite them, each once.
+/// The pages claims cite, as [`Gathered`] shows them.
+struct Cited {
+    pages: Vec<Page>,
+    shown: Vec<Option<Shown>>,
+    missing: Vec<(String, String)>,
+}
+
+/// The pages, in the order claims cite them, each once; each claim's page and highlights;
+/// and the cited files with no such page, with why.
+fn cited_pages(outcomes: &[Outcome], all: &Found, images: bool) -> Cited {
     let mut pages: Vec<Page> = Vec::new();
     let mut page_ix: HashMap<(String, u32), usize> = HashMap::new();
     let mut missing: Vec<(String, String)> = Vec::new();
@@ -334,6 +366,15 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
             highlights: utf16(raw, &found),
         }));
     }
+    Cited {
+        pages,
+        shown,
+        missing,
+    }
+}
+
+/// For each claim without support, the best pages found for it.
+fn candidates_of(outcomes: &[Outcome], sought: &[Sought], all: &Found) -> Vec<Vec<Candidate>> {
     let mut candidates: Vec<Vec<Candidate>> = (0..outcomes.len()).map(|_| Vec::new()).collect();
     for (si, s) in sought.iter().enumerate() {
         candidates[s.outcome] = all.best[si]
@@ -348,12 +389,7 @@ pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gather
             })
             .collect();
     }
-    Gathered {
-        pages,
-        shown,
-        candidates,
-        missing,
-    }
+    candidates
 }
 
 /// Loads a source's pages, with how each page's text was read when that is known.
