@@ -88,8 +88,32 @@ pub async fn up(
     std::fs::create_dir_all(&dir)
         .map_err(|e| ServeError::Failed(format!("cannot create `{}`: {e}", dir.display())))?;
     // Check everything before starting anything.
+    let programs = preflight(plan, workflow_dir, &dir, &launches)?;
+    let mut started = Vec::new();
+    for (l, program) in launches.iter().zip(programs) {
+        started.push(start(l, &program, &dir)?);
+    }
+    // Wait for every server, showing each state change.
+    for r in &started {
+        wait_up(r, limits).await?;
+    }
+    // A pool that needs a newer llama.cpp than the one just started says so.
+    check_builds(plan, &started, limits).await?;
+    // Ollama pools: the model must exist; preload it so it stays resident.
+    preload_ollama_pools(plan, only, endpoints, limits).await?;
+    Ok(started)
+}
+
+/// Before anything starts: each launch's llama-server program, once its GGUF file exists,
+/// no server of ours already serves the model and its port is free.
+fn preflight(
+    plan: &Plan,
+    workflow_dir: &Path,
+    dir: &Path,
+    launches: &[Launch],
+) -> Result<Vec<PathBuf>, ServeError> {
     let mut program_of = Vec::new();
-    for l in &launches {
+    for l in launches {
         let pool = plan
             .pools
             .iter()
@@ -122,62 +146,63 @@ pub async fn up(
         }
         program_of.push(program);
     }
-    let mut started = Vec::new();
-    for (l, program) in launches.iter().zip(program_of) {
-        let log = dir.join(format!("{}.log", l.model));
-        let logf = std::fs::File::create(&log)
-            .map_err(|e| ServeError::Failed(format!("cannot write `{}`: {e}", log.display())))?;
-        let mut cmd = Command::new(&program);
-        cmd.args(&l.args)
-            .envs(l.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(
-                logf.try_clone()
-                    .map_err(|e| ServeError::Failed(e.to_string()))?,
-            )
-            .stderr(logf);
-        // Its own session: the server outlives `lexrun up` and a Ctrl-C in its terminal.
-        use std::os::unix::process::CommandExt;
-        // SAFETY: setsid is async-signal-safe and touches no memory of this process.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
-        let child = cmd.spawn().map_err(|e| {
-            ServeError::Failed(format!("cannot start `{}`: {e}", program.display()))
-        })?;
-        let pid = child.id();
-        // The child is reaped by whoever stops it; never wait on it here.
-        std::mem::forget(child);
-        let rec = Record {
-            model: l.model.clone(),
-            pool: l.pool.clone(),
-            url: l.url.clone(),
-            pid,
-            start_ticks: proc_start_ticks(pid).unwrap_or(0),
-            program: program.display().to_string(),
-            args: l.args.clone(),
-            log: log.clone(),
-        };
-        let state = dir.join(format!("{}.json", l.model));
-        crate::atomic::write(&state, &serde_json::to_vec_pretty(&rec).unwrap_or_default())
-            .map_err(|e| ServeError::Failed(format!("cannot write `{}`: {e}", state.display())))?;
-        say(&format!(
-            "  starting {:<12} {} (pid {pid}, log {})",
-            l.model,
-            l.url,
-            log.display()
-        ));
-        started.push(rec);
+    Ok(program_of)
+}
+
+/// Starts one server in its own session, logging to its log file, and records it.
+fn start(l: &Launch, program: &Path, dir: &Path) -> Result<Record, ServeError> {
+    let log = dir.join(format!("{}.log", l.model));
+    let logf = std::fs::File::create(&log)
+        .map_err(|e| ServeError::Failed(format!("cannot write `{}`: {e}", log.display())))?;
+    let mut cmd = Command::new(program);
+    cmd.args(&l.args)
+        .envs(l.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(
+            logf.try_clone()
+                .map_err(|e| ServeError::Failed(e.to_string()))?,
+        )
+        .stderr(logf);
+    // Its own session: the server outlives `lexrun up` and a Ctrl-C in its terminal.
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe and touches no memory of this process.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
     }
-    // Wait for every server, showing each state change.
-    for r in &started {
-        wait_up(r, limits).await?;
-    }
-    // A pool that needs a newer llama.cpp than the one just started says so.
-    for r in &started {
+    let child = cmd
+        .spawn()
+        .map_err(|e| ServeError::Failed(format!("cannot start `{}`: {e}", program.display())))?;
+    let pid = child.id();
+    // The child is reaped by whoever stops it; never wait on it here.
+    std::mem::forget(child);
+    let rec = Record {
+        model: l.model.clone(),
+        pool: l.pool.clone(),
+        url: l.url.clone(),
+        pid,
+        start_ticks: proc_start_ticks(pid).unwrap_or(0),
+        program: program.display().to_string(),
+        args: l.args.clone(),
+        log: log.clone(),
+    };
+    let state = dir.join(format!("{}.json", l.model));
+    crate::atomic::write(&state, &serde_json::to_vec_pretty(&rec).unwrap_or_default())
+        .map_err(|e| ServeError::Failed(format!("cannot write `{}`: {e}", state.display())))?;
+    say(&format!(
+        "  starting {:<12} {} (pid {pid}, log {})",
+        l.model,
+        l.url,
+        log.display()
+    ));
+    Ok(rec)
+}
+
+/// Refuses a started llama.cpp server older than its pool's `min_build`.
+async fn check_builds(plan: &Plan, started: &[Record], limits: &Limits) -> Result<(), ServeError> {
+    for r in started {
         let Some(min) = plan
             .pools
             .iter()
@@ -195,7 +220,16 @@ pub async fn up(
             )));
         }
     }
-    // Ollama pools: the model must exist; preload it so it stays resident.
+    Ok(())
+}
+
+/// Preloads each Ollama pool's models, which must exist there, so that they stay resident.
+async fn preload_ollama_pools(
+    plan: &Plan,
+    only: &[String],
+    endpoints: &Overrides,
+    limits: &Limits,
+) -> Result<(), ServeError> {
     for (pool, m) in models_served_by(plan, only, ServerKind::Ollama) {
         // A pool given another kind of server on the command line has no Ollama to preload.
         if endpoints
@@ -208,7 +242,7 @@ pub async fn up(
         let url = endpoints.get(&pool.name).map_or(&pool.endpoint, |o| &o.url);
         preload_ollama(m, url, limits).await?;
     }
-    Ok(started)
+    Ok(())
 }
 
 async fn wait_up(r: &Record, limits: &Limits) -> Result<(), ServeError> {
