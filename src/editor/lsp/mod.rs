@@ -643,60 +643,9 @@ impl Server {
                     p.text_document_position.position,
                 )))
             }),
-            PrepareRenameRequest::METHOD => {
-                let Ok((id, p)) = req
-                    .extract::<lsp_types::TextDocumentPositionParams>(PrepareRenameRequest::METHOD)
-                else {
-                    return bad_params(id);
-                };
-                let Some(a) = self
-                    .doc(&p.text_document.uri)
-                    .and_then(|d| d.analysis.as_ref())
-                else {
-                    return Response::new_ok(id, serde_json::Value::Null);
-                };
-                match features::rename_target(a, p.position) {
-                    Ok((key, span)) => Response::new_ok(
-                        id,
-                        PrepareRenameResponse::RangeWithPlaceholder {
-                            range: a.range(0, span),
-                            placeholder: key,
-                        },
-                    ),
-                    Err(why) => Response::new_err(id, ErrorCode::RequestFailed as i32, why),
-                }
-            }
-            Rename::METHOD => {
-                let Ok((id, p)) = req.extract::<lsp_types::RenameParams>(Rename::METHOD) else {
-                    return bad_params(id);
-                };
-                let uri = p.text_document_position.text_document.uri;
-                let Some(a) = self.doc(&uri).and_then(|d| d.analysis.as_ref()) else {
-                    return Response::new_ok(id, serde_json::Value::Null);
-                };
-                match features::rename(a, &uri, p.text_document_position.position, &p.new_name) {
-                    Ok(edit) => Response::new_ok(id, edit),
-                    Err(why) => Response::new_err(id, ErrorCode::RequestFailed as i32, why),
-                }
-            }
-            Formatting::METHOD => self.with::<Formatting>(req, |s, p| {
-                let uri = p.text_document.uri;
-                if features::is_stdlib(&uri) {
-                    return None;
-                }
-                let doc = s.docs.get(&uri)?;
-                let path = analysis::doc_path(&uri);
-                let formatted =
-                    super::fmt::format_file(path.as_std_path(), &doc.text, false).ok()?;
-                if formatted == doc.text {
-                    return Some(Vec::new());
-                }
-                let end = Lines::new(&doc.text).position(doc.text.len());
-                Some(vec![TextEdit::new(
-                    lsp_types::Range::new(lsp_types::Position::new(0, 0), end),
-                    formatted,
-                )])
-            }),
+            PrepareRenameRequest::METHOD => self.prepare_rename(req),
+            Rename::METHOD => self.rename(req),
+            Formatting::METHOD => self.with::<Formatting>(req, |s, p| s.format_edits(p)),
             DocumentSymbolRequest::METHOD => self.with::<DocumentSymbolRequest>(req, |s, p| {
                 let uri = p.text_document.uri;
                 let a = s.doc(&uri)?.analysis.as_ref()?;
@@ -748,6 +697,70 @@ impl Server {
                 format!("lexrun lsp does not answer {}", req.method),
             ),
         }
+    }
+
+    /// `textDocument/prepareRename`: the name under the cursor and its range, or why it
+    /// cannot be renamed.
+    fn prepare_rename(&mut self, req: Request) -> Response {
+        let id = req.id.clone();
+        let Ok((id, p)) =
+            req.extract::<lsp_types::TextDocumentPositionParams>(PrepareRenameRequest::METHOD)
+        else {
+            return bad_params(id);
+        };
+        let Some(a) = self
+            .doc(&p.text_document.uri)
+            .and_then(|d| d.analysis.as_ref())
+        else {
+            return Response::new_ok(id, serde_json::Value::Null);
+        };
+        match features::rename_target(a, p.position) {
+            Ok((key, span)) => Response::new_ok(
+                id,
+                PrepareRenameResponse::RangeWithPlaceholder {
+                    range: a.range(0, span),
+                    placeholder: key,
+                },
+            ),
+            Err(why) => Response::new_err(id, ErrorCode::RequestFailed as i32, why),
+        }
+    }
+
+    /// `textDocument/rename`: every edit that renames the name under the cursor.
+    fn rename(&mut self, req: Request) -> Response {
+        let id = req.id.clone();
+        let Ok((id, p)) = req.extract::<lsp_types::RenameParams>(Rename::METHOD) else {
+            return bad_params(id);
+        };
+        let uri = p.text_document_position.text_document.uri;
+        let Some(a) = self.doc(&uri).and_then(|d| d.analysis.as_ref()) else {
+            return Response::new_ok(id, serde_json::Value::Null);
+        };
+        match features::rename(a, &uri, p.text_document_position.position, &p.new_name) {
+            Ok(edit) => Response::new_ok(id, edit),
+            Err(why) => Response::new_err(id, ErrorCode::RequestFailed as i32, why),
+        }
+    }
+
+    /// `textDocument/formatting`: the whole document replaced by its formatted text, no edit
+    /// if it is formatted already, nothing for a standard-library file or one that does not
+    /// parse.
+    fn format_edits(&self, p: lsp_types::DocumentFormattingParams) -> Option<Vec<TextEdit>> {
+        let uri = p.text_document.uri;
+        if features::is_stdlib(&uri) {
+            return None;
+        }
+        let doc = self.docs.get(&uri)?;
+        let path = analysis::doc_path(&uri);
+        let formatted = super::fmt::format_file(path.as_std_path(), &doc.text, false).ok()?;
+        if formatted == doc.text {
+            return Some(Vec::new());
+        }
+        let end = Lines::new(&doc.text).position(doc.text.len());
+        Some(vec![TextEdit::new(
+            lsp_types::Range::new(lsp_types::Position::new(0, 0), end),
+            formatted,
+        )])
     }
 
     /// Decodes a request's parameters and answers with `f`'s result.
