@@ -78,104 +78,10 @@ fn describe(ix: &Index, key: &str, wf: Option<&Workflow>) -> Option<String> {
             out.push_str(&format!(" on pool `{}`\n\n", m.pool.node));
             out.push_str(&memory(key, wf));
         }
-        ast::Item::Pool(p) => {
-            let models: Vec<&str> = ix
-                .decls
-                .iter()
-                .filter_map(|d| match ix.item(d) {
-                    ast::Item::Model(m) if m.pool.node == p.name.node => Some(m.name.node.as_str()),
-                    _ => None,
-                })
-                .collect();
-            out.push_str(&format!(
-                "\n\nmodels: {}\n\n",
-                if models.is_empty() {
-                    "none".to_string()
-                } else {
-                    models.join(", ")
-                }
-            ));
-            if let Some(wf) = wf {
-                if let Some(pool) = wf.pools.iter().find(|x| x.name == p.name.node) {
-                    let total: u64 = pool.vram.iter().sum();
-                    let used: u64 = wf
-                        .models
-                        .iter()
-                        .filter(|m| m.pool == pool.name)
-                        .map(|m| m.weight_bytes.unwrap_or(0) + m.kv_bytes.unwrap_or(0))
-                        .sum();
-                    out.push_str(&format!(
-                        "memory: {} of {} used ({} GPU{} on `{}`, {})",
-                        gib(used),
-                        gib(total),
-                        pool.gpus.len(),
-                        if pool.gpus.len() == 1 { "" } else { "s" },
-                        pool.host,
-                        pool.server.as_str()
-                    ));
-                }
-            }
-        }
-        ast::Item::Stage(s) => {
-            out.push('\n');
-            if let Some(m) = &s.model {
-                out.push_str(&format!("\nmodel: `{}`", m.node));
-            }
-            if let Some(p) = &s.prompt {
-                let what = match p {
-                    ast::Prompt::Named(n) => format!("`{}`", n.node),
-                    ast::Prompt::File(f) => format!("file `{}`", f.node),
-                    ast::Prompt::Inline(_) => "written inline".to_string(),
-                };
-                out.push_str(&format!("\n\nprompt: {what}"));
-            }
-            let mut inputs: Vec<String> = Vec::new();
-            for n in s.reads.iter().chain(&s.after) {
-                let name = format!("`{}`", n.node);
-                if !inputs.contains(&name) {
-                    inputs.push(name);
-                }
-            }
-            out.push_str(&format!(
-                "\n\ninputs: {}",
-                if inputs.is_empty() {
-                    "none".to_string()
-                } else {
-                    inputs.join(", ")
-                }
-            ));
-            match &s.returns {
-                Some(fields) => {
-                    let list: Vec<String> = fields.node.iter().map(field).collect();
-                    out.push_str(&format!("\n\nreturns: `{{ {} }}`", list.join(", ")));
-                }
-                None => out.push_str("\n\nreturns: text"),
-            }
-            let readers = ix.readers(&s.name.node);
-            out.push_str(&format!(
-                "\n\nread by: {}",
-                if readers.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    readers.join("; ")
-                }
-            ));
-        }
+        ast::Item::Pool(p) => out.push_str(&pool_summary(ix, p, wf)),
+        ast::Item::Stage(s) => out.push_str(&stage_summary(ix, s)),
         ast::Item::Template(t) => {
-            let body = match &t.body {
-                ast::Prompt::Inline(s) => Some(s.node.clone()),
-                ast::Prompt::File(f) if key.starts_with("std.") => {
-                    stdlib::file(&f.node).map(str::to_string)
-                }
-                ast::Prompt::File(f) => {
-                    let dir = camino::Utf8Path::new(&ix.names[d.file])
-                        .parent()?
-                        .to_owned();
-                    std::fs::read_to_string(dir.join(&f.node)).ok()
-                }
-                ast::Prompt::Named(n) => Some(format!("(the template `{}`)", n.node)),
-            };
-            if let Some(body) = body {
+            if let Some(body) = template_body(ix, d.file, key, t)? {
                 out.push_str(&format!("\n\n```handlebars\n{}\n```", body.trim_end()));
             }
         }
@@ -209,6 +115,118 @@ fn describe(ix: &Index, key: &str, wf: Option<&Workflow>) -> Option<String> {
         _ => {}
     }
     Some(out)
+}
+
+/// A pool's models and, once the workflow is planned, its memory and servers.
+fn pool_summary(ix: &Index, p: &ast::PoolDecl, wf: Option<&Workflow>) -> String {
+    let mut out = String::new();
+    let models: Vec<&str> = ix
+        .decls
+        .iter()
+        .filter_map(|d| match ix.item(d) {
+            ast::Item::Model(m) if m.pool.node == p.name.node => Some(m.name.node.as_str()),
+            _ => None,
+        })
+        .collect();
+    out.push_str(&format!(
+        "\n\nmodels: {}\n\n",
+        if models.is_empty() {
+            "none".to_string()
+        } else {
+            models.join(", ")
+        }
+    ));
+    if let Some(wf) = wf {
+        if let Some(pool) = wf.pools.iter().find(|x| x.name == p.name.node) {
+            let total: u64 = pool.vram.iter().sum();
+            let used: u64 = wf
+                .models
+                .iter()
+                .filter(|m| m.pool == pool.name)
+                .map(|m| m.weight_bytes.unwrap_or(0) + m.kv_bytes.unwrap_or(0))
+                .sum();
+            out.push_str(&format!(
+                "memory: {} of {} used ({} GPU{} on `{}`, {})",
+                gib(used),
+                gib(total),
+                pool.gpus.len(),
+                if pool.gpus.len() == 1 { "" } else { "s" },
+                pool.host,
+                pool.server.as_str()
+            ));
+        }
+    }
+    out
+}
+
+/// A stage's model, prompt, inputs, what it returns and what reads it.
+fn stage_summary(ix: &Index, s: &ast::StageDecl) -> String {
+    let mut out = String::new();
+    out.push('\n');
+    if let Some(m) = &s.model {
+        out.push_str(&format!("\nmodel: `{}`", m.node));
+    }
+    if let Some(p) = &s.prompt {
+        let what = match p {
+            ast::Prompt::Named(n) => format!("`{}`", n.node),
+            ast::Prompt::File(f) => format!("file `{}`", f.node),
+            ast::Prompt::Inline(_) => "written inline".to_string(),
+        };
+        out.push_str(&format!("\n\nprompt: {what}"));
+    }
+    let mut inputs: Vec<String> = Vec::new();
+    for n in s.reads.iter().chain(&s.after) {
+        let name = format!("`{}`", n.node);
+        if !inputs.contains(&name) {
+            inputs.push(name);
+        }
+    }
+    out.push_str(&format!(
+        "\n\ninputs: {}",
+        if inputs.is_empty() {
+            "none".to_string()
+        } else {
+            inputs.join(", ")
+        }
+    ));
+    match &s.returns {
+        Some(fields) => {
+            let list: Vec<String> = fields.node.iter().map(field).collect();
+            out.push_str(&format!("\n\nreturns: `{{ {} }}`", list.join(", ")));
+        }
+        None => out.push_str("\n\nreturns: text"),
+    }
+    let readers = ix.readers(&s.name.node);
+    out.push_str(&format!(
+        "\n\nread by: {}",
+        if readers.is_empty() {
+            "nothing".to_string()
+        } else {
+            readers.join("; ")
+        }
+    ));
+    out
+}
+
+/// A template's text: written inline, from the standard library, or read beside the file
+/// that declares it; `None` when that file has no folder.
+fn template_body(
+    ix: &Index,
+    file: usize,
+    key: &str,
+    t: &ast::TemplateDecl,
+) -> Option<Option<String>> {
+    Some(match &t.body {
+        ast::Prompt::Inline(s) => Some(s.node.clone()),
+        ast::Prompt::File(f) if key.starts_with("std.") => {
+            stdlib::file(&f.node).map(str::to_string)
+        }
+        ast::Prompt::File(f) => {
+            let dir = camino::Utf8Path::new(&ix.names[file]).parent()?.to_owned();
+            std::fs::read_to_string(dir.join(&f.node)).ok()
+        }
+        ast::Prompt::Named(n) => Some(format!("(the template `{}`)", n.node)),
+    })
 }
 
 fn field(f: &ast::Field) -> String {
