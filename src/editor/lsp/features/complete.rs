@@ -72,64 +72,12 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
     let typed = &text[wstart..offset];
     // `STAGE.` → its `returns` fields; `std.` → stdlib names.
     if let Some(dot) = typed.rfind('.') {
-        let head = &typed[..dot];
-        if let Some(s) = a.index().stage(head) {
-            return s
-                .returns
-                .iter()
-                .flat_map(|r| &r.node)
-                .map(|f| {
-                    item(
-                        &f.name.node,
-                        CompletionItemKind::FIELD,
-                        Some(ty(&f.ty.node)),
-                    )
-                })
-                .collect();
-        }
-        return a
-            .index()
-            .decls
-            .iter()
-            .filter(|d| d.key.starts_with(&format!("{head}.")))
-            .map(|d| {
-                item(
-                    &d.key[head.len() + 1..],
-                    kind_of(d.kind),
-                    Some(d.kind.noun().into()),
-                )
-            })
-            .chain(
-                stdlib::modules()
-                    .filter(|m| m.starts_with(&format!("{head}.")))
-                    .map(|m| item(&m[head.len() + 1..], CompletionItemKind::MODULE, None)),
-            )
-            .collect();
+        return dotted(a, &typed[..dot]);
     }
     let words: Vec<&str> = line[..line.len() - typed.len()]
         .split_whitespace()
         .collect();
     let block = enclosing_block(before);
-    let names = |kinds: &[Kind]| -> Vec<CompletionItem> {
-        a.index()
-            .decls
-            .iter()
-            .filter(|d| kinds.contains(&d.kind))
-            .map(|d| item(&d.key, kind_of(d.kind), Some(d.kind.noun().into())))
-            .collect()
-    };
-    let keywords = |list: &[&str]| -> Vec<CompletionItem> {
-        list.iter()
-            .map(|k| item(k, CompletionItemKind::KEYWORD, None))
-            .collect()
-    };
-    let settings = |lists: &[&[&str]]| -> Vec<CompletionItem> {
-        lists
-            .concat()
-            .iter()
-            .map(|k| item(label(k), CompletionItemKind::PROPERTY, None))
-            .collect()
-    };
     if words.is_empty() {
         return match block {
             None => keywords(kw::TOP),
@@ -142,6 +90,46 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
             Some(_) => Vec::new(),
         };
     }
+    values(a, block, &words)
+}
+
+/// After `HEAD.`: a stage's `returns` fields, or the names and modules under `HEAD`.
+fn dotted(a: &Analysis, head: &str) -> Vec<CompletionItem> {
+    if let Some(s) = a.index().stage(head) {
+        return s
+            .returns
+            .iter()
+            .flat_map(|r| &r.node)
+            .map(|f| {
+                item(
+                    &f.name.node,
+                    CompletionItemKind::FIELD,
+                    Some(ty(&f.ty.node)),
+                )
+            })
+            .collect();
+    }
+    a.index()
+        .decls
+        .iter()
+        .filter(|d| d.key.starts_with(&format!("{head}.")))
+        .map(|d| {
+            item(
+                &d.key[head.len() + 1..],
+                kind_of(d.kind),
+                Some(d.kind.noun().into()),
+            )
+        })
+        .chain(
+            stdlib::modules()
+                .filter(|m| m.starts_with(&format!("{head}.")))
+                .map(|m| item(&m[head.len() + 1..], CompletionItemKind::MODULE, None)),
+        )
+        .collect()
+}
+
+/// What may follow a setting's name (or a list of names after a comma) in `block`.
+fn values(a: &Analysis, block: Option<&str>, words: &[&str]) -> Vec<CompletionItem> {
     let last = *words.last().unwrap_or(&"");
     let after_comma = last.ends_with(',');
     let key = if after_comma {
@@ -155,15 +143,15 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
         last
     };
     match (block, key) {
-        (_, "on") if words.first() == Some(&"model") => names(&[Kind::Pool]),
-        (Some("stage"), "model") => names(&[Kind::Model]),
-        (Some("stage"), "prompt") => names(&[Kind::Template]),
-        (_, "reads") => names(&[Kind::Sources, Kind::Stage, Kind::Tool]),
-        (_, "after" | "revise") => names(&[Kind::Stage, Kind::Tool]),
-        (_, "against") => names(&[Kind::Sources]),
-        (_, "rules") => names(&[Kind::Ruleset]),
-        (_, "from") => names(&[Kind::Stage, Kind::Tool]),
-        (_, "verify") if block.is_none() => names(&[Kind::Stage]),
+        (_, "on") if words.first() == Some(&"model") => names(a, &[Kind::Pool]),
+        (Some("stage"), "model") => names(a, &[Kind::Model]),
+        (Some("stage"), "prompt") => names(a, &[Kind::Template]),
+        (_, "reads") => names(a, &[Kind::Sources, Kind::Stage, Kind::Tool]),
+        (_, "after" | "revise") => names(a, &[Kind::Stage, Kind::Tool]),
+        (_, "against") => names(a, &[Kind::Sources]),
+        (_, "rules") => names(a, &[Kind::Ruleset]),
+        (_, "from") => names(a, &[Kind::Stage, Kind::Tool]),
+        (_, "verify") if block.is_none() => names(a, &[Kind::Stage]),
         (_, "use") => stdlib::modules()
             .map(|m| item(&m, CompletionItemKind::MODULE, None))
             .collect(),
@@ -172,21 +160,48 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
         (_, "link") => keywords(&["nvlink", "pcie"]),
         (_, "serve") => keywords(&["llama_cpp", "ollama", "openai"]),
         (_, "must") => keywords(&["appear", "exist", "match exactly", "hold"]),
-        (Some("verify"), "judge") => names(&[Kind::Model]),
+        (Some("verify"), "judge") => names(a, &[Kind::Model]),
         (_, "failure" | "or") if block.is_some_and(|b| b == "verify" || b == "ruleset") => {
             keywords(&["block", "revise", "flag"])
         }
-        (_, "when" | "until" | "and" | "or" | "not") => names(&[Kind::Stage]),
-        _ => names(&[
-            Kind::Pool,
-            Kind::Model,
-            Kind::Sources,
-            Kind::Stage,
-            Kind::Tool,
-            Kind::Template,
-            Kind::Ruleset,
-        ]),
+        (_, "when" | "until" | "and" | "or" | "not") => names(a, &[Kind::Stage]),
+        _ => names(
+            a,
+            &[
+                Kind::Pool,
+                Kind::Model,
+                Kind::Sources,
+                Kind::Stage,
+                Kind::Tool,
+                Kind::Template,
+                Kind::Ruleset,
+            ],
+        ),
     }
+}
+
+/// The declared names of these kinds.
+fn names(a: &Analysis, kinds: &[Kind]) -> Vec<CompletionItem> {
+    a.index()
+        .decls
+        .iter()
+        .filter(|d| kinds.contains(&d.kind))
+        .map(|d| item(&d.key, kind_of(d.kind), Some(d.kind.noun().into())))
+        .collect()
+}
+
+fn keywords(list: &[&str]) -> Vec<CompletionItem> {
+    list.iter()
+        .map(|k| item(k, CompletionItemKind::KEYWORD, None))
+        .collect()
+}
+
+fn settings(lists: &[&[&str]]) -> Vec<CompletionItem> {
+    lists
+        .concat()
+        .iter()
+        .map(|k| item(label(k), CompletionItemKind::PROPERTY, None))
+        .collect()
 }
 
 fn item(label: &str, kind: CompletionItemKind, detail: Option<String>) -> CompletionItem {
