@@ -2,7 +2,7 @@
 //! step like a tool (`reads`, `after`), so it is held as a [`ToolDecl`] of kind `production`
 //! with its own settings beside.
 
-use pest::iterators::Pair;
+use pest::iterators::{Pair, Pairs};
 
 use super::ast::*;
 use super::grammar::{Block, Rule};
@@ -65,66 +65,8 @@ impl Builder {
                         let globs = inner.map(|x| self.string(x)).collect();
                         p.designate.push((n, globs));
                     }
-                    Rule::redact_e => {
-                        let what = inner.next()?;
-                        let what = match what.as_rule() {
-                            Rule::redact_kind => {
-                                RedactWhat::Kind(self.name(what.into_inner().next()?))
-                            }
-                            Rule::redact_pattern => {
-                                RedactWhat::Pattern(self.string(what.into_inner().nth(1)?))
-                            }
-                            _ => {
-                                let mut b = what.into_inner().skip(1);
-                                let file = self.string(b.next()?);
-                                b.next()?;
-                                let page = self.int_u32(b.next()?)?;
-                                let at = b.next()?;
-                                let mut nums = [0.0; 4];
-                                let mut rect_span = self.span(&at);
-                                for n in nums.iter_mut() {
-                                    let v = self.decimal(b.next()?)?;
-                                    rect_span = rect_span.to(v.span);
-                                    *n = v.node;
-                                }
-                                RedactWhat::Box {
-                                    file,
-                                    page,
-                                    rect: Spanned::new(nums, rect_span),
-                                }
-                            }
-                        };
-                        inner.next()?;
-                        let reason = self.string(inner.next()?);
-                        p.redact.push(RedactDecl {
-                            what,
-                            reason,
-                            span: espan,
-                        });
-                    }
-                    Rule::withhold_e => {
-                        let mut files = Vec::new();
-                        let mut privilege = None;
-                        let mut because = None;
-                        let mut after_as = false;
-                        for x in inner {
-                            match x.as_rule() {
-                                Rule::string if !after_as => files.push(self.string(x)),
-                                Rule::string if privilege.is_none() => {
-                                    privilege = Some(self.string(x))
-                                }
-                                Rule::string => because = Some(self.string(x)),
-                                Rule::kw_as => after_as = true,
-                                _ => {}
-                            }
-                        }
-                        p.withhold.push(WithholdDecl {
-                            files,
-                            privilege: privilege?,
-                            because,
-                            span: espan,
-                        });
-                    }
+                    Rule::redact_e => p.redact.push(self.redact(inner, espan)?),
+                    Rule::withhold_e => p.withhold.push(self.withhold(inner, espan)?),
                     Rule::natives_e => p.natives.extend(inner.map(|x| self.string(x))),
                     Rule::images_e => {
                         let v = self.name(inner.next()?);
@@ -139,6 +81,65 @@ impl Builder {
         }
         d.production = Some(Box::new(p));
         Some(d)
+    }
+
+    /// A `redact` entry: what is redacted (a kind of text, a pattern, or a box on a page of
+    /// a file) and why.
+    fn redact(&mut self, mut inner: Pairs<Rule>, espan: Span) -> Option<RedactDecl> {
+        let what = inner.next()?;
+        let what = match what.as_rule() {
+            Rule::redact_kind => RedactWhat::Kind(self.name(what.into_inner().next()?)),
+            Rule::redact_pattern => RedactWhat::Pattern(self.string(what.into_inner().nth(1)?)),
+            _ => {
+                let mut b = what.into_inner().skip(1);
+                let file = self.string(b.next()?);
+                b.next()?;
+                let page = self.int_u32(b.next()?)?;
+                let at = b.next()?;
+                let mut nums = [0.0; 4];
+                let mut rect_span = self.span(&at);
+                for n in nums.iter_mut() {
+                    let v = self.decimal(b.next()?)?;
+                    rect_span = rect_span.to(v.span);
+                    *n = v.node;
+                }
+                RedactWhat::Box {
+                    file,
+                    page,
+                    rect: Spanned::new(nums, rect_span),
+                }
+            }
+        };
+        inner.next()?;
+        let reason = self.string(inner.next()?);
+        Some(RedactDecl {
+            what,
+            reason,
+            span: espan,
+        })
+    }
+
+    /// A `withhold` entry: the files, the privilege they are withheld under, and why.
+    fn withhold(&mut self, inner: Pairs<Rule>, espan: Span) -> Option<WithholdDecl> {
+        let mut files = Vec::new();
+        let mut privilege = None;
+        let mut because = None;
+        let mut after_as = false;
+        for x in inner {
+            match x.as_rule() {
+                Rule::string if !after_as => files.push(self.string(x)),
+                Rule::string if privilege.is_none() => privilege = Some(self.string(x)),
+                Rule::string => because = Some(self.string(x)),
+                Rule::kw_as => after_as = true,
+                _ => {}
+            }
+        }
+        Some(WithholdDecl {
+            files,
+            privilege: privilege?,
+            because,
+            span: espan,
+        })
     }
 }
 
