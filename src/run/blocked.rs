@@ -4,8 +4,12 @@
 //! mark on every page, no signature block or jurat, and the verification appendix saying what
 //! the model wrote there and why it was blocked.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
 use crate::claim_kind::Kind as ClaimKind;
+use crate::plan::workflow::{Policy, Verify};
 
 /// The mark on every page of a blocked draft, and in its title.
 pub(super) const BLOCKED_MARK: &str = "BLOCKED DRAFT — NOT FOR FILING";
@@ -148,6 +152,7 @@ pub(super) fn notice(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// A claim of `text`, found in `draft`.
     fn claim(kind: &str, text: &str, draft: &str, status: &str) -> Value {

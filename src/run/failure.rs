@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::PoolRt;
 use crate::backend::CallError;
+use crate::run::shared::PoolRt;
 
 /// Why one call of a model stage failed; recorded as the step's `why`.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -6,10 +6,24 @@
 //! fails naming the stage, the pages and the tokens. A judge that is down, or whose context
 //! cannot hold the pages, fails the same way: never a silent pass.
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use super::failure::CallFailure;
-use super::*;
+use serde_json::json;
+
+use crate::backend::Identity;
+use crate::plan::workflow::Model;
+use crate::run::call::{CallLog, ModelCall, Parse};
+use crate::run::failure::CallFailure;
+use crate::run::record::{Status, StepRecord};
+use crate::run::schedule::{base_record, stage_key};
+use crate::run::shared::{Matter, PoolRt, Shared};
+use crate::run::stage::model_of;
+use crate::verify;
 use crate::verify::proposition::{self, Batch, Page, Proposition};
 use crate::verify::Location;
 

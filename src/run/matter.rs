@@ -1,11 +1,17 @@
 //! Matters: the folders a run works on, their source files, and the intake guard's verdict
 //! on each file before a run starts.
 
-use super::*;
-
 /// Files under `matter` matching `patterns`, sorted, outside lexrun's own folders. Symbolic
 /// links are followed only while they stay inside the matter (see [`crate::confine::walk`]):
 /// one leading out of it stops the run, naming the link and its target.
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSetBuilder};
+
+use crate::plan::Plan;
+use crate::run::error::RunError;
+use crate::run::{intake, prompt};
+
 pub(super) fn matching(matter: &Path, patterns: &[String]) -> Result<Vec<PathBuf>, RunError> {
     let mut set = GlobSetBuilder::new();
     for p in patterns {

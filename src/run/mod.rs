@@ -18,6 +18,7 @@
 mod blocked;
 pub mod cache_key;
 mod call;
+mod error;
 pub mod events;
 mod expr;
 mod failure;
@@ -33,6 +34,7 @@ mod record;
 mod report;
 mod schedule;
 pub mod schema;
+mod shared;
 mod stage;
 mod tools;
 mod verification;
@@ -40,68 +42,32 @@ pub mod why;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use globset::{GlobBuilder, GlobSetBuilder};
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::{OnceCell, Semaphore};
-use tokio::task::JoinSet;
 
-use crate::backend::{self, cassette, Backend, Identity, Limits, Timings};
-use crate::plan::workflow::{
-    Bates, Closing, Model, ModelStage, Output, Policy, Pool, Step, StepKind, Verify,
-};
-use crate::plan::{Plan, Unit};
+use crate::backend::{self, cassette, Limits};
+use crate::plan::workflow::{Bates, Pool, StepKind};
+use crate::plan::Plan;
 use crate::verify;
+use error::write_error;
 use events::Events;
+use matter::{matching, matter_dirs, matter_name};
+use outputs::write_outputs;
 use prompt::EvidenceFile;
+use report::{record_header, report_markdown};
+use schedule::schedule;
+use shared::{Matter, PoolRt, Shared};
 
 pub use cache_key::{CacheKey, Change, CACHE_FORMAT};
+pub use error::RunError;
 pub use matter::check_sources;
 pub use prune::prune_runs;
 pub use record::{
     MatterRecord, OutputRecord, RecordError, RunRecord, Status, StepRecord, VerifyRecord,
 };
-
-use call::*;
-use matter::*;
-use outputs::*;
-use provenance::*;
-use report::*;
-use schedule::*;
-use stage::*;
-use verification::*;
-
-/// Errors that stop a run before it starts: exit 2.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("the matter folder `{0}` does not exist; give one with --matter DIR")]
-    NoMatter(String),
-    #[error("sources `{0}` match no files in `{1}`")]
-    NoFiles(String, String),
-    #[error("cannot write `{0}`: {1}")]
-    Write(String, #[source] std::io::Error),
-    #[error("cannot read the evidence: {0}")]
-    Evidence(crate::sources::Unreadables),
-    #[error("--endpoint {0}: the workflow has no pool `{0}`; its pools: {1}")]
-    UnknownPool(String, String),
-    #[error("pool `{0}`: {1}")]
-    Endpoint(String, #[source] backend::ConnectError),
-    #[error("{0}")]
-    Cassette(#[from] cassette::CassetteError),
-    #[error("cannot write the cassette `{0}`: {1}")]
-    CassetteWrite(String, #[source] std::io::Error),
-    #[error("{0}")]
-    Store(#[from] crate::store::StoreError),
-    #[error("{0}")]
-    Confined(#[source] crate::confine::ConfineError),
-    /// Sources that are lexrun's own outputs: the run does not start (exit 1).
-    #[error("{}", intake::describe(.0))]
-    Refused(Vec<intake::Verdict>),
-}
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -129,82 +95,6 @@ pub struct Options {
     /// The workflow file, as the ledger names it (so `why` tells apart two files that share
     /// a workflow name).
     pub workflow_file: String,
-}
-
-/// What one step left for later steps.
-#[derive(Default, Clone, Debug)]
-pub struct Produced {
-    files: Vec<PathBuf>,
-    /// Text per page (file, pages), when the step extracted it.
-    pages: Vec<(String, Vec<String>)>,
-    /// The file a declared `output` of each extension copies.
-    primary: BTreeMap<String, PathBuf>,
-    /// A model stage's text.
-    text: Option<String>,
-    /// A model stage's parsed answer, when it declares `returns`.
-    answer: Option<Value>,
-}
-
-/// One matter in flight.
-struct Matter {
-    name: String,
-    dir: PathBuf,
-    run_dir: PathBuf,
-    out_dir: PathBuf,
-    /// Source name → its files with text per page (read once, shared by every stage).
-    evidence: BTreeMap<String, Vec<EvidenceFile>>,
-    /// Fingerprints of all the matter's evidence: what an output quotes is not its own.
-    evidence_fps: std::collections::HashSet<u64>,
-    /// Parts of its files that could not be read (shown as the evidence is), with why.
-    unreadable_parts: Vec<(String, String)>,
-}
-
-/// What every task shares.
-struct Shared {
-    plan: Plan,
-    limits: Limits,
-    events: Arc<Events>,
-    started: Instant,
-    pools: BTreeMap<String, Arc<PoolRt>>,
-    bates_of: BTreeMap<String, Bates>,
-    prefixes: Vec<String>,
-    multi: bool,
-    run_id: String,
-    store: Option<Arc<crate::store::Store>>,
-    cache: bool,
-    refresh: Vec<String>,
-    offline: bool,
-    workflow_file: String,
-    /// The workflow library: where a `verify-draft` tool may read its draft from, beside
-    /// its matter.
-    library: crate::confine::Library,
-}
-
-struct PoolRt {
-    pool: Pool,
-    endpoint: String,
-    backend: Box<dyn Backend>,
-    slots: Arc<Semaphore>,
-    /// Identity per model, asked once.
-    identity: BTreeMap<String, OnceCell<Result<Identity, failure::CallFailure>>>,
-    /// Whether the server accepts connections at all, asked once.
-    reachable: OnceCell<bool>,
-}
-
-impl PoolRt {
-    /// False when nothing listens at the pool's endpoint (asked once, without retries), so a
-    /// fully cached stage need not wait out the retries of a server that is down.
-    async fn reachable(&self) -> bool {
-        *self
-            .reachable
-            .get_or_init(|| async {
-                !matches!(
-                    self.backend.health().await,
-                    Err(backend::CallError::Refused(_))
-                )
-            })
-            .await
-    }
 }
 
 /// Runs a plan; returns the record (also written as `run.json`). In steps: open the pools,
@@ -302,10 +192,6 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     };
     write_reports(&shared, &matters, &mut record, &run_root)?;
     Ok(record)
-}
-
-fn write_error(p: &Path, e: std::io::Error) -> RunError {
-    RunError::Write(p.display().to_string(), e)
 }
 
 /// Every pool's server: its endpoint (as `--endpoint` overrides it), its backend (taped when

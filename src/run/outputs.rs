@@ -11,8 +11,16 @@
 //! outputs in `<out>/<matter>/` (as a run of several matters does), so that many matters run
 //! into one output folder at once all finish, and none overwrites another's.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
 use crate::document::DocumentError;
+use crate::plan::workflow::{Closing, Output, Verify};
+use crate::run::provenance::provenance;
+use crate::run::record::{MatterRecord, OutputRecord, Status, StepRecord};
+use crate::run::shared::{Matter, Shared};
+use crate::run::{blocked, intake, prompt};
 
 /// Why a declared output was not written.
 #[derive(Debug, thiserror::Error)]

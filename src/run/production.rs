@@ -11,7 +11,7 @@ use crate::exhibits::production::{self as prod, Input, ProductionError, VolumeRe
 use crate::plan::production::{ImageFormat, Production, RedactWhat};
 use crate::store::{Store, Volume, VolumeDocument};
 
-use super::Produced;
+use crate::run::shared::Produced;
 
 /// The register's file name, in the output folder.
 pub const REGISTER: &str = "PRODUCTIONS.json";

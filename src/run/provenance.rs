@@ -1,8 +1,9 @@
 //! The provenance every output carries, so it is recognised wherever it is copied.
 
-use super::*;
-
 /// The provenance every document carries, so it is recognised wherever it is copied.
+use crate::run::record::StepRecord;
+use crate::run::shared::{Matter, Shared};
+
 pub(super) fn provenance(
     sh: &Shared,
     m: &Matter,

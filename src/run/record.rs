@@ -1,8 +1,12 @@
 //! What a run records: per step, per verification, per output and per matter, written
 //! as `run.json`; and what a step leaves for the steps after it.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
 use serde::Deserialize;
+use serde::Serialize;
+
+use crate::backend::Timings;
 
 /// Why a `run.json` could not be read.
 #[derive(Debug, thiserror::Error)]

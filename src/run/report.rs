@@ -1,6 +1,10 @@
 //! `report.md`: what ran, how long, how fast, what was blocked or stopped, what was written.
 
-use super::*;
+use std::path::Path;
+
+use crate::plan::Plan;
+use crate::run::outputs::status_word;
+use crate::run::record::MatterRecord;
 
 pub(super) fn record_header(plan: &Plan, run_id: &str) -> String {
     format!(

@@ -2,7 +2,20 @@
 //! every matter at once; skips what a `when`, a stop or a block rules out; records what
 //! finished, and what Ctrl-C cut short.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::task::JoinSet;
+
+use crate::plan::workflow::StepKind;
+use crate::plan::Unit;
+use crate::run::expr;
+use crate::run::record::{MatterRecord, Status, StepRecord, VerifyRecord};
+use crate::run::shared::{Matter, Produced, Shared};
+use crate::run::stage::{run_model_unit, run_tool_unit};
+use crate::run::verification::run_verify_unit;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum State {

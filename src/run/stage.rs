@@ -1,8 +1,20 @@
 //! A step's execution: a tool stage on the CPU, or a model stage — one call, or a
 //! reviewer's revise loop around its target — with the variables its template sees.
 
-use super::*;
-use crate::plan::workflow::{OptionValue, ToolStage};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use crate::plan::workflow::{Model, ModelStage, OptionValue, Step, StepKind, ToolStage};
+use crate::run::call::stage_call;
+use crate::run::prompt::EvidenceFile;
+use crate::run::record::Status;
+use crate::run::schedule::{base_record, stage_key, Done};
+use crate::run::shared::{Matter, Produced, Shared};
+use crate::run::{expr, judge, production, prompt, schema, tools};
 
 pub(super) async fn run_tool_unit(
     sh: &Arc<Shared>,

@@ -9,7 +9,7 @@ use crate::plan::workflow::{Bates, OptionValue, Step, ToolStage};
 use crate::sources::scan as text;
 use crate::verify;
 
-use super::Produced;
+use crate::run::shared::Produced;
 
 fn opt_text(t: &ToolStage, key: &str) -> Option<String> {
     match t.options.get(key) {

@@ -1,8 +1,20 @@
 //! Verification of a stage's text against the evidence, with its policies: `block` stops
 //! unsupported content, `revise` sends it back, `flag` lets it through with the report.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
 use crate::claim_kind::{Decision, Kind as ClaimKind, Must};
+use crate::plan::workflow::{Policy, StepKind, Verify};
+use crate::run::call::stage_call;
+use crate::run::judge;
+use crate::run::record::{Status, VerifyRecord};
+use crate::run::schedule::{base_record, stage_key, Done};
+use crate::run::shared::{Matter, Produced, Shared};
+use crate::verify;
 
 /// Verification of a stage's text, with its policies: each round reads the text, checks it
 /// (and judges its propositions), writes the reports, and decides.

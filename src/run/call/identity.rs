@@ -1,10 +1,10 @@
 //! The server behind a call: its identity, asked once per model and run, and the slot a
 //! model keeps.
 
-use super::super::failure::{server_failure, CallFailure};
-use super::super::{PoolRt, Shared};
 use crate::backend::{self, Identity};
 use crate::plan::workflow::{Model, Weights};
+use crate::run::failure::{server_failure, CallFailure};
+use crate::run::shared::{PoolRt, Shared};
 
 /// The server's identity for a model: waited for while it loads, asked once per model and run.
 pub(in crate::run) async fn server_identity(

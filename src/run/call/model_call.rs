@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::super::failure::{server_failure, CallFailure};
-use super::super::{PoolRt, Shared};
 use super::identity::{model_slot, served_name, server_identity};
 use crate::backend::{self, CallError, Identity, Reply, Timings};
 use crate::plan::workflow::{Model, ServerKind, Weights};
 use crate::run::cache_key::{CacheKey, CACHE_FORMAT};
+use crate::run::failure::{server_failure, CallFailure};
+use crate::run::shared::{PoolRt, Shared};
 
 /// How a caller reads its answer: the value it wants, or why the text is not an answer.
 pub(in crate::run) type Parse<'a, T> = &'a (dyn Fn(&str) -> Result<T, String> + Send + Sync);
@@ -482,7 +482,7 @@ pub(in crate::run) fn returns_parser(
     fields: Option<&[crate::plan::workflow::FieldType]>,
 ) -> impl Fn(&str) -> Result<Option<Value>, String> + Send + Sync + '_ {
     move |text: &str| match fields {
-        Some(f) => super::super::schema::validate(text, f)
+        Some(f) => crate::run::schema::validate(text, f)
             .map(Some)
             .map_err(|e| e.to_string()),
         None => Ok(None),

@@ -2,10 +2,21 @@
 //! it exists, with every claim the model wrote), then `output.md` and `answer.json`, then the
 //! step's record and the terminal line.
 
-use super::super::failure::{write_failure, CallFailure};
-use super::super::*;
-use super::{StageCall, Target};
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::backend::Identity;
 use crate::backend::Reply;
+use crate::plan::workflow::Step;
+use crate::run::cache_key::CacheKey;
+use crate::run::call::steps::{StageCall, Target};
+use crate::run::failure::{write_failure, CallFailure};
+use crate::run::intake;
+use crate::run::record::Status;
+use crate::run::shared::{Matter, Produced, Shared};
+use crate::run::verification::flatten_answer;
+use crate::verify;
 
 impl StageCall<'_> {
     /// Writes the answer (`output.md`, `answer.json`), enters it in the ledger, and fills in
