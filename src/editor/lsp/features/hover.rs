@@ -128,14 +128,7 @@ fn pool_summary(ix: &Index, p: &ast::PoolDecl, wf: Option<&Workflow>) -> String 
             _ => None,
         })
         .collect();
-    out.push_str(&format!(
-        "\n\nmodels: {}\n\n",
-        if models.is_empty() {
-            "none".to_string()
-        } else {
-            models.join(", ")
-        }
-    ));
+    out.push_str(&format!("\n\nmodels: {}\n\n", listed(&models)));
     if let Some(wf) = wf {
         if let Some(pool) = wf.pools.iter().find(|x| x.name == p.name.node) {
             let total: u64 = pool.vram.iter().sum();
@@ -181,14 +174,7 @@ fn stage_summary(ix: &Index, s: &ast::StageDecl) -> String {
             inputs.push(name);
         }
     }
-    out.push_str(&format!(
-        "\n\ninputs: {}",
-        if inputs.is_empty() {
-            "none".to_string()
-        } else {
-            inputs.join(", ")
-        }
-    ));
+    out.push_str(&format!("\n\ninputs: {}", listed(&inputs)));
     match &s.returns {
         Some(fields) => {
             let list: Vec<String> = fields.node.iter().map(field).collect();
@@ -294,4 +280,13 @@ fn memory(model: &str, wf: Option<&Workflow>) -> String {
         gib(total),
         gib(total.saturating_sub(all)),
     )
+}
+
+/// Names joined by commas, or `none`.
+fn listed<S: AsRef<str>>(names: &[S]) -> String {
+    if names.is_empty() {
+        return "none".to_string();
+    }
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    names.join(", ")
 }
