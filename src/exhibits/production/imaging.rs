@@ -4,12 +4,14 @@
 //! marked on words (raster pages) or characters (text pages) so the pixels or characters
 //! under them never reach the produced page.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::page::{self, Gray, Label, PxBox, TextPage};
-use super::words;
-use super::{tiff, BoxRule, Pattern, ProductionError};
+use super::redact::spans;
+use super::tiff;
+use super::types::{BoxRule, Pattern, ProductionError};
+use super::words::{self, Word};
 use crate::sources::limits;
 
 /// A page ready to be written, with what was redacted on it.
@@ -38,7 +40,7 @@ type Cell = (char, Option<(String, bool)>);
 fn matches(text: &str, patterns: &[Pattern]) -> Vec<(usize, usize, String, usize)> {
     let mut out = Vec::new();
     for (i, p) in patterns.iter().enumerate() {
-        for m in super::spans(&p.regex, text) {
+        for m in spans(&p.regex, text) {
             out.push((m.0, m.1, p.label(), i));
         }
     }
@@ -69,112 +71,17 @@ pub fn text_pages(
     let mut out = Vec::new();
     for (pi, t) in texts.iter().enumerate() {
         let t = t.replace('\r', "").replace('\t', "    ");
-        let ms = matches(&t, hits.patterns);
-        for m in &ms {
-            hits.counts[m.3] += 1;
-        }
-        // Which characters are redacted, by char index, and with which label.
-        let chars: Vec<(usize, char)> = t.char_indices().collect();
-        let mut label_of: Vec<Option<(String, bool)>> = vec![None; chars.len()];
-        for (ci, (bi, c)) in chars.iter().enumerate() {
-            if *c == '\n' {
-                continue;
-            }
-            if let Some(m) = ms.iter().find(|m| m.0 <= *bi && *bi < m.1) {
-                label_of[ci] = Some((m.2.clone(), false));
-            }
-        }
-        let nonblank = chars.iter().filter(|(_, c)| !c.is_whitespace()).count();
-        let covered = chars
-            .iter()
-            .zip(&label_of)
-            .filter(|((_, c), l)| !c.is_whitespace() && l.is_some())
-            .count();
-        if whole_page(covered, nonblank) {
+        let cells = redacted_cells(&t, hits);
+        if whole_text_page(&cells) {
             return Err(ProductionError::WholePage {
                 document: name.into(),
                 page: pi as u32 + 1,
             });
         }
         // Lay out: lines wrapped at `cols` characters, pages of `rows` lines.
-        let mut lines: Vec<Vec<Cell>> = vec![Vec::new()];
-        for ((_, c), l) in chars.iter().zip(label_of) {
-            if *c == '\n' {
-                lines.push(Vec::new());
-                continue;
-            }
-            if lines.last().is_some_and(|l| l.len() >= cols) {
-                lines.push(Vec::new());
-            }
-            if let Some(last) = lines.last_mut() {
-                last.push((*c, l));
-            }
-        }
-        for chunk in lines.chunks(rows.max(1)) {
-            let mut page_lines = Vec::new();
-            let mut produced = String::new();
-            let mut redacted = Vec::new();
-            for (li, line) in chunk.iter().enumerate() {
-                let mut shown = String::new();
-                let mut runs: Vec<(usize, usize, String)> = Vec::new();
-                let mut was = String::new();
-                for (col, (c, l)) in line.iter().enumerate() {
-                    // A box drawn on a text page covers the characters under it.
-                    let boxed = boxes.iter().find(|b| {
-                        b.page as usize == out.len() + 1 && {
-                            let cw = page::TEXT_SIZE * page::COURIER;
-                            let x = page::MARGIN + col as f64 * cw;
-                            let top = page::MARGIN + li as f64 * page::TEXT_LEAD;
-                            let [bx, by, bw, bh] = b.rect;
-                            x + cw > bx
-                                && x < bx + bw
-                                && top + page::TEXT_LEAD > by
-                                && top < by + bh
-                        }
-                    });
-                    let l = l.clone().or_else(|| boxed.map(|b| (b.label(), true)));
-                    match l {
-                        Some((why, from_box)) => {
-                            shown.push(' ');
-                            match runs.last_mut() {
-                                Some(r) if r.1 == col && r.2 == why => {
-                                    r.1 = col + 1;
-                                }
-                                _ => runs.push((col, col + 1, why.clone())),
-                            }
-                            was.push(*c);
-                            if col + 1 == line.len()
-                                || line
-                                    .get(col + 1)
-                                    .is_none_or(|n| n.1.as_ref().map(|x| &x.0) != Some(&why))
-                            {
-                                redacted.push((std::mem::take(&mut was), why, from_box));
-                            }
-                        }
-                        None => shown.push(*c),
-                    }
-                }
-                // The text file: each redacted run as its label.
-                let mut text_line = String::new();
-                let mut col = 0;
-                for r in &runs {
-                    let before: String = line[col..r.0].iter().map(|x| x.0).collect();
-                    text_line.push_str(&before);
-                    text_line.push_str(&format!("[{}]", r.2));
-                    col = r.1;
-                }
-                let rest: String = line[col.min(line.len())..].iter().map(|x| x.0).collect();
-                text_line.push_str(&rest);
-                produced.push_str(&text_line);
-                produced.push('\n');
-                page_lines.push((shown, runs));
-            }
-            redacted.retain(|(s, _, _)| !s.trim().is_empty());
-            out.push(Prepared {
-                body: Body::Text(TextPage { lines: page_lines }),
-                text: produced,
-                redacted,
-            });
+        for chunk in wrap(cells, cols).chunks(rows.max(1)) {
+            let number = out.len() + 1;
+            out.push(text_page(chunk, boxes, number));
         }
     }
     if out.is_empty() {
@@ -185,6 +92,142 @@ pub fn text_pages(
         });
     }
     Ok(out)
+}
+
+/// A page text's characters, each with the label a pattern redacts it under.
+fn redacted_cells(t: &str, hits: &mut Hits) -> Vec<Cell> {
+    let ms = matches(t, hits.patterns);
+    for m in &ms {
+        hits.counts[m.3] += 1;
+    }
+    t.char_indices()
+        .map(|(bi, c)| {
+            let label = if c == '\n' {
+                None
+            } else {
+                ms.iter()
+                    .find(|m| m.0 <= bi && bi < m.1)
+                    .map(|m| (m.2.clone(), false))
+            };
+            (c, label)
+        })
+        .collect()
+}
+
+/// Whether the patterns would redact (nearly) every character of a page text.
+fn whole_text_page(cells: &[Cell]) -> bool {
+    let nonblank = cells.iter().filter(|(c, _)| !c.is_whitespace()).count();
+    let covered = cells
+        .iter()
+        .filter(|(c, l)| !c.is_whitespace() && l.is_some())
+        .count();
+    whole_page(covered, nonblank)
+}
+
+/// A page text's lines, each wrapped at `cols` characters.
+fn wrap(cells: Vec<Cell>, cols: usize) -> Vec<Vec<Cell>> {
+    let mut lines: Vec<Vec<Cell>> = vec![Vec::new()];
+    for (c, l) in cells {
+        if c == '\n' {
+            lines.push(Vec::new());
+            continue;
+        }
+        if lines.last().is_some_and(|l| l.len() >= cols) {
+            lines.push(Vec::new());
+        }
+        if let Some(last) = lines.last_mut() {
+            last.push((c, l));
+        }
+    }
+    lines
+}
+
+/// Produced page `number` of a document, of the lines in `chunk`, with the declared boxes
+/// on that page.
+fn text_page(chunk: &[Vec<Cell>], boxes: &[&BoxRule], number: usize) -> Prepared {
+    let mut page_lines = Vec::new();
+    let mut produced = String::new();
+    let mut redacted = Vec::new();
+    for (li, line) in chunk.iter().enumerate() {
+        let (shown, runs) = set_line(line, li, boxes, number, &mut redacted);
+        produced.push_str(&text_line(line, &runs));
+        produced.push('\n');
+        page_lines.push((shown, runs));
+    }
+    redacted.retain(|(s, _, _)| !s.trim().is_empty());
+    Prepared {
+        body: Body::Text(TextPage { lines: page_lines }),
+        text: produced,
+        redacted,
+    }
+}
+
+/// Line `li` of page `number` as it is shown, each redacted character a space, and the
+/// runs of columns redacted under one label; adds what it redacts to `redacted`.
+fn set_line(
+    line: &[Cell],
+    li: usize,
+    boxes: &[&BoxRule],
+    number: usize,
+    redacted: &mut Vec<(String, String, bool)>,
+) -> (String, Vec<(usize, usize, String)>) {
+    let mut shown = String::new();
+    let mut runs: Vec<(usize, usize, String)> = Vec::new();
+    let mut was = String::new();
+    for (col, (c, l)) in line.iter().enumerate() {
+        let boxed = boxed(boxes, number, li, col);
+        let l = l.clone().or_else(|| boxed.map(|b| (b.label(), true)));
+        match l {
+            Some((why, from_box)) => {
+                shown.push(' ');
+                match runs.last_mut() {
+                    Some(r) if r.1 == col && r.2 == why => {
+                        r.1 = col + 1;
+                    }
+                    _ => runs.push((col, col + 1, why.clone())),
+                }
+                was.push(*c);
+                if col + 1 == line.len()
+                    || line
+                        .get(col + 1)
+                        .is_none_or(|n| n.1.as_ref().map(|x| &x.0) != Some(&why))
+                {
+                    redacted.push((std::mem::take(&mut was), why, from_box));
+                }
+            }
+            None => shown.push(*c),
+        }
+    }
+    (shown, runs)
+}
+
+/// The declared box, if any, that covers column `col` of line `li` of page `number`: a box
+/// drawn on a text page covers the characters under it.
+fn boxed<'a>(boxes: &[&'a BoxRule], number: usize, li: usize, col: usize) -> Option<&'a BoxRule> {
+    boxes.iter().copied().find(|b| {
+        b.page as usize == number && {
+            let cw = page::TEXT_SIZE * page::COURIER;
+            let x = page::MARGIN + col as f64 * cw;
+            let top = page::MARGIN + li as f64 * page::TEXT_LEAD;
+            let [bx, by, bw, bh] = b.rect;
+            x + cw > bx && x < bx + bw && top + page::TEXT_LEAD > by && top < by + bh
+        }
+    })
+}
+
+/// A line as the text file has it: each redacted run as its label.
+fn text_line(line: &[Cell], runs: &[(usize, usize, String)]) -> String {
+    let mut text_line = String::new();
+    let mut col = 0;
+    for r in runs {
+        let before: String = line[col..r.0].iter().map(|x| x.0).collect();
+        text_line.push_str(&before);
+        text_line.push_str(&format!("[{}]", r.2));
+        col = r.1;
+    }
+    let rest: String = line[col.min(line.len())..].iter().map(|x| x.0).collect();
+    text_line.push_str(&rest);
+    text_line
 }
 
 fn tool_err(document: &str, e: limits::ToolError) -> ProductionError {
@@ -208,54 +251,105 @@ pub fn raster_pages(
     boxes: &[&BoxRule],
 ) -> Result<Vec<Prepared>, ProductionError> {
     std::fs::create_dir_all(work).map_err(|e| ProductionError::Io(work.to_path_buf(), e))?;
-    let mut pdf = pdf.to_path_buf();
-    if image {
-        // tesseract writes the image as a PDF page at its resolution, with its words.
-        let base = work.join("image");
-        limits::run(
-            "tesseract",
-            Command::new("tesseract")
-                .arg(&pdf)
-                .arg(&base)
-                .args(["--dpi", "300", "-l", lang, "pdf"]),
-            work,
-        )
-        .map_err(|e| tool_err(name, e))?;
-        pdf = base.with_extension("pdf");
-    }
-    let layout = work.join("words.html");
-    limits::run(
-        "pdftotext",
-        Command::new("pdftotext")
-            .arg("-bbox-layout")
-            .arg(&pdf)
-            .arg(&layout),
+    let r = Raster {
+        name,
         work,
-    )
-    .map_err(|e| tool_err(name, e))?;
-    let html =
-        std::fs::read_to_string(&layout).map_err(|e| ProductionError::Io(layout.clone(), e))?;
-    let pages = words::from_bbox_layout(&html, dpi as f64);
-    if pages.is_empty() {
-        return Err(ProductionError::Unimageable {
-            document: name.into(),
-            why: "it has no pages".into(),
-        });
-    }
-    let count = pages.len();
-    if let Some(b) = boxes.iter().find(|b| b.page as usize > count) {
-        return Err(ProductionError::BoxOutside {
-            document: name.into(),
-            page: b.page,
-            rect: b.rect,
-            size: (0.0, 0.0),
-        });
-    }
-    let k = dpi as f64 / 72.0;
+        dpi,
+        lang,
+    };
+    let pdf = if image {
+        r.image_as_pdf(pdf)?
+    } else {
+        pdf.to_path_buf()
+    };
+    let pages = r.word_layers(&pdf, boxes)?;
     let mut out = Vec::new();
     for (i, (pw, ph, layer)) in pages.into_iter().enumerate() {
         // One page at a time, so a long document never fills the disk with rasters.
-        let base = work.join("page");
+        let img = r.rasterise(&pdf, i)?;
+        let words = r.words(&img, layer, i)?;
+        out.push(r.page(i, img, (pw, ph), &words, hits, boxes)?);
+    }
+    Ok(out)
+}
+
+/// One document being rasterised: its name, its working folder, and the production's
+/// resolution and OCR language.
+struct Raster<'a> {
+    name: &'a str,
+    work: &'a Path,
+    dpi: u32,
+    lang: &'a str,
+}
+
+/// What is redacted on a raster page.
+struct Marks {
+    /// Each word's label, where it is redacted.
+    label_of: Vec<Option<String>>,
+    /// The boxes to black out, in pixels, each with its label.
+    boxes: Vec<(PxBox, String)>,
+    /// The strings redacted, each with its label and whether only a declared box covered it.
+    redacted: Vec<(String, String, bool)>,
+}
+
+impl Raster<'_> {
+    /// An image made a one-page PDF: tesseract writes the image as a PDF page at its
+    /// resolution, with its words.
+    fn image_as_pdf(&self, image: &Path) -> Result<PathBuf, ProductionError> {
+        let base = self.work.join("image");
+        limits::run(
+            "tesseract",
+            Command::new("tesseract")
+                .arg(image)
+                .arg(&base)
+                .args(["--dpi", "300", "-l", self.lang, "pdf"]),
+            self.work,
+        )
+        .map_err(|e| tool_err(self.name, e))?;
+        Ok(base.with_extension("pdf"))
+    }
+
+    /// Each page's size in points and the words of its text layer, by `pdftotext`; a
+    /// declared box on a page the document does not have is refused.
+    fn word_layers(
+        &self,
+        pdf: &Path,
+        boxes: &[&BoxRule],
+    ) -> Result<Vec<(f64, f64, Vec<Word>)>, ProductionError> {
+        let layout = self.work.join("words.html");
+        limits::run(
+            "pdftotext",
+            Command::new("pdftotext")
+                .arg("-bbox-layout")
+                .arg(pdf)
+                .arg(&layout),
+            self.work,
+        )
+        .map_err(|e| tool_err(self.name, e))?;
+        let html =
+            std::fs::read_to_string(&layout).map_err(|e| ProductionError::Io(layout.clone(), e))?;
+        let pages = words::from_bbox_layout(&html, self.dpi as f64);
+        if pages.is_empty() {
+            return Err(ProductionError::Unimageable {
+                document: self.name.into(),
+                why: "it has no pages".into(),
+            });
+        }
+        let count = pages.len();
+        if let Some(b) = boxes.iter().find(|b| b.page as usize > count) {
+            return Err(ProductionError::BoxOutside {
+                document: self.name.into(),
+                page: b.page,
+                rect: b.rect,
+                size: (0.0, 0.0),
+            });
+        }
+        Ok(pages)
+    }
+
+    /// Page `i` of `pdf`, rasterised in gray by `pdftoppm`.
+    fn rasterise(&self, pdf: &Path, i: usize) -> Result<Gray, ProductionError> {
+        let base = self.work.join("page");
         let n = (i + 1).to_string();
         limits::run(
             "pdftoppm",
@@ -264,102 +358,118 @@ pub fn raster_pages(
                     "-gray",
                     "-singlefile",
                     "-r",
-                    &dpi.to_string(),
+                    &self.dpi.to_string(),
                     "-f",
                     &n,
                     "-l",
                     &n,
                 ])
-                .arg(&pdf)
+                .arg(pdf)
                 .arg(&base),
-            work,
+            self.work,
         )
-        .map_err(|e| tool_err(name, e))?;
+        .map_err(|e| tool_err(self.name, e))?;
         let raster = base.with_extension("pgm");
         let bytes = std::fs::read(&raster).map_err(|e| ProductionError::Io(raster.clone(), e))?;
         let _ = std::fs::remove_file(&raster);
-        let mut img = Gray::from_pgm(&bytes).ok_or_else(|| ProductionError::Unimageable {
-            document: name.into(),
+        Gray::from_pgm(&bytes).ok_or_else(|| ProductionError::Unimageable {
+            document: self.name.into(),
             why: format!("pdftoppm wrote no readable image of page {}", i + 1),
-        })?;
-        // A page without a text layer is a scan: its words come from OCR of the raster.
-        let words = if layer.iter().all(|w| w.text.trim().is_empty()) {
-            let pgm = work.join(format!("ocr-{}.pgm", i + 1));
-            std::fs::write(&pgm, img.to_pgm()).map_err(|e| ProductionError::Io(pgm.clone(), e))?;
-            let base = work.join(format!("ocr-{}", i + 1));
-            limits::run(
-                "tesseract",
-                Command::new("tesseract").arg(&pgm).arg(&base).args([
-                    "--dpi",
-                    &dpi.to_string(),
-                    "-l",
-                    lang,
-                    "tsv",
-                ]),
-                work,
-            )
-            .map_err(|e| tool_err(name, e))?;
-            let tsv_path = base.with_extension("tsv");
-            let tsv = std::fs::read_to_string(&tsv_path).unwrap_or_default();
-            let _ = std::fs::remove_file(&pgm);
-            words::from_tsv(&tsv)
-        } else {
-            layer
-        };
-        let joined = words::join(&words);
+        })
+    }
+
+    /// Page `i`'s words: its text layer's, or for a page without one (a scan) the words
+    /// tesseract reads in its raster.
+    fn words(&self, img: &Gray, layer: Vec<Word>, i: usize) -> Result<Vec<Word>, ProductionError> {
+        if !layer.iter().all(|w| w.text.trim().is_empty()) {
+            return Ok(layer);
+        }
+        let pgm = self.work.join(format!("ocr-{}.pgm", i + 1));
+        std::fs::write(&pgm, img.to_pgm()).map_err(|e| ProductionError::Io(pgm.clone(), e))?;
+        let base = self.work.join(format!("ocr-{}", i + 1));
+        limits::run(
+            "tesseract",
+            Command::new("tesseract").arg(&pgm).arg(&base).args([
+                "--dpi",
+                &self.dpi.to_string(),
+                "-l",
+                self.lang,
+                "tsv",
+            ]),
+            self.work,
+        )
+        .map_err(|e| tool_err(self.name, e))?;
+        let tsv_path = base.with_extension("tsv");
+        let tsv = std::fs::read_to_string(&tsv_path).unwrap_or_default();
+        let _ = std::fs::remove_file(&pgm);
+        Ok(words::from_tsv(&tsv))
+    }
+
+    /// Page `i` produced: the patterns' matches and the declared boxes blacked out in its
+    /// pixels, each box labelled, and its text with each redacted run as its label.
+    fn page(
+        &self,
+        i: usize,
+        mut img: Gray,
+        size: (f64, f64),
+        words: &[Word],
+        hits: &mut Hits,
+        boxes: &[&BoxRule],
+    ) -> Result<Prepared, ProductionError> {
+        let joined = words::join(words);
         let ms = matches(&joined.text, hits.patterns);
         for m in &ms {
             hits.counts[m.3] += 1;
         }
-        let mut label_of: Vec<Option<String>> = vec![None; words.len()];
-        for (wi, (a, b)) in joined.ranges.iter().enumerate() {
-            if let Some(m) = ms.iter().find(|m| m.0 < *b && *a < m.1) {
-                label_of[wi] = Some(m.2.clone());
-            }
-        }
-        let covered = label_of.iter().filter(|l| l.is_some()).count();
-        let chars: usize = words.iter().map(|w| w.text.chars().count()).sum();
-        let covered_chars: usize = words
-            .iter()
-            .zip(&label_of)
-            .filter(|(_, l)| l.is_some())
-            .map(|(w, _)| w.text.chars().count())
-            .sum();
-        if covered > 0 && whole_page(covered_chars, chars) {
+        let label_of = word_labels(&joined, &ms);
+        if whole_raster_page(words, &label_of) {
             return Err(ProductionError::WholePage {
-                document: name.into(),
+                document: self.name.into(),
                 page: i as u32 + 1,
             });
         }
-        let mut labels = Vec::new();
-        let mut redacted = Vec::new();
-        let mut px_boxes: Vec<(PxBox, String)> = Vec::new();
-        // Adjacent words under one label on one line make one box.
-        for (wi, w) in words.iter().enumerate() {
-            let Some(why) = &label_of[wi] else { continue };
-            let joins =
-                wi > 0 && label_of[wi - 1].as_ref() == Some(why) && words[wi - 1].line == w.line;
-            match px_boxes.last_mut() {
-                Some((b, _)) if joins => {
-                    b.x0 = b.x0.min(w.bx.x0);
-                    b.y0 = b.y0.min(w.bx.y0);
-                    b.x1 = b.x1.max(w.bx.x1);
-                    b.y1 = b.y1.max(w.bx.y1);
-                }
-                _ => px_boxes.push((w.bx, why.clone())),
-            }
-        }
-        for m in &ms {
-            redacted.push((joined.text[m.0..m.1].to_string(), m.2.clone(), false));
-        }
-        // Declared boxes, in points from the page's top-left corner.
+        let mut marks = Marks {
+            boxes: word_boxes(words, &label_of),
+            label_of,
+            redacted: ms
+                .iter()
+                .map(|m| (joined.text[m.0..m.1].to_string(), m.2.clone(), false))
+                .collect(),
+        };
+        self.declared_boxes(i, &img, size, words, boxes, &mut marks)?;
+        let labels = black_out(&mut img, &marks.boxes, self.dpi);
+        let text = produced_text(words, &marks.label_of);
+        marks.redacted.retain(|(s, _, _)| !s.trim().is_empty());
+        Ok(Prepared {
+            body: Body::Raster {
+                image: page::Packed::of(&img),
+                labels,
+            },
+            text,
+            redacted: marks.redacted,
+        })
+    }
+
+    /// Adds the declared boxes of page `i`, in points from the page's top-left corner, to
+    /// what is blacked out; the words under a box are redacted text too. A box outside the
+    /// page is refused.
+    fn declared_boxes(
+        &self,
+        i: usize,
+        img: &Gray,
+        (pw, ph): (f64, f64),
+        words: &[Word],
+        boxes: &[&BoxRule],
+        marks: &mut Marks,
+    ) -> Result<(), ProductionError> {
+        let k = self.dpi as f64 / 72.0;
         let (pw_px, ph_px) = (img.w as f64 / k, img.h as f64 / k);
         let (pw, ph) = if pw > 0.0 { (pw, ph) } else { (pw_px, ph_px) };
         for b in boxes.iter().filter(|b| b.page as usize == i + 1) {
             let [x, y, w, h] = b.rect;
             if x + w > pw + 0.5 || y + h > ph + 0.5 {
                 return Err(ProductionError::BoxOutside {
-                    document: name.into(),
+                    document: self.name.into(),
                     page: b.page,
                     rect: b.rect,
                     size: (pw, ph),
@@ -371,73 +481,124 @@ pub fn raster_pages(
                 x1: ((x + w) * k).ceil() as usize,
                 y1: ((y + h) * k).ceil() as usize,
             };
-            // Words under a declared box are redacted text too.
             for (wi, wd) in words.iter().enumerate() {
                 let o = wd.bx;
                 if o.x0 < bx.x1 && bx.x0 < o.x1 && o.y0 < bx.y1 && bx.y0 < o.y1 {
-                    if label_of[wi].is_none() {
-                        redacted.push((wd.text.clone(), b.label(), true));
+                    if marks.label_of[wi].is_none() {
+                        marks.redacted.push((wd.text.clone(), b.label(), true));
                     }
-                    label_of[wi] = Some(b.label());
+                    marks.label_of[wi] = Some(b.label());
                 }
             }
-            px_boxes.push((bx, b.label()));
+            marks.boxes.push((bx, b.label()));
         }
-        let pad = (dpi as usize) / 100;
-        for (b, why) in &px_boxes {
-            let b = PxBox {
-                x0: b.x0.saturating_sub(pad),
-                y0: b.y0.saturating_sub(pad),
-                x1: (b.x1 + pad).min(img.w),
-                y1: (b.y1 + pad).min(img.h),
-            };
-            img.fill(b);
-            // The label sits on the box, in points from the page's bottom-left corner.
-            labels.push(Label {
-                x: b.x0 as f64 / k,
-                y: (img.h - b.y1) as f64 / k,
-                w: (b.x1 - b.x0) as f64 / k,
-                h: (b.y1 - b.y0) as f64 / k,
-                text: why.clone(),
-            });
-        }
-        // The produced text: words, with each redacted run as its label.
-        let mut text = String::new();
-        let mut last_line = None;
-        for (wi, w) in words.iter().enumerate() {
-            let same = last_line == Some(w.line);
-            match &label_of[wi] {
-                Some(why) => {
-                    let continues = wi > 0 && same && label_of[wi - 1].as_ref() == Some(why);
-                    if continues {
-                        continue;
-                    }
-                    if last_line.is_some() {
-                        text.push(if same { ' ' } else { '\n' });
-                    }
-                    text.push_str(&format!("[{why}]"));
-                }
-                None => {
-                    if last_line.is_some() {
-                        text.push(if same { ' ' } else { '\n' });
-                    }
-                    text.push_str(&w.text);
-                }
+        Ok(())
+    }
+}
+
+/// Each word's label, where a pattern's match covers any of it.
+fn word_labels(
+    joined: &words::Joined,
+    ms: &[(usize, usize, String, usize)],
+) -> Vec<Option<String>> {
+    joined
+        .ranges
+        .iter()
+        .map(|(a, b)| {
+            ms.iter()
+                .find(|m| m.0 < *b && *a < m.1)
+                .map(|m| m.2.clone())
+        })
+        .collect()
+}
+
+/// Whether the patterns would redact (nearly) every character of a raster page's words.
+fn whole_raster_page(words: &[Word], label_of: &[Option<String>]) -> bool {
+    let covered = label_of.iter().filter(|l| l.is_some()).count();
+    let chars: usize = words.iter().map(|w| w.text.chars().count()).sum();
+    let covered_chars: usize = words
+        .iter()
+        .zip(label_of)
+        .filter(|(_, l)| l.is_some())
+        .map(|(w, _)| w.text.chars().count())
+        .sum();
+    covered > 0 && whole_page(covered_chars, chars)
+}
+
+/// The boxes of the redacted words: adjacent words under one label on one line make one
+/// box.
+fn word_boxes(words: &[Word], label_of: &[Option<String>]) -> Vec<(PxBox, String)> {
+    let mut px_boxes: Vec<(PxBox, String)> = Vec::new();
+    for (wi, w) in words.iter().enumerate() {
+        let Some(why) = &label_of[wi] else { continue };
+        let joins =
+            wi > 0 && label_of[wi - 1].as_ref() == Some(why) && words[wi - 1].line == w.line;
+        match px_boxes.last_mut() {
+            Some((b, _)) if joins => {
+                b.x0 = b.x0.min(w.bx.x0);
+                b.y0 = b.y0.min(w.bx.y0);
+                b.x1 = b.x1.max(w.bx.x1);
+                b.y1 = b.y1.max(w.bx.y1);
             }
-            last_line = Some(w.line);
+            _ => px_boxes.push((w.bx, why.clone())),
         }
-        text.push('\n');
-        redacted.retain(|(s, _, _)| !s.trim().is_empty());
-        out.push(Prepared {
-            body: Body::Raster {
-                image: page::Packed::of(&img),
-                labels,
-            },
-            text,
-            redacted,
+    }
+    px_boxes
+}
+
+/// Blacks out each box, a little padded, in the pixels; returns the labels that sit on
+/// them, in points from the page's bottom-left corner.
+fn black_out(img: &mut Gray, px_boxes: &[(PxBox, String)], dpi: u32) -> Vec<Label> {
+    let k = dpi as f64 / 72.0;
+    let pad = (dpi as usize) / 100;
+    let mut labels = Vec::new();
+    for (b, why) in px_boxes {
+        let b = PxBox {
+            x0: b.x0.saturating_sub(pad),
+            y0: b.y0.saturating_sub(pad),
+            x1: (b.x1 + pad).min(img.w),
+            y1: (b.y1 + pad).min(img.h),
+        };
+        img.fill(b);
+        labels.push(Label {
+            x: b.x0 as f64 / k,
+            y: (img.h - b.y1) as f64 / k,
+            w: (b.x1 - b.x0) as f64 / k,
+            h: (b.y1 - b.y0) as f64 / k,
+            text: why.clone(),
         });
     }
-    Ok(out)
+    labels
+}
+
+/// The produced text of a raster page: its words, with each redacted run as its label.
+fn produced_text(words: &[Word], label_of: &[Option<String>]) -> String {
+    let mut text = String::new();
+    let mut last_line = None;
+    for (wi, w) in words.iter().enumerate() {
+        let same = last_line == Some(w.line);
+        match &label_of[wi] {
+            Some(why) => {
+                let continues = wi > 0 && same && label_of[wi - 1].as_ref() == Some(why);
+                if continues {
+                    continue;
+                }
+                if last_line.is_some() {
+                    text.push(if same { ' ' } else { '\n' });
+                }
+                text.push_str(&format!("[{why}]"));
+            }
+            None => {
+                if last_line.is_some() {
+                    text.push(if same { ' ' } else { '\n' });
+                }
+                text.push_str(&w.text);
+            }
+        }
+        last_line = Some(w.line);
+    }
+    text.push('\n');
+    text
 }
 
 /// A finished page — its content, labels and stamps, as its PDF draws them — rasterised by

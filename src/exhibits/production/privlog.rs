@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use super::{redact_text, Doc, Pattern, ProductionError, Withhold};
+use super::redact::redact_text;
+use super::types::{Doc, Pattern, ProductionError, Withhold};
 use crate::document::docx;
 
 pub const HEADER: &[&str] = &[

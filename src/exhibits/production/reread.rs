@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::loadfile;
-use super::{Images, Spec};
+use super::types::{Images, Spec};
 use crate::exhibits::winansi;
 
 /// A string that was redacted, where, and whether it is looked for everywhere (a pattern's
@@ -481,8 +481,9 @@ fn load_files(volume: &Path, spec: &Spec, (first, last): (u64, u64)) -> Vec<Stri
 
 #[cfg(test)]
 mod tests {
+    use super::super::loadfile;
     use super::super::page::{self, Stamps, TextPage};
-    use super::super::{loadfile, Spec};
+    use super::super::types::Spec;
     use super::*;
 
     fn spec() -> Spec {
