@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::backend::CallError;
-use crate::run::shared::PoolRt;
 
 /// Why one call of a model stage failed; recorded as the step's `why`.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -90,49 +89,6 @@ pub(super) fn write_failure(path: &Path) -> impl FnOnce(std::io::Error) -> CallF
     move |e| CallFailure::Write {
         path: path.to_path_buf(),
         source: Arc::new(e),
-    }
-}
-
-/// A server's failure, naming the pool and where it was asked. A "not found" is checked
-/// against what the server does speak: another protocol is said in so many words.
-pub(super) async fn server_failure(
-    pool: &PoolRt,
-    e: &CallError,
-    limits: &crate::backend::Limits,
-) -> CallFailure {
-    if matches!(
-        e,
-        CallError::Status {
-            code: 404 | 405,
-            ..
-        }
-    ) {
-        if let Some(kind) = crate::backend::endpoint::detect(&pool.endpoint, limits).await {
-            if kind != pool.pool.server {
-                return CallFailure::Protocol {
-                    declared: pool.pool.server,
-                    pool: pool.pool.name.clone(),
-                    endpoint: crate::redact::url(&pool.endpoint),
-                    why: crate::backend::endpoint::mismatch(
-                        &pool.pool.name,
-                        &pool.endpoint,
-                        pool.pool.server,
-                        kind,
-                    ),
-                };
-            }
-        }
-    }
-    server_error(pool, e)
-}
-
-/// A server's failure, naming the pool and where it was asked.
-fn server_error(pool: &PoolRt, e: &CallError) -> CallFailure {
-    CallFailure::Server {
-        server: pool.pool.server.as_str(),
-        pool: pool.pool.name.clone(),
-        endpoint: crate::redact::url(&pool.endpoint),
-        source: e.clone(),
     }
 }
 

@@ -15,6 +15,7 @@
 //! `output`s are written to `<out>/` (`<out>/<matter>/` with several matters). Every finished
 //! step is on disk the moment it finishes: a failure or Ctrl-C later loses nothing.
 
+mod answer;
 mod blocked;
 pub mod cache_key;
 mod call;
@@ -37,6 +38,7 @@ pub mod schema;
 mod shared;
 mod stage;
 mod tools;
+mod unit;
 mod verification;
 pub mod why;
 

@@ -12,9 +12,10 @@ use tokio::task::JoinSet;
 use crate::plan::workflow::StepKind;
 use crate::plan::Unit;
 use crate::run::expr;
-use crate::run::record::{MatterRecord, Status, StepRecord, VerifyRecord};
+use crate::run::record::{MatterRecord, Status};
 use crate::run::shared::{Matter, Produced, Shared};
 use crate::run::stage::{run_model_unit, run_tool_unit};
+use crate::run::unit::{base_record, stage_key, Done};
 use crate::run::verification::run_verify_unit;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -22,50 +23,6 @@ pub(super) enum State {
     Waiting,
     Running,
     Finished(Status, Option<String>),
-}
-
-/// What a finished task reports.
-pub(super) struct Done {
-    pub(super) matter: usize,
-    pub(super) unit: Unit,
-    pub(super) status: Status,
-    pub(super) why: Option<String>,
-    /// New results by step name (a revise loop updates its target too).
-    pub(super) results: Vec<(String, Produced)>,
-    pub(super) records: Vec<StepRecord>,
-    pub(super) verification: Vec<VerifyRecord>,
-}
-
-impl Done {
-    /// Records one model call: its record, and its text on success; a failure fails the unit.
-    pub(super) fn call(
-        &mut self,
-        r: Result<(Produced, StepRecord), Box<StepRecord>>,
-    ) -> Option<Produced> {
-        match r {
-            Ok((p, rec)) => {
-                self.records.push(rec);
-                Some(p)
-            }
-            Err(rec) => {
-                self.status = Status::Failed;
-                self.why = rec.why.clone();
-                self.records.push(*rec);
-                None
-            }
-        }
-    }
-
-    /// A new version of `stage` (a revision): later rounds and steps read it.
-    pub(super) fn replace(
-        &mut self,
-        results: &mut BTreeMap<String, Arc<Produced>>,
-        stage: &str,
-        p: Produced,
-    ) {
-        results.insert(stage.to_string(), Arc::new(p.clone()));
-        self.results.push((stage.to_string(), p));
-    }
 }
 
 pub(super) async fn schedule(
@@ -347,33 +304,6 @@ pub(super) fn unit_name(sh: &Shared, u: Unit) -> String {
     }
 }
 
-pub(super) fn base_record(sh: &Shared, i: usize) -> StepRecord {
-    let step = &sh.plan.steps[i];
-    let (kind, tool, pool, model) = match &step.kind {
-        StepKind::Model(m) => {
-            let pool = sh
-                .plan
-                .models
-                .iter()
-                .find(|x| x.name == m.model)
-                .map(|x| x.pool.clone());
-            ("model", None, pool, Some(m.model.clone()))
-        }
-        StepKind::Tool(t) => ("tool", Some(t.tool.clone()), None, None),
-    };
-    StepRecord {
-        name: step.name.clone(),
-        kind: kind.into(),
-        tool,
-        pool,
-        model,
-        node_hash: step.hash.clone(),
-        round: 1,
-        started_ms: sh.started.elapsed().as_millis() as u64,
-        ..StepRecord::default()
-    }
-}
-
 pub(super) fn skip(
     sh: &Shared,
     rec: &mut MatterRecord,
@@ -396,14 +326,6 @@ pub(super) fn skip(
         sh.events
             .stage_finished(&key, "skipped", why, json!({"matter": m.name}));
         rec.steps.push(r);
-    }
-}
-
-pub(super) fn stage_key(multi: bool, matter: &str, stage: &str) -> String {
-    if multi {
-        format!("{matter}/{stage}")
-    } else {
-        stage.to_string()
     }
 }
 

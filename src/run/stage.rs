@@ -2,19 +2,18 @@
 //! reviewer's revise loop around its target — with the variables its template sees.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use crate::plan::workflow::{Model, ModelStage, OptionValue, Step, StepKind, ToolStage};
+use crate::plan::workflow::{ModelStage, OptionValue, Step, StepKind, ToolStage};
 use crate::run::call::stage_call;
-use crate::run::prompt::EvidenceFile;
 use crate::run::record::Status;
-use crate::run::schedule::{base_record, stage_key, Done};
 use crate::run::shared::{Matter, Produced, Shared};
-use crate::run::{expr, judge, production, prompt, schema, tools};
+use crate::run::unit::{base_record, stage_key, Done};
+use crate::run::{expr, judge, production, tools};
 
 pub(super) async fn run_tool_unit(
     sh: &Arc<Shared>,
@@ -289,109 +288,4 @@ pub(super) fn feedback_of(p: &Produced) -> String {
         out = serde_json::to_string_pretty(a).unwrap_or_default();
     }
     out
-}
-
-/// The variables of a stage's template.
-pub(super) fn template_vars(
-    sh: &Shared,
-    m: &Matter,
-    step: &Step,
-    ms: &ModelStage,
-    results: &BTreeMap<String, Arc<Produced>>,
-    round: u32,
-    feedback: Option<&str>,
-) -> Value {
-    let plan = &sh.plan;
-    let mut v = prompt::base_vars(
-        (&plan.workflow.name, &plan.workflow.description),
-        (&m.name, &m.dir.display().to_string()),
-        &step.name,
-    );
-    let mut evidence = String::new();
-    let mut sources = serde_json::Map::new();
-    let mut inputs = Vec::new();
-    for r in &step.reads {
-        let packet = if let Some(files) = m.evidence.get(r) {
-            Some(prompt::packet(files))
-        } else if plan.steps.iter().any(|s| &s.name == r && s.evidence) {
-            results.get(r).map(|p| evidence_packet(r, p))
-        } else {
-            None
-        };
-        if let Some(packet) = packet {
-            evidence.push_str(&packet);
-            sources.insert(r.clone(), json!(packet));
-            continue;
-        }
-        if let Some(p) = results.get(r) {
-            let text = p.text.clone().unwrap_or_default();
-            inputs.push(json!({"name": r, "text": text}));
-            v[r.as_str()] = p.answer.clone().unwrap_or_else(|| json!(text));
-        }
-    }
-    v["evidence"] = json!(evidence);
-    v["sources"] = Value::Object(sources);
-    v["inputs"] = json!(inputs);
-    if let Some(rev) = &ms.revise {
-        if let Some(p) = results.get(&rev.target) {
-            v["reviewed"] = json!(p.text.clone().unwrap_or_default());
-        }
-    }
-    if let Some(fields) = &ms.returns {
-        v["schema"] =
-            json!(serde_json::to_string_pretty(&schema::schema(fields)).unwrap_or_default());
-    }
-    if let Some(f) = feedback {
-        v["revision"] = json!({"round": round, "feedback": f});
-    }
-    v
-}
-
-/// An evidence tool's output (OCR text, a stamped set) as a packet.
-pub(super) fn evidence_packet(name: &str, p: &Produced) -> String {
-    let files: Vec<EvidenceFile> = if p.pages.is_empty() {
-        p.files
-            .iter()
-            .flat_map(|f| {
-                let shown = f
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                match prompt::read(f, false) {
-                    Ok(docs) => prompt::evidence_files(name, &shown, f, docs),
-                    // The model is told, rather than given an empty file.
-                    Err(e) => vec![EvidenceFile {
-                        source: name.to_string(),
-                        shown,
-                        path: f.display().to_string(),
-                        pages: vec![format!("[this file could not be read: {}]", e.source)],
-                        embedded: None,
-                    }],
-                }
-            })
-            .collect()
-    } else {
-        p.pages
-            .iter()
-            .map(|(f, pages)| EvidenceFile {
-                source: name.to_string(),
-                shown: Path::new(f)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                path: f.clone(),
-                pages: pages.clone(),
-                embedded: None,
-            })
-            .collect()
-    };
-    prompt::packet(&files)
-}
-
-pub(super) fn model_of<'a>(sh: &'a Shared, name: &str) -> Option<&'a Model> {
-    sh.plan
-        .models
-        .iter()
-        .find(|m| m.name == name)
-        .map(|n| &n.item)
 }

@@ -1,9 +1,9 @@
 //! The server behind a call: its identity, asked once per model and run, and the slot a
 //! model keeps.
 
-use crate::backend::{self, Identity};
+use crate::backend::{self, CallError, Identity};
 use crate::plan::workflow::{Model, Weights};
-use crate::run::failure::{server_failure, CallFailure};
+use crate::run::failure::CallFailure;
 use crate::run::shared::{PoolRt, Shared};
 
 /// The server's identity for a model: waited for while it loads, asked once per model and run.
@@ -54,5 +54,48 @@ pub(in crate::run) fn served_name(model: &Model) -> String {
     match &model.weights {
         Weights::Tag { tag } => tag.clone(),
         Weights::Gguf { .. } => model.name.clone(),
+    }
+}
+
+/// A server's failure, naming the pool and where it was asked. A "not found" is checked
+/// against what the server does speak: another protocol is said in so many words.
+pub(in crate::run) async fn server_failure(
+    pool: &PoolRt,
+    e: &CallError,
+    limits: &crate::backend::Limits,
+) -> CallFailure {
+    if matches!(
+        e,
+        CallError::Status {
+            code: 404 | 405,
+            ..
+        }
+    ) {
+        if let Some(kind) = crate::backend::endpoint::detect(&pool.endpoint, limits).await {
+            if kind != pool.pool.server {
+                return CallFailure::Protocol {
+                    declared: pool.pool.server,
+                    pool: pool.pool.name.clone(),
+                    endpoint: crate::redact::url(&pool.endpoint),
+                    why: crate::backend::endpoint::mismatch(
+                        &pool.pool.name,
+                        &pool.endpoint,
+                        pool.pool.server,
+                        kind,
+                    ),
+                };
+            }
+        }
+    }
+    server_error(pool, e)
+}
+
+/// A server's failure, naming the pool and where it was asked.
+fn server_error(pool: &PoolRt, e: &CallError) -> CallFailure {
+    CallFailure::Server {
+        server: pool.pool.server.as_str(),
+        pool: pool.pool.name.clone(),
+        endpoint: crate::redact::url(&pool.endpoint),
+        source: e.clone(),
     }
 }

@@ -10,13 +10,14 @@ use serde_json::json;
 
 use crate::plan::workflow::StepKind;
 use crate::run::record::{Status, StepRecord};
-use crate::run::schedule::{base_record, stage_key};
 use crate::run::shared::{Matter, Produced, Shared};
+use crate::run::unit::{base_record, stage_key};
 
 mod identity;
 mod model_call;
 mod record;
 mod steps;
+mod template;
 
 pub(super) use model_call::{returns_parser, CallLog, ModelCall, Parse};
 use steps::StageCall;

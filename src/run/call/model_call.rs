@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::identity::{model_slot, served_name, server_identity};
+use super::identity::{model_slot, served_name, server_failure, server_identity};
 use crate::backend::{self, CallError, Identity, Reply, Timings};
 use crate::plan::workflow::{Model, ServerKind, Weights};
 use crate::run::cache_key::{CacheKey, CACHE_FORMAT};
-use crate::run::failure::{server_failure, CallFailure};
+use crate::run::failure::CallFailure;
 use crate::run::shared::{PoolRt, Shared};
 
 /// How a caller reads its answer: the value it wants, or why the text is not an answer.

@@ -9,13 +9,13 @@ use serde_json::{json, Value};
 use crate::backend::Identity;
 use crate::backend::Reply;
 use crate::plan::workflow::Step;
+use crate::run::answer::flatten_answer;
 use crate::run::cache_key::CacheKey;
 use crate::run::call::steps::{StageCall, Target};
 use crate::run::failure::{write_failure, CallFailure};
 use crate::run::intake;
 use crate::run::record::Status;
 use crate::run::shared::{Matter, Produced, Shared};
-use crate::run::verification::flatten_answer;
 use crate::verify;
 
 impl StageCall<'_> {

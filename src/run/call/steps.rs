@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use crate::plan::workflow::{Model, ModelStage, Step};
 use crate::plan::Node;
+use crate::run::call::template::template_vars;
 use crate::run::call::{returns_parser, CallLog, ModelCall};
 use crate::run::failure::{write_failure, CallFailure};
 use crate::run::record::StepRecord;
 use crate::run::shared::{Matter, PoolRt, Produced, Shared};
-use crate::run::stage::{model_of, template_vars};
+use crate::run::unit::model_of;
 use crate::run::{prompt, schema};
 
 /// What every step of one call reads, and the record it fills in.
