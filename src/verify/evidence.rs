@@ -81,7 +81,7 @@ pub struct Evidence {
     /// Bates prefixes declared by the caller; those stamped on pages are added to them.
     pub declared_prefixes: Vec<String>,
     /// Reporter abbreviations accepted beyond the catalogue (`allow reporter "…"`).
-    pub allowed_reporters: super::Allowed,
+    pub allowed_reporters: super::cites::Allowed,
 }
 
 impl Evidence {

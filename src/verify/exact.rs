@@ -2,7 +2,8 @@
 //! and ellipses) is held to its page character for character. Only runs of white space may
 //! differ, since a line break in a source is a space in a draft.
 
-use super::{Evidence, Key, Kind, Outcome, Status};
+use super::claim::{Key, Kind, Outcome, Status};
+use super::evidence::Evidence;
 
 /// Marks every supported quotation that is not on its page character for character as
 /// unsupported, saying what the page reads instead.

@@ -8,7 +8,7 @@
 
 use foldhash::HashMap;
 
-use super::Key;
+use super::claim::Key;
 
 /// The runs of ASCII digits on a page, as values.
 pub struct Numbers {

@@ -19,8 +19,8 @@
 //! and sworn to before me this 5th day of …`, a `Dated:` line — say when the document was
 //! made, not what the evidence says; they are reported as such and not checked.
 
+use super::claim::{Claim, Key, Kind};
 use super::sentences::sentences;
-use super::{Claim, Key, Kind};
 
 /// Where the case name just before a citation begins in `before` (`Ace v. Bay, ` in `… paid
 /// $5.00. Ace v. Bay, `): the capitalised words around `v.` (or after `In re`) that end

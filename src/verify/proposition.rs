@@ -12,8 +12,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::claim::{Claim, Judgement, Key, Kind, Location, Outcome, Status};
+use super::index::Index;
+use super::normalize::normalize;
 use super::pinpoint::Reach;
-use super::{normalize, Claim, Index, Judgement, Key, Kind, Location, Outcome, Status};
 
 /// A quotation must have at least this many words to show support: `the` is on every page.
 pub const MIN_QUOTE_WORDS: usize = 3;
@@ -446,7 +448,7 @@ fn plural_pages(p: &Proposition) -> &'static str {
 
 /// The first page of the evidence holding `flat_quote` (normalised, lower case), with its
 /// Bates stamp.
-pub fn find_in(evidence: &super::Evidence, flat_quote: &str) -> Option<Location> {
+pub fn find_in(evidence: &super::evidence::Evidence, flat_quote: &str) -> Option<Location> {
     evidence.find_page(|file, page, text| {
         flat(text).contains(flat_quote).then(|| Location {
             file: file.to_string(),

@@ -6,8 +6,9 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::claim::{Kind, Location, Outcome, Status};
+use super::draft::Verification;
 use super::evidence::SourceFile;
-use super::{Outcome, Status};
 
 #[derive(Serialize)]
 struct JsonClaim<'a> {
@@ -16,10 +17,10 @@ struct JsonClaim<'a> {
     start: usize,
     end: usize,
     status: Status,
-    source: Option<&'a super::Location>,
+    source: Option<&'a Location>,
     reason: Option<&'a str>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    cited: &'a [super::Location],
+    cited: &'a [Location],
     /// A proposition's verdict (`supported`, `contradicted`, `not_found`) as the judge gave it.
     #[serde(skip_serializing_if = "Option::is_none")]
     verdict: Option<&'a str>,
@@ -85,7 +86,7 @@ fn counts(outcomes: &[Outcome]) -> (usize, usize) {
 }
 
 /// Exactly one JSON object, in draft order; offsets are byte offsets into the draft.
-pub fn json(v: &super::Verification) -> String {
+pub fn json(v: &Verification) -> String {
     let (outcomes, files, document_dates) = (&v.outcomes, &v.files, &v.document_dates);
     let (supported, unrecognized) = (
         count(outcomes, Status::Supported),
@@ -187,7 +188,7 @@ fn reasons_table(s: &mut String, title: &str, outcomes: &[Outcome], status: Stat
 fn propositions_table(s: &mut String, outcomes: &[Outcome], lines: &Lines) {
     let judged: Vec<&Outcome> = outcomes
         .iter()
-        .filter(|o| o.claim.kind == super::Kind::Proposition)
+        .filter(|o| o.claim.kind == Kind::Proposition)
         .collect();
     if judged.is_empty() {
         return;
@@ -235,7 +236,7 @@ fn propositions_table(s: &mut String, outcomes: &[Outcome], lines: &Lines) {
 }
 
 /// Markdown, unsupported claims first.
-pub fn markdown(draft_name: &str, draft: &str, v: &super::Verification) -> String {
+pub fn markdown(draft_name: &str, draft: &str, v: &Verification) -> String {
     let (outcomes, files) = (&v.outcomes, &v.files);
     let lines = Lines::of(draft);
     let (supported, not_supported) = counts(outcomes);
@@ -308,7 +309,7 @@ pub fn markdown(draft_name: &str, draft: &str, v: &super::Verification) -> Strin
             "| line | kind | claim | cited | found on | fix |\n|---|---|---|---|---|---|"
         );
         for o in outcomes.iter().filter(|o| o.status == Status::Miscited) {
-            let place = |l: &super::Location| {
+            let place = |l: &Location| {
                 format!(
                     "{} p. {}{}{}",
                     l.file,

@@ -13,8 +13,11 @@
 
 use std::collections::HashMap;
 
+use super::claim::{Claim, Key, Kind, Location, Outcome, Status};
+use super::draft::{verify, Verification};
+use super::evidence::{Doc, DocSource, Evidence};
 use super::index::Index;
-use super::{Claim, DocSource, Evidence, Key, Kind, Location, Outcome, Status, Verification};
+use super::index::Wanted;
 use crate::store::Store;
 
 /// A claim a model wrote, as the ledger gives it back.
@@ -143,7 +146,7 @@ pub(super) fn apply(
     for (late, items) in again {
         let mut older = evidence.clone();
         older.sources.retain(|s| !late.contains(&source_name(s)));
-        let w = super::verify(draft, &older);
+        let w = verify(draft, &older);
         for (i, file) in items {
             let o = &mut v.outcomes[i];
             let redone = w.outcomes.iter().find(|x| {
@@ -167,8 +170,8 @@ pub(super) fn apply(
 fn source_name(s: &DocSource) -> String {
     match s {
         DocSource::File(p) => p.display().to_string(),
-        DocSource::Memory(super::Doc::Pages { path, .. })
-        | DocSource::Memory(super::Doc::Unreadable { path, .. }) => path.clone(),
+        DocSource::Memory(Doc::Pages { path, .. })
+        | DocSource::Memory(Doc::Unreadable { path, .. }) => path.clone(),
     }
 }
 
@@ -220,7 +223,7 @@ pub fn carriers(evidence: &Evidence, taint: &Taint) -> Vec<Carrier> {
             key: c.key.clone(),
         })
         .collect();
-    let mut w = super::Wanted::of(&claims);
+    let mut w = Wanted::of(&claims);
     w.allowed = evidence.allowed_reporters.clone();
     let index = Index::build(&w, evidence);
     let files = index.files();
@@ -341,7 +344,7 @@ pub fn from_ledger(store: &Store, evidence: &Evidence, seen: &HashMap<String, St
     for s in &evidence.sources {
         let name = match s {
             DocSource::File(p) => p.display().to_string(),
-            DocSource::Memory(super::Doc::Pages { path, .. }) => path.clone(),
+            DocSource::Memory(Doc::Pages { path, .. }) => path.clone(),
             DocSource::Memory(_) => continue,
         };
         // A file the pass could not read has no text: the hash of nothing.

@@ -7,7 +7,7 @@ use regex::Regex;
 use super::pattern::{pin_of, re, valid_year, PIN};
 use crate::verify::catalogue::CATALOGUE;
 use crate::verify::cites::{self, Allowed, Cite};
-use crate::verify::{Claim, Key, Kind};
+use crate::verify::claim::{Claim, Key, Kind};
 
 static SUPRA: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(

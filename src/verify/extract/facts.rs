@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::pattern::{followed_by_digit, preceded_by_digit_or_letter, re, valid_date};
 use crate::verify::catalogue::CATALOGUE;
-use crate::verify::{Claim, Key, Kind};
+use crate::verify::claim::{Claim, Key, Kind};
 
 const MONTHS: &str = "January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec";
 

@@ -1,6 +1,6 @@
 //! Quotations: straight and curly quotes, and Markdown block quotes.
 
-use crate::verify::{Claim, Key, Kind};
+use crate::verify::claim::{Claim, Key, Kind};
 
 /// The longest quotation looked for, in characters.
 const QUOTE_MAX: usize = 4000;

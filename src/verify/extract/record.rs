@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::pattern::{followed_by_digit, preceded_by_digit_or_letter, re};
-use crate::verify::{Claim, Key, Kind};
+use crate::verify::claim::{Claim, Key, Kind};
 
 /// The words that name a filing of the record, before its paragraphs.
 const PARAGRAPH_DOC: &str = r"Compl\.|Complaint|Countercl\.|Counterclaim|Ans\.|Answer|Pet\.|Petition|SUF|SUMF|SOF|SSUF|PSUF|DSUF|RSOF|JSUF|SMF|Stip\.|Decl\.|Declaration|Aff\.|Affidavit";

@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::pattern::{pin_of, preceded_by_digit_or_letter, re, ID_CITE};
 use crate::verify::catalogue::{law_key, LawForm, CATALOGUE};
-use crate::verify::{Claim, Key, Kind};
+use crate::verify::claim::{Claim, Key, Kind};
 
 /// A statute's section: `1332(a)`, `1910.1000`, `2-1001`, `5/2-1001`, `1983-1985`.
 const SECTION: &str = r"[0-9]+[A-Za-z0-9.:/-]*(?:\([A-Za-z0-9]+\))*(?:(?-u:\s)*[-–](?-u:\s)*[0-9]+[A-Za-z0-9.]*(?:\([A-Za-z0-9]+\))*)?";

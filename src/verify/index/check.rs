@@ -3,7 +3,7 @@
 
 use super::segment::quote_segments;
 use super::table::{base_section, CaseSeen, ExhibitPage, Index, Opinion, STAR};
-use crate::verify::{Claim, Key, Location, Outcome, Status};
+use crate::verify::claim::{Claim, Key, Location, Outcome, Status};
 
 impl Index {
     /// The pages a cite (a Bates number or range) names that some source is stamped with:

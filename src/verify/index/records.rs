@@ -9,7 +9,7 @@
 
 use super::table::Index;
 use crate::verify::catalogue::squash;
-use crate::verify::{Claim, Key, Location, Outcome, Status};
+use crate::verify::claim::{Claim, Key, Location, Outcome, Status};
 
 /// What a filing of the record is.
 #[derive(Clone, Debug, PartialEq, Eq)]

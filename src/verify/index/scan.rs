@@ -3,10 +3,12 @@
 
 use super::segment::Segment;
 use super::table::{base_section, keep_first, record, CaseSeen, Index, Located, Opinion, Wanted};
+use crate::verify::claim::{Key, Location};
 use crate::verify::evidence::{Doc, Evidence, SourceFile};
+use crate::verify::extract;
 use crate::verify::needs::Numbers;
+use crate::verify::normalize::normalize;
 use crate::verify::wordkeys::Keys;
-use crate::verify::{extract, normalize, Key, Location};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

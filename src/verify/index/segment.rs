@@ -1,6 +1,6 @@
 //! Quotations as parts between ellipses, and where each part is found on a page.
 
-use crate::verify::normalize;
+use crate::verify::normalize::normalize;
 use regex::Regex;
 
 /// A quotation's parts between ellipses, normalised, with the punctuation at their ends

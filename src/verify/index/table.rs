@@ -4,10 +4,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicUsize;
 
+use crate::verify::claim::{Claim, Key, Location};
 use crate::verify::evidence::{Evidence, SourceFile};
 use crate::verify::needs::Needs;
 use crate::verify::wordkeys::Keys;
-use crate::verify::{Claim, Key, Location};
 
 use super::records;
 use super::scan::{Scanner, MAX_THREADS};
@@ -31,7 +31,7 @@ pub struct Wanted {
     /// scanned for that kind at all.
     pub(super) needs: Needs,
     /// Reporter abbreviations accepted beyond the catalogue, read the same way in the evidence.
-    pub allowed: crate::verify::Allowed,
+    pub allowed: crate::verify::cites::Allowed,
 }
 
 impl Wanted {
