@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::{limits, paging, PageText, SourceError};
+use super::error::SourceError;
+use super::scan::PageText;
+use super::{limits, paging};
 
 const WHAT: &str = "Word document";
 

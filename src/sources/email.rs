@@ -10,7 +10,10 @@ use std::path::Path;
 
 use mail_parser::{Address, HeaderValue, Message, MessageParser, MimeHeaders};
 
-use super::{html, kind, paging, read_bytes, Document, Kind, Options, SourceError};
+use super::document::{Document, Options};
+use super::error::SourceError;
+use super::kind::{self, Kind};
+use super::{html, paging, read_bytes};
 
 /// Messages attached to messages attached to … are read this deep, and no deeper.
 pub const MAX_DEPTH: usize = 8;

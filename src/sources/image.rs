@@ -7,7 +7,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::{limits, scan, Kind, Options, PageText, SourceError};
+use super::document::Options;
+use super::error::{SourceError, TextError, ToolError};
+use super::kind::Kind;
+use super::limits;
+use super::scan::{self, PageText};
 
 /// Calls `f` with a file holding `bytes` under a name ending in `.ext`: `path` itself when it
 /// is that file, else a temporary copy.
@@ -54,7 +58,7 @@ pub fn pages(
             from: "ocr".into(),
         }]),
         Ok(pages) => Ok(pages),
-        Err(scan::TextError::MissingTool { .. }) if opts.scan.ocr_optional => Ok(vec![PageText {
+        Err(TextError::MissingTool { .. }) if opts.scan.ocr_optional => Ok(vec![PageText {
             page: 1,
             text: String::new(),
             from: "none".into(),
@@ -64,12 +68,11 @@ pub fn pages(
     if kind != Kind::Heic {
         return on_disk(path, bytes, kind.extension(), read);
     }
-    let convert =
-        scan::tool("heif-convert", "LEXRUN_HEIF_CONVERT").ok_or(limits::ToolError::Missing {
-            tool: "heif-convert",
-            package: "libheif-examples",
-            what: "HEIC photo",
-        })?;
+    let convert = scan::tool("heif-convert", "LEXRUN_HEIF_CONVERT").ok_or(ToolError::Missing {
+        tool: "heif-convert",
+        package: "libheif-examples",
+        what: "HEIC photo",
+    })?;
     on_disk(path, bytes, "heic", |heic| {
         let dir = tempfile::tempdir().map_err(SourceError::Io)?;
         let png = dir.path().join("photo.png");

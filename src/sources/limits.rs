@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::SourceError;
+use super::error::SourceError;
+pub use super::error::ToolError;
 
 /// The largest source file read: far above any real intake document (a 5,000-page scanned
 /// PDF is well under it), low enough that one file cannot take the machine's memory.
@@ -95,21 +96,6 @@ fn bomb(what: &'static str) -> SourceError {
         "a {what} that expands past {} MiB or into more than {MAX_PARTS} parts: a damaged or crafted file; open it and save a fresh copy",
         MAX_EXPANDED >> 20
     ))
-}
-
-/// An outside program that failed or did not finish.
-#[derive(Debug, thiserror::Error)]
-pub enum ToolError {
-    #[error("`{tool}` is needed to read this {what} and is not installed: `apt-get install {package}` (or run scripts/install-tools)")]
-    Missing {
-        tool: &'static str,
-        package: &'static str,
-        what: &'static str,
-    },
-    #[error("`{tool}` did not finish within {secs} s and was stopped; the file may be damaged")]
-    Timeout { tool: &'static str, secs: u64 },
-    #[error("`{tool}` failed: {message}")]
-    Failed { tool: &'static str, message: String },
 }
 
 /// Runs a program to its end or to [`TOOL_TIMEOUT`], whichever is first; its output goes to

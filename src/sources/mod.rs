@@ -11,8 +11,10 @@
 //! expand without bound and tools that never finish from stalling a read. `pdf` turns any of
 //! these into a PDF for Bates stamping and binding. `stamp` finds the Bates number on a page.
 
+mod document;
 pub mod docx;
 pub mod email;
+mod error;
 pub mod html;
 pub mod image;
 pub mod kind;
@@ -25,136 +27,13 @@ pub mod scan;
 pub mod sheet;
 pub mod stamp;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+pub use document::{Document, Options};
+pub use error::{SourceError, Unreadable, Unreadables};
 pub use kind::Kind;
 pub use scan::PageText;
 pub use stamp::stamp_of;
-
-/// Why a source could not be read; says what the file is, not where (the caller names it).
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    #[error("cannot be read: {0}")]
-    Io(#[source] std::io::Error),
-    #[error("an empty file (0 bytes)")]
-    Empty,
-    #[error("{0}")]
-    TooLarge(String),
-    #[error("a binary file lexrun does not recognise; save it as PDF, Word or text")]
-    Binary,
-    #[error("not UTF-8 text (invalid byte at offset {0}); save it as UTF-8")]
-    NotUtf8(usize),
-    #[error("{0}")]
-    Refused(String),
-    #[error("a damaged {kind}: {reason}")]
-    Damaged { kind: &'static str, reason: String },
-    #[error("{0}")]
-    Scan(#[from] scan::TextError),
-    #[error("{0}")]
-    Tool(#[from] limits::ToolError),
-}
-
-impl SourceError {
-    pub(crate) fn damaged(kind: &'static str, reason: impl std::fmt::Display) -> Self {
-        SourceError::Damaged {
-            kind,
-            reason: reason.to_string(),
-        }
-    }
-}
-
-/// A source that could not be read, and which one.
-#[derive(Debug, thiserror::Error)]
-#[error("`{}`: {source}", path.display())]
-pub struct Unreadable {
-    pub path: PathBuf,
-    #[source]
-    pub source: SourceError,
-}
-
-/// Every source that could not be read, each with why.
-#[derive(Debug)]
-pub struct Unreadables(pub Vec<Unreadable>);
-
-impl std::fmt::Display for Unreadables {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0.as_slice() {
-            [one] => write!(f, "{one}"),
-            many => {
-                write!(f, "{} files cannot be read:", many.len())?;
-                for u in many {
-                    write!(f, "\n  {u}")?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-impl std::error::Error for Unreadables {}
-
-/// One document read from a file: the file itself, or an attachment inside it.
-#[derive(Clone, Debug)]
-pub struct Document {
-    /// Where inside the file: empty for the file itself, else the attachment names leading to
-    /// it (`["invoice.pdf"]` for an invoice attached to an email).
-    pub within: Vec<String>,
-    pub kind: Kind,
-    pub pages: Vec<PageText>,
-    /// An attachment's own bytes, which the intake guard hashes (the file's are on disk).
-    pub embedded: Option<Vec<u8>>,
-    /// Why this part of a file could not be read, when it could not (its pages are then
-    /// empty): an email's damaged attachment is named with its reason, and the rest of the
-    /// email is still evidence.
-    pub unreadable: Option<String>,
-    /// What a reader of the text should know about how it was read: a damaged PDF that
-    /// poppler repaired, a conversion that had to substitute fonts.
-    pub notes: Vec<String>,
-}
-
-impl Document {
-    /// The document's name from the file's: `letter.eml`, or `letter.eml › invoice.pdf`.
-    pub fn shown(&self, file: &str) -> String {
-        let mut s = file.to_string();
-        for w in &self.within {
-            s.push_str(" › ");
-            s.push_str(w);
-        }
-        s
-    }
-
-    /// The text of each page.
-    pub fn texts(&self) -> Vec<String> {
-        self.pages.iter().map(|p| p.text.clone()).collect()
-    }
-}
-
-/// How to read.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// OCR language, resolution, text cache, and whether a page that needs OCR may come back
-    /// empty when tesseract is not installed (the workflow's `ocr optional`); by default it is
-    /// an error naming the package.
-    pub scan: scan::Options,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            scan: scan::Options {
-                ocr_optional: false,
-                ..scan::Options::default()
-            },
-        }
-    }
-}
-
-impl Options {
-    pub fn ocr_optional(mut self, optional: bool) -> Self {
-        self.scan.ocr_optional = optional;
-        self
-    }
-}
 
 /// Every document in a file: the file itself first, then its attachments, depth first.
 pub fn read(path: &Path, opts: &Options) -> Result<Vec<Document>, SourceError> {

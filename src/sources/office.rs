@@ -7,7 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{image, limits, scan, Kind, Options, PageText, SourceError};
+use super::document::Options;
+use super::error::{SourceError, ToolError};
+use super::kind::Kind;
+use super::scan::{self, PageText};
+use super::{image, limits};
 
 /// The pages of a `.doc`, `.odt` or `.rtf`: LibreOffice's PDF of it, read as a PDF; and a
 /// note when the fonts it asks for are not installed, so that LibreOffice printed it in others
@@ -231,7 +235,7 @@ fn to_pdf_in(
             return Ok(c.clone());
         }
     }
-    let soffice = scan::tool("soffice", "LEXRUN_SOFFICE").ok_or(limits::ToolError::Missing {
+    let soffice = scan::tool("soffice", "LEXRUN_SOFFICE").ok_or(ToolError::Missing {
         tool: "soffice",
         package: "libreoffice-writer-nogui",
         what: kind.describe(),

@@ -7,7 +7,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::{kind, office, read, Kind, Options, SourceError, Unreadable};
+use super::document::Options;
+use super::error::{SourceError, Unreadable};
+use super::kind::{self, Kind};
+use super::{office, read};
 
 /// The PDFs for a list of sources, in order. Converted ones live in a folder that is removed
 /// when this is dropped; each is named after its source (`lease.docx` → `lease.pdf`).

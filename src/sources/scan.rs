@@ -14,6 +14,8 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::error::TextError;
+
 /// Bumped whenever the cached form or what is extracted changes, so old entries miss.
 const CACHE_FORMAT: u32 = 5;
 
@@ -87,25 +89,6 @@ pub fn default_cache() -> Option<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
     Some(base.join("lexrun").join("text"))
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum TextError {
-    #[error("cannot read `{0}`: {1}")]
-    Read(String, String),
-    #[error("`{0}` is encrypted with a password needed to open it; open it with the password and save an unprotected copy (e.g. `qpdf --password=PASSWORD --decrypt IN OUT`)")]
-    Encrypted(String),
-    #[error("`{0}` is not a readable PDF: {1}")]
-    Damaged(String, String),
-    #[error("`{tool}` is needed to read `{file}` and is not installed: `apt-get install {package}` (or set {var})")]
-    MissingTool {
-        tool: &'static str,
-        package: &'static str,
-        var: &'static str,
-        file: String,
-    },
-    #[error("OCR of `{0}` failed: {1}")]
-    Ocr(String, String),
 }
 
 pub(crate) fn tool(name: &'static str, var: &str) -> Option<PathBuf> {

@@ -8,7 +8,9 @@
 
 use calamine::{Data, Reader};
 
-use super::{kind::Kind, limits, numfmt, PageText, SourceError};
+use super::error::SourceError;
+use super::scan::PageText;
+use super::{kind::Kind, limits, numfmt};
 
 pub const ROWS_PER_PAGE: usize = 50;
 
