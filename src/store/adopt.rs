@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::db::Row;
 use super::db::{vals, Val};
-use super::{Store, StoreError};
+use super::types::{Store, StoreError};
 
 /// The default store folder: `$XDG_DATA_HOME/lexrun`, else `~/.local/share/lexrun`.
 pub fn default_dir() -> Option<PathBuf> {

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::db::{vals, Row};
 use std::path::PathBuf;
 
-use super::{now, CacheEntry, Store, StoreError};
+use super::types::{now, CacheEntry, Store, StoreError};
 
 impl Store {
     fn cache_row(r: &Row) -> CacheEntry {

@@ -7,7 +7,8 @@ use serde_json::Value;
 use super::db::{self, vals, Row};
 use std::path::PathBuf;
 
-use super::{bloom, now, shingles, Artifact, Store, StoreError};
+use super::types::{now, Artifact, Store, StoreError};
+use super::{bloom, shingles};
 
 /// What an earlier output has in common with a text.
 #[derive(Clone, Debug)]

@@ -4,7 +4,7 @@
 //! no two volumes share a number; `lexrun audit --productions` reads it back.
 
 use super::db::{vals, Row};
-use super::{now, Store, StoreError};
+use super::types::{now, Store, StoreError};
 
 /// One document of a volume, as the ledger keeps it.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::db::vals;
-use super::{Store, StoreError};
+use super::types::{Store, StoreError};
 
 /// Milliseconds since the epoch: claims and files seen within one second must still be
 /// ordered.
