@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
+use super::types::Plan;
 use super::workflow::StepKind;
-use super::Plan;
 
 fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::types::Plan;
 use super::workflow::StepKind;
-use super::Plan;
 
 /// A unit of scheduling: a step (by its index in `Plan::steps`), or the verification of a
 /// stage's text (by its index in `Plan::verify`).

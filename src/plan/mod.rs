@@ -10,9 +10,11 @@ mod dot;
 mod graph;
 pub mod production;
 mod text;
+mod types;
 pub mod workflow;
 
 pub use graph::Unit;
+pub use types::{Header, Node, Plan, FORMAT};
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -20,49 +22,6 @@ use std::collections::{BTreeMap, BinaryHeap};
 use serde::Serialize;
 
 use workflow::{Model, Output, Pool, Sources, Step, StepKind, Verify, Workflow};
-
-/// Bumped whenever the meaning of a plan's fields changes.
-pub const FORMAT: u32 = 1;
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Plan {
-    pub format: u32,
-    pub workflow: Header,
-    /// Hash of the whole plan.
-    pub hash: String,
-    pub pools: Vec<Node<Pool>>,
-    pub models: Vec<Node<Model>>,
-    pub sources: Vec<Node<Sources>>,
-    /// Stages and tools in the order they run: every step after the steps it waits for,
-    /// ties broken by the order of the file.
-    pub steps: Vec<Node<Step>>,
-    pub verify: Vec<Node<Verify>>,
-    pub outputs: Vec<Node<Output>>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Header {
-    pub name: String,
-    pub description: String,
-    pub matter: Option<String>,
-    /// The shared ledger the workflow names (`LEXRUN_LEDGER` takes precedence over it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ledger: Option<String>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Node<T> {
-    #[serde(flatten)]
-    pub item: T,
-    pub hash: String,
-}
-
-impl<T> std::ops::Deref for Node<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.item
-    }
-}
 
 /// Hashes a node's canonical JSON together with the hashes it depends on.
 fn hash_node<T: Serialize>(item: &T, deps: &[&str]) -> String {

@@ -3,7 +3,13 @@
 
 use serde::Serialize;
 
-use super::workflow::Bates;
+#[derive(Clone, Debug, Serialize)]
+pub struct Bates {
+    pub prefix: String,
+    pub start: u64,
+    pub width: u32,
+    pub suffix: String,
+}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Production {

@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
+use super::types::Plan;
 use super::workflow::{write_record, Link, Model, Step, StepKind, Weights};
-use super::Plan;
 
 const GIB: f64 = (1u64 << 30) as f64;
 

@@ -8,6 +8,7 @@ use std::fmt;
 use serde::Serialize;
 
 pub use super::condition::{CmpOp, Expr, Value};
+pub use super::production::Bates;
 pub use crate::backend::{MinBuild, ServerKind};
 
 #[derive(Clone, Debug, Serialize)]
@@ -157,14 +158,6 @@ pub struct Admit {
     /// The file, relative to the matter folder.
     pub file: String,
     pub reason: String,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Bates {
-    pub prefix: String,
-    pub start: u64,
-    pub width: u32,
-    pub suffix: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
