@@ -3,8 +3,8 @@
 use camino::{Utf8Path, Utf8PathBuf};
 
 use super::args::Format;
+use super::open::store_dir;
 use super::output::{exit, print_out, report, summary, Warnings};
-use super::store::store_dir;
 use crate::diagnostic::{Code, Severity};
 use crate::{check, plan};
 

@@ -43,7 +43,7 @@ impl Failure for crate::verify::evidence::LoadError {
     }
 }
 
-impl Failure for super::verify::DraftError {
+impl Failure for super::draft::DraftError {
     fn exit_code(&self) -> u8 {
         exit::USAGE
     }

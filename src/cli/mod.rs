@@ -8,8 +8,10 @@ use clap::Parser;
 
 mod args;
 mod compile;
+mod draft;
 mod exhibits;
 mod failure;
+mod open;
 mod output;
 mod run;
 mod servers;

@@ -1,13 +1,12 @@
 //! `run`: a workflow against its servers (or a cassette), with the store.
 
-use camino::Utf8Path;
 use std::io::IsTerminal;
 
 use super::args::RunArgs;
 use super::compile::checked_plan;
 use super::failure::fail;
+use super::open::{ledger_file, ledger_url, open_at, store_dir};
 use super::output::{exit, runtime};
-use super::store::{ledger_url, open_at, store_dir};
 
 pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
     let plan = match checked_plan(&args.file, color, "not run") {
@@ -176,11 +175,4 @@ pub(super) fn parse_endpoints(list: &[String]) -> Option<crate::backend::endpoin
         }
     }
     Some(endpoints)
-}
-
-/// The workflow file as the ledger names it: its absolute path when it can be resolved.
-pub(super) fn ledger_file(file: &Utf8Path) -> String {
-    std::fs::canonicalize(file)
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| file.to_string())
 }

@@ -5,6 +5,7 @@ use camino::Utf8Path;
 use super::args::CacheAction;
 use super::compile::checked_plan;
 use super::failure::fail;
+use super::open::{ledger_file, ledger_url, open_at};
 use super::output::{exit, print_out};
 use crate::plan;
 use crate::run::why::short_hash;
@@ -25,64 +26,6 @@ pub(super) fn open_store(
         .map_err(|e| fail(&e))
 }
 
-/// The store: `--store`, else `LEXRUN_STORE`, else `lexrun/` in the user's data folder
-/// (`.lexrun` beside the workflow only when there is no home folder at all).
-pub(super) fn store_dir(
-    given: Option<&std::path::Path>,
-    workflow_dir: &std::path::Path,
-) -> std::path::PathBuf {
-    given
-        .map(std::path::Path::to_path_buf)
-        .or_else(given_store)
-        .or_else(crate::store::default_dir)
-        .unwrap_or_else(|| workflow_dir.join(".lexrun"))
-}
-
-fn given_store() -> Option<std::path::PathBuf> {
-    std::env::var_os("LEXRUN_STORE")
-        .filter(|v| !v.is_empty())
-        .map(std::path::PathBuf::from)
-}
-
-/// The shared ledger: `LEXRUN_LEDGER` when set, else the workflow's `ledger` line.
-pub(super) fn ledger_url(plan: Option<&plan::Plan>) -> Option<String> {
-    std::env::var("LEXRUN_LEDGER")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .or_else(|| plan.and_then(|p| p.workflow.ledger.clone()))
-}
-
-/// Opens the store (connecting to a shared ledger first, so an unreachable server stops
-/// everything before anything is written), and, for the default store, adopts an old
-/// `.lexrun/` beside the workflow once, saying so.
-pub(super) fn open_at(
-    given: Option<&std::path::Path>,
-    workflow_dir: &std::path::Path,
-    url: Option<String>,
-) -> Result<crate::store::Store, crate::store::StoreError> {
-    let dir = store_dir(given, workflow_dir);
-    if let Some(u) = &url {
-        if !u.starts_with("postgres://") && !u.starts_with("postgresql://") {
-            return Err(crate::store::StoreError::Connect(
-                crate::redact::url(u),
-                crate::store::DbError::Postgres(
-                    "LEXRUN_LEDGER must be a postgres:// URL (postgres://USER@HOST:PORT/DATABASE); leave it unset for the ledger inside the store".into(),
-                ),
-            ));
-        }
-    }
-    let st = crate::store::Store::open_with(&dir, url.as_deref())?;
-    for n in &st.notes {
-        eprintln!("note: {n}");
-    }
-    if given.is_none() && given_store().is_none() {
-        if let Some(msg) = crate::store::adopt_beside(workflow_dir, &st)? {
-            eprintln!("note: {msg}");
-        }
-    }
-    Ok(st)
-}
-
 pub(super) fn cmd_why(
     file: &Utf8Path,
     stage: &str,
@@ -93,7 +36,7 @@ pub(super) fn cmd_why(
         Ok(x) => x,
         Err(c) => return c,
     };
-    let ledger_file = super::run::ledger_file(file);
+    let ledger_file = ledger_file(file);
     match crate::run::why::why(&st, &plan, &ledger_file, stage) {
         Ok(text) => print_out(&text),
         Err(e) => {
