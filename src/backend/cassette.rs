@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::ServerKind;
-use super::{Backend, BoxFuture, Call, CallError, Health, Identity, Reply, Timings};
+use super::kind::ServerKind;
+use super::types::{Backend, BoxFuture, Call, CallError, Health, Identity, Reply, Timings};
 
 /// Bumped when the meaning of a cassette's fields changes.
 pub const FORMAT: u32 = 1;

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::ServerKind;
-use super::{Http, Limits};
+use super::http::Http;
+use super::kind::{MinBuild, ServerKind};
+use super::types::Limits;
 
 /// A pool's server as given on the command line: its URL, and its kind when named.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,7 +168,7 @@ pub fn build_number(build_info: &str) -> Option<u64> {
 /// A server that does not report a build number is refused too: it cannot show it is new
 /// enough.
 pub fn build_refusal(
-    min: &super::MinBuild,
+    min: &MinBuild,
     pool: &str,
     url: &str,
     build_info: Option<&str>,

@@ -7,11 +7,10 @@
 
 use serde_json::{json, Value};
 
+use super::http::{clip, error_message, sampling_value, Http};
 use super::openai::{chat_body, llama_timings, stream_chat};
 use super::stream::{Budget, Sse, SseDecoder};
-use super::{
-    clip, sampling_value, Backend, BoxFuture, Call, CallError, Health, Http, Identity, Reply,
-};
+use super::types::{Backend, BoxFuture, Call, CallError, Health, Identity, Reply};
 
 pub struct Llama {
     http: Http,
@@ -75,7 +74,7 @@ impl Llama {
                 let v: Value = serde_json::from_str(&data)
                     .map_err(|e| CallError::Malformed(format!("event `{}`: {e}", clip(&data))))?;
                 if !v["error"].is_null() {
-                    return Err(CallError::Failed(super::error_message(data.as_bytes())));
+                    return Err(CallError::Failed(error_message(data.as_bytes())));
                 }
                 if v["stop"].as_bool() == Some(true) {
                     // The last event repeats nothing of the text; it carries the totals.

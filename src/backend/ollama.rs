@@ -7,11 +7,9 @@
 
 use serde_json::{json, Map, Value};
 
+use super::http::{clip, sampling_value, Http};
 use super::stream::NdjsonDecoder;
-use super::{
-    clip, sampling_value, Backend, BoxFuture, Call, CallError, Health, Http, Identity, Reply,
-    Timings,
-};
+use super::types::{Backend, BoxFuture, Call, CallError, Health, Identity, Reply, Timings};
 
 pub struct Ollama {
     http: Http,

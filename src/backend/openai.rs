@@ -7,11 +7,9 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
+use super::http::{clip, error_message, sampling_value, Http};
 use super::stream::{Budget, Sse, SseDecoder};
-use super::{
-    clip, sampling_value, Backend, BoxFuture, Call, CallError, Health, Http, Identity, Reply,
-    Timings,
-};
+use super::types::{Backend, BoxFuture, Call, CallError, Health, Identity, Reply, Timings};
 
 pub struct OpenAi {
     http: Http,
@@ -81,7 +79,7 @@ pub async fn stream_chat(
             let v: Value = serde_json::from_str(&data)
                 .map_err(|e| CallError::Malformed(format!("event `{}`: {e}", clip(&data))))?;
             if !v["error"].is_null() {
-                return Err(CallError::Failed(super::error_message(data.as_bytes())));
+                return Err(CallError::Failed(error_message(data.as_bytes())));
             }
             // Before the piece: an answer cut at this piece keeps the prompt's timings.
             if v["timings"].is_object() {

@@ -6,7 +6,7 @@
 //! silently replaced), a stream past [`MAX_STREAM_BYTES`] is refused, and [`Budget`] ends an
 //! answer at the stage's token limit (or the model's context) when the server does not.
 
-use super::{CallError, Timings};
+use super::types::{Call, CallError, Reply, Timings};
 
 /// The most bytes one answer's stream may carry, framing included: far above any answer a
 /// stage's token limit allows, far below what would exhaust memory.
@@ -110,7 +110,7 @@ impl Repeats {
 }
 
 impl Budget {
-    pub fn of(call: &super::Call) -> Budget {
+    pub fn of(call: &Call) -> Budget {
         let limit = call
             .sampling
             .get("max_tokens")
@@ -135,7 +135,7 @@ impl Budget {
 
     /// Takes the answer so far, after each piece: when the model is repeating itself, the
     /// answer ended there, kept up to where the passage it repeats began a second time.
-    pub fn looped(&mut self, text: &mut String) -> Option<super::Reply> {
+    pub fn looped(&mut self, text: &mut String) -> Option<Reply> {
         if !self.watch_loops {
             return None;
         }
@@ -162,14 +162,14 @@ impl Budget {
     /// An answer ended by lexrun at the limit: `length`, with the prompt's timings as the
     /// server last gave them, and the tokens lexrun read; decoding time is the server's when
     /// it gave one, else the clock's.
-    pub fn cut(&self, text: String) -> super::Reply {
+    pub fn cut(&self, text: String) -> Reply {
         let server = self.server.clone().unwrap_or_default();
         let ms = if server.predicted_ms > 0.0 {
             server.predicted_ms
         } else {
             self.started.elapsed().as_secs_f64() * 1000.0
         };
-        super::Reply {
+        Reply {
             text,
             timings: Timings {
                 predicted_n: self.tokens,
