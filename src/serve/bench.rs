@@ -20,6 +20,8 @@ use crate::backend::{self, Backend, Call, Limits};
 use crate::plan::workflow::Weights;
 use crate::plan::Plan;
 
+use super::served::served;
+
 /// Tokens decoded per measurement.
 pub const DECODE_TOKENS: u64 = 128;
 
@@ -74,7 +76,7 @@ pub async fn bench(
     limits: &Limits,
 ) -> Vec<Bench> {
     let mut out = Vec::new();
-    for (m, pool, kind, url) in super::served(plan, endpoints) {
+    for (m, pool, kind, url) in served(plan, endpoints) {
         let mut r = Bench {
             model: m.name.clone(),
             pool: pool.name.clone(),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::ServeError;
+use super::error::ServeError;
 use crate::backend::endpoint::Overrides;
 use crate::plan::workflow::{Model, Pool, ServerKind, Weights};
 use crate::plan::Plan;

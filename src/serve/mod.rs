@@ -19,29 +19,22 @@ use crate::backend::endpoint::Overrides;
 use crate::backend::{self, Health, Limits};
 
 mod bench;
+mod error;
 mod launch;
 mod record;
+mod served;
 mod status;
 
 pub use bench::{bench, speeds, Bench, Speed};
+pub use error::ServeError;
 pub use launch::{dry_run, launches, llama_server, tensor_split, Launch};
 pub use record::servers_dir;
 pub use status::{status, Status};
 
-use crate::plan::workflow::{Model, Pool, ServerKind, Weights};
+use crate::plan::workflow::{Model, ServerKind, Weights};
 use crate::plan::Plan;
 use launch::*;
 use record::*;
-
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error("{0}")]
-    Input(String),
-    #[error("{0}")]
-    Connect(#[from] crate::backend::ConnectError),
-    #[error("{0}")]
-    Failed(String),
-}
 
 /// The last lines of a log, for a server that died.
 pub fn tail(path: &Path, lines: usize) -> String {
@@ -54,20 +47,6 @@ pub fn tail(path: &Path, lines: usize) -> String {
     let _ = f.read_to_string(&mut buf);
     let all: Vec<&str> = buf.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
-}
-
-/// Every model with its pool and where its server answers (the pool's endpoint, or an
-/// `--endpoint` override with its protocol): what `status` and `bench` ask, model by model.
-fn served<'a>(
-    plan: &'a Plan,
-    endpoints: &'a Overrides,
-) -> impl Iterator<Item = (&'a Model, &'a Pool, ServerKind, String)> + 'a {
-    plan.models.iter().filter_map(move |m| {
-        let pool = plan.pools.iter().find(|p| p.name == m.pool)?;
-        let (kind, url) =
-            backend::endpoint::resolve(endpoints, &pool.name, pool.server, &pool.endpoint);
-        Some((&m.item, &pool.item, kind, url))
-    })
 }
 
 fn say(line: &str) {

@@ -10,6 +10,8 @@ use crate::backend::{self, Health, Limits};
 use crate::plan::workflow::{ServerKind, Weights};
 use crate::plan::Plan;
 
+use super::served::served;
+
 /// One line of `status`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Status {
@@ -45,7 +47,7 @@ pub async fn status(
         ..limits.clone()
     };
     let mut out = Vec::new();
-    for (m, pool, kind, url) in super::served(plan, endpoints) {
+    for (m, pool, kind, url) in served(plan, endpoints) {
         let mut st = Status {
             pool: pool.name.clone(),
             model: m.name.clone(),
