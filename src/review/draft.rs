@@ -166,7 +166,7 @@ impl Writer<'_> {
                     let _ = write!(
                         self.out,
                         " id=\"c{i}\" tabindex=\"-1\"><span class=\"ic\" aria-hidden=\"true\">{}</span>",
-                        super::icon(m.status)
+                        super::marks::icon(m.status)
                     );
                 } else {
                     self.out.push('>');

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::marker;
+use super::marks::marker;
 use crate::escape;
 
 /// One verification listed on a run's index page.

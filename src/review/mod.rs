@@ -16,8 +16,11 @@
 mod draft;
 mod evidence;
 mod index;
+mod marks;
 
 pub use index::{index_page, IndexEntry};
+
+use marks::{icon, marker};
 
 use std::fmt::Write;
 
@@ -39,16 +42,6 @@ pub struct Review<'a> {
     pub provenance: Vec<(String, String)>,
     /// Render scanned pages as images (with `pdftoppm`).
     pub images: bool,
-}
-
-/// The icon beside a status, so the status never depends on colour.
-pub(crate) fn icon(status: Status) -> &'static str {
-    match status {
-        Status::Supported => "✓",
-        Status::Unsupported => "✗",
-        Status::Miscited => "≠",
-        Status::Unrecognized => "?",
-    }
 }
 
 /// Problems come first, in this order of status, then in draft order.
@@ -120,25 +113,6 @@ struct CandData<'a> {
 /// JSON that can sit inside a `<script>` element: no `<`, `>` or `&` appears as itself.
 fn script_json<T: Serialize>(v: &T) -> String {
     escape::script_json(&serde_json::to_string(v).unwrap_or_else(|_| "{}".into()))
-}
-
-/// The provenance as lexrun's marker: an HTML comment the intake guard recognises.
-fn marker(provenance: &[(String, String)]) -> String {
-    let clean = |s: &str| {
-        s.split_whitespace()
-            .collect::<Vec<_>>()
-            .join("_")
-            .replace("--", "-")
-            .replace('>', "")
-    };
-    let fields: Vec<String> = provenance
-        .iter()
-        .map(|(k, v)| format!("{}={}", clean(k), clean(v)))
-        .collect();
-    format!(
-        "<!-- lexrun:provenance kind=review {} -->",
-        fields.join(" ")
-    )
 }
 
 fn one_line(s: &str) -> String {
