@@ -85,8 +85,11 @@ pub const PRODUCTION: &[&str] = &[
     "fields",
 ];
 
-/// A `verify` block's own settings; the claim kinds ([`super::CLAIM_KINDS`]) come on top.
+/// A `verify` block's own settings; the claim kinds ([`CLAIM_KINDS`]) come on top.
 pub const VERIFY: &[&str] = &["rules", "on", "judge"];
+
+/// The kinds of claim a `verify` rule can name, from the verification contract's table.
+pub const CLAIM_KINDS: &[&str] = &crate::claim_kind::PLURALS;
 
 /// Every setting of every block, once each, in a stable order.
 pub fn settings() -> Vec<&'static str> {

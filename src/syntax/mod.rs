@@ -18,10 +18,8 @@ pub mod test_file;
 pub use grammar::with_pest;
 /// The pest parser itself, for the formatter, which needs the concrete tree.
 pub(crate) use grammar::{LexParser, Rule};
+pub use keywords::CLAIM_KINDS;
 pub use lexical::skeleton;
 pub use literal::{decode, dedent};
 pub use parse::{parse, parse_reusing, Parsed};
 pub use reuse::Reuse;
-
-/// The kinds of claim a `verify` rule can name, from the verification contract's table.
-pub const CLAIM_KINDS: &[&str] = &crate::claim_kind::PLURALS;

@@ -22,7 +22,7 @@ fn block_keys(block: Block) -> Vec<&'static str> {
         Block::Sources => keywords::SOURCES.to_vec(),
         Block::Stage => keywords::STAGE.to_vec(),
         Block::Tool => keywords::TOOL.to_vec(),
-        Block::Verify => [super::CLAIM_KINDS, keywords::VERIFY].concat(),
+        Block::Verify => [keywords::CLAIM_KINDS, keywords::VERIFY].concat(),
         Block::Production => keywords::PRODUCTION.to_vec(),
     };
     if matches!(block, Block::Model | Block::Stage) {
@@ -213,7 +213,7 @@ pub(crate) fn declared_name(text: &str) -> Option<String> {
     let meant = decl_rule(word)
         .map(|_| word.to_string())
         .or_else(|| {
-            let ascii = super::skeleton(word);
+            let ascii = super::lexical::skeleton(word);
             keywords::TOP.contains(&ascii.as_str()).then_some(ascii)
         })
         .or_else(|| did_you_mean(word, keywords::TOP.iter().copied()).map(str::to_string))?;
