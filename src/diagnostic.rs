@@ -11,35 +11,12 @@ use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, S
 use serde::Serialize;
 
 mod clip;
+mod label;
+
+pub use label::{Label, Span};
 
 /// Index of a file in a [`SourceMap`].
 pub type FileId = usize;
-
-/// A byte range in one source file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-pub struct Span {
-    pub start: usize,
-    pub end: usize,
-}
-
-impl Span {
-    pub fn new(start: usize, end: usize) -> Self {
-        Span { start, end }
-    }
-
-    pub fn len(&self) -> usize {
-        self.end.saturating_sub(self.start)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The smallest span covering both.
-    pub fn to(self, other: Span) -> Span {
-        Span::new(self.start.min(other.start), self.end.max(other.end))
-    }
-}
 
 /// The text of every file a check has read, so diagnostics can show the lines they point at.
 #[derive(Debug, Default)]
@@ -81,12 +58,6 @@ impl SourceMap {
 pub enum Severity {
     Error,
     Warning,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Label {
-    pub span: Span,
-    pub text: String,
 }
 
 /// A place in another file that explains a diagnostic: the imported declaration a user's

@@ -1,7 +1,7 @@
 //! Keeping what a diagnostic shows readable when the file is not: a pasted 40 KB line is shown
 //! as a window around the mistake, and a huge word in a message is cut short.
 
-use super::Label;
+use super::label::{Label, Span};
 
 /// A line longer than this is shown as a window around the labels on it.
 const MAX_LINE: usize = 240;
@@ -110,7 +110,7 @@ pub(super) fn long_lines(text: &str, labels: &mut [Label]) -> Option<String> {
     for (l, (s, e)) in labels.iter_mut().zip(new_pos) {
         let s = s.unwrap_or(out.len());
         let e = e.unwrap_or(s).max(s);
-        l.span = super::Span::new(s, e);
+        l.span = Span::new(s, e);
     }
     Some(out)
 }
