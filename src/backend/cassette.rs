@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::kind::ServerKind;
-use super::types::{Backend, BoxFuture, Call, CallError, Health, Identity, Reply, Timings};
+use super::types::{Answer, Backend, Call, CallError, Health, Identity, OnToken, Reply, Timings};
 
 /// Bumped when the meaning of a cassette's fields changes.
 pub const FORMAT: u32 = 1;
@@ -324,11 +324,7 @@ fn request_of(call: &Call) -> Request {
 }
 
 impl Backend for Taped {
-    fn chat<'a>(
-        &'a self,
-        call: &'a Call,
-        on_token: &'a (dyn Fn(u64) + Send + Sync),
-    ) -> BoxFuture<'a, Result<Reply, CallError>> {
+    fn chat<'a>(&'a self, call: &'a Call, on_token: OnToken<'a>) -> Answer<'a, Reply> {
         Box::pin(async move {
             let req = request_of(call);
             let k = key(&req);
@@ -370,7 +366,7 @@ impl Backend for Taped {
         })
     }
 
-    fn health(&self) -> BoxFuture<'_, Result<Health, CallError>> {
+    fn health(&self) -> Answer<'_, Health> {
         Box::pin(async move {
             if self.cassette.mode == Mode::Replay {
                 Ok(Health::Ready)
@@ -380,7 +376,7 @@ impl Backend for Taped {
         })
     }
 
-    fn identity<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Result<Identity, CallError>> {
+    fn identity<'a>(&'a self, model: &'a str) -> Answer<'a, Identity> {
         Box::pin(async move {
             let recorded = self
                 .cassette
@@ -399,7 +395,7 @@ impl Backend for Taped {
         })
     }
 
-    fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Option<u64>, CallError>> {
+    fn count_tokens<'a>(&'a self, text: &'a str) -> Answer<'a, Option<u64>> {
         Box::pin(async move {
             if self.cassette.mode == Mode::Replay {
                 Ok(None)

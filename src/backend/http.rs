@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::types::{CallError, Limits};
+use super::types::{CallError, Health, Limits};
 
 /// Why a backend could not be set up for an endpoint.
 #[derive(Debug, thiserror::Error)]
@@ -135,6 +135,12 @@ impl Http {
             .await
             .map_err(send_error)?;
         self.ok(resp).await
+    }
+
+    /// Ready when `path` answers at all.
+    pub async fn ready(&self, path: &str) -> Result<Health, CallError> {
+        self.get(&self.url(path)).await?;
+        Ok(Health::Ready)
     }
 
     pub async fn get_json(&self, url: &str) -> Result<Value, CallError> {

@@ -10,11 +10,25 @@ use serde_json::{json, Value};
 use super::http::{clip, error_message, sampling_value, Http};
 use super::openai::{chat_body, llama_timings, stream_chat};
 use super::stream::{Budget, Sse, SseDecoder};
-use super::types::{Backend, BoxFuture, Call, CallError, Health, Identity, Reply};
+use super::types::{Answer, Backend, Call, CallError, Health, Identity, OnToken, Reply};
 
 pub struct Llama {
     http: Http,
     native: bool,
+}
+
+/// What llama.cpp is asked besides the prompt: its prompt cache (not for a measurement),
+/// timings with every piece (so that an answer lexrun ends early, at a loop or the stage's
+/// cap, still has its prompt's), no end of text for a measurement, and the slot.
+fn llama_options(body: &mut serde_json::Map<String, Value>, call: &Call) {
+    body.insert("cache_prompt".into(), json!(!call.measure));
+    body.insert("timings_per_token".into(), json!(true));
+    if call.measure {
+        body.insert("ignore_eos".into(), json!(true));
+    }
+    if let Some(slot) = call.slot {
+        body.insert("id_slot".into(), json!(slot));
+    }
 }
 
 impl Llama {
@@ -27,22 +41,11 @@ impl Llama {
         format!("{}{path}", self.http.origin())
     }
 
-    async fn completion(
-        &self,
-        call: &Call,
-        on_token: &(dyn Fn(u64) + Send + Sync),
-    ) -> Result<Reply, CallError> {
+    async fn completion(&self, call: &Call, on_token: OnToken<'_>) -> Result<Reply, CallError> {
         let mut body = serde_json::Map::new();
         body.insert("prompt".into(), json!(call.prompt));
         body.insert("stream".into(), json!(true));
-        body.insert("cache_prompt".into(), json!(!call.measure));
-        body.insert("timings_per_token".into(), json!(true));
-        if call.measure {
-            body.insert("ignore_eos".into(), json!(true));
-        }
-        if let Some(slot) = call.slot {
-            body.insert("id_slot".into(), json!(slot));
-        }
+        llama_options(&mut body, call);
         for (k, v) in &call.sampling {
             let key = if k == "max_tokens" {
                 "n_predict"
@@ -92,15 +95,7 @@ impl Llama {
                     budget.note_timings(llama_timings(&v["timings"]));
                 }
                 if let Some(piece) = v["content"].as_str() {
-                    // A server going on past the stage's limit: lexrun stops reading.
-                    if budget.take() {
-                        return Ok(budget.cut(text));
-                    }
-                    text.push_str(piece);
-                    tokens += 1;
-                    on_token(tokens);
-                    // A model saying the same passage again and again: lexrun stops reading.
-                    if let Some(r) = budget.looped(&mut text) {
+                    if let Some(r) = budget.piece(&mut text, piece, &mut tokens, on_token) {
                         return Ok(r);
                     }
                 }
@@ -115,26 +110,13 @@ impl Llama {
 }
 
 impl Backend for Llama {
-    fn chat<'a>(
-        &'a self,
-        call: &'a Call,
-        on_token: &'a (dyn Fn(u64) + Send + Sync),
-    ) -> BoxFuture<'a, Result<Reply, CallError>> {
+    fn chat<'a>(&'a self, call: &'a Call, on_token: OnToken<'a>) -> Answer<'a, Reply> {
         Box::pin(async move {
             if self.native {
                 return self.completion(call, on_token).await;
             }
             let mut body = chat_body(call);
-            body.insert("cache_prompt".into(), json!(!call.measure));
-            // Timings with every piece, so that an answer lexrun ends early (a loop, the
-            // stage's cap) still has its prompt's.
-            body.insert("timings_per_token".into(), json!(true));
-            if call.measure {
-                body.insert("ignore_eos".into(), json!(true));
-            }
-            if let Some(slot) = call.slot {
-                body.insert("id_slot".into(), json!(slot));
-            }
+            llama_options(&mut body, call);
             let url = self.root("/v1/chat/completions");
             stream_chat(
                 &self.http,
@@ -147,7 +129,7 @@ impl Backend for Llama {
         })
     }
 
-    fn health(&self) -> BoxFuture<'_, Result<Health, CallError>> {
+    fn health(&self) -> Answer<'_, Health> {
         Box::pin(async move {
             match self.http.get(&self.root("/health")).await {
                 Ok(_) => Ok(Health::Ready),
@@ -158,7 +140,7 @@ impl Backend for Llama {
         })
     }
 
-    fn identity<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, Result<Identity, CallError>> {
+    fn identity<'a>(&'a self, _model: &'a str) -> Answer<'a, Identity> {
         Box::pin(async move {
             let props = self.http.get_json(&self.root("/props")).await?;
             let model = props["model_alias"]
@@ -176,7 +158,7 @@ impl Backend for Llama {
         })
     }
 
-    fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Option<u64>, CallError>> {
+    fn count_tokens<'a>(&'a self, text: &'a str) -> Answer<'a, Option<u64>> {
         Box::pin(async move {
             let body = json!({"content": text, "add_special": true});
             let resp = self.http.post(&self.root("/tokenize"), &body).await?;

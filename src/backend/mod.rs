@@ -16,7 +16,9 @@ mod types;
 
 pub use http::{clip, error_message, sampling_value, ConnectError, Http};
 pub use kind::{MinBuild, ServerKind};
-pub use types::{Backend, BoxFuture, Call, CallError, Health, Identity, Limits, Reply, Timings};
+pub use types::{
+    Answer, Backend, BoxFuture, Call, CallError, Health, Identity, Limits, OnToken, Reply, Timings,
+};
 
 use std::time::{Duration, Instant};
 

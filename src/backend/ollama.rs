@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::http::{clip, sampling_value, Http};
 use super::stream::NdjsonDecoder;
-use super::types::{Backend, BoxFuture, Call, CallError, Health, Identity, Reply, Timings};
+use super::types::{Answer, Backend, Call, CallError, Health, Identity, OnToken, Reply, Timings};
 
 pub struct Ollama {
     http: Http,
@@ -63,11 +63,7 @@ fn timings(last: &Value) -> Timings {
 }
 
 impl Backend for Ollama {
-    fn chat<'a>(
-        &'a self,
-        call: &'a Call,
-        on_token: &'a (dyn Fn(u64) + Send + Sync),
-    ) -> BoxFuture<'a, Result<Reply, CallError>> {
+    fn chat<'a>(&'a self, call: &'a Call, on_token: OnToken<'a>) -> Answer<'a, Reply> {
         Box::pin(async move {
             let mut resp = self
                 .http
@@ -93,15 +89,7 @@ impl Backend for Ollama {
                     }
                     if let Some(piece) = v["message"]["content"].as_str() {
                         if !piece.is_empty() {
-                            // A server going on past the stage's limit: lexrun stops reading.
-                            if budget.take() {
-                                return Ok(budget.cut(text));
-                            }
-                            text.push_str(piece);
-                            tokens += 1;
-                            on_token(tokens);
-                            // A model saying the same passage again and again: lexrun stops reading.
-                            if let Some(r) = budget.looped(&mut text) {
+                            if let Some(r) = budget.piece(&mut text, piece, &mut tokens, on_token) {
                                 return Ok(r);
                             }
                         }
@@ -123,14 +111,11 @@ impl Backend for Ollama {
         })
     }
 
-    fn health(&self) -> BoxFuture<'_, Result<Health, CallError>> {
-        Box::pin(async move {
-            self.http.get(&self.http.url("/api/version")).await?;
-            Ok(Health::Ready)
-        })
+    fn health(&self) -> Answer<'_, Health> {
+        Box::pin(self.http.ready("/api/version"))
     }
 
-    fn identity<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Result<Identity, CallError>> {
+    fn identity<'a>(&'a self, model: &'a str) -> Answer<'a, Identity> {
         Box::pin(async move {
             let tags = self.http.get_json(&self.http.url("/api/tags")).await?;
             let want = |name: &str| name == model || name == format!("{model}:latest");
@@ -161,7 +146,7 @@ impl Backend for Ollama {
         })
     }
 
-    fn count_tokens<'a>(&'a self, _text: &'a str) -> BoxFuture<'a, Result<Option<u64>, CallError>> {
+    fn count_tokens<'a>(&'a self, _text: &'a str) -> Answer<'a, Option<u64>> {
         Box::pin(async { Ok(None) })
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::http::{clip, error_message, sampling_value, Http};
 use super::stream::{Budget, Sse, SseDecoder};
-use super::types::{Backend, BoxFuture, Call, CallError, Health, Identity, Reply, Timings};
+use super::types::{Answer, Backend, Call, CallError, Health, Identity, OnToken, Reply, Timings};
 
 pub struct OpenAi {
     http: Http,
@@ -48,7 +48,7 @@ pub async fn stream_chat(
     http: &Http,
     url: &str,
     body: &Value,
-    on_token: &(dyn Fn(u64) + Send + Sync),
+    on_token: OnToken<'_>,
     mut budget: Budget,
 ) -> Result<Reply, CallError> {
     let started = Instant::now();
@@ -88,16 +88,8 @@ pub async fn stream_chat(
             if let Some(choice) = v["choices"].get(0) {
                 if let Some(piece) = choice["delta"]["content"].as_str() {
                     if !piece.is_empty() {
-                        // A server going on past the stage's limit: lexrun stops reading.
-                        if budget.take() {
-                            return Ok(budget.cut(text));
-                        }
-                        text.push_str(piece);
-                        tokens += 1;
                         first_token.get_or_insert_with(Instant::now);
-                        on_token(tokens);
-                        // A model saying the same passage again and again: lexrun stops reading.
-                        if let Some(r) = budget.looped(&mut text) {
+                        if let Some(r) = budget.piece(&mut text, piece, &mut tokens, on_token) {
                             return Ok(r);
                         }
                     }
@@ -183,11 +175,7 @@ fn derived_timings(
 }
 
 impl Backend for OpenAi {
-    fn chat<'a>(
-        &'a self,
-        call: &'a Call,
-        on_token: &'a (dyn Fn(u64) + Send + Sync),
-    ) -> BoxFuture<'a, Result<Reply, CallError>> {
+    fn chat<'a>(&'a self, call: &'a Call, on_token: OnToken<'a>) -> Answer<'a, Reply> {
         Box::pin(async move {
             let mut body = chat_body(call);
             if let Some(n) = body.remove("max_tokens") {
@@ -205,14 +193,11 @@ impl Backend for OpenAi {
         })
     }
 
-    fn health(&self) -> BoxFuture<'_, Result<Health, CallError>> {
-        Box::pin(async move {
-            self.http.get(&self.http.url("/v1/models")).await?;
-            Ok(Health::Ready)
-        })
+    fn health(&self) -> Answer<'_, Health> {
+        Box::pin(self.http.ready("/v1/models"))
     }
 
-    fn identity<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Result<Identity, CallError>> {
+    fn identity<'a>(&'a self, model: &'a str) -> Answer<'a, Identity> {
         Box::pin(async move {
             let v = self.http.get_json(&self.http.url("/v1/models")).await?;
             let ids: Vec<&str> = v["data"]
@@ -241,7 +226,7 @@ impl Backend for OpenAi {
         })
     }
 
-    fn count_tokens<'a>(&'a self, _text: &'a str) -> BoxFuture<'a, Result<Option<u64>, CallError>> {
+    fn count_tokens<'a>(&'a self, _text: &'a str) -> Answer<'a, Option<u64>> {
         Box::pin(async { Ok(None) })
     }
 }

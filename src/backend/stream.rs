@@ -149,6 +149,26 @@ impl Budget {
         Some(r)
     }
 
+    /// Adds one piece of the answer to `text`, counting it in `tokens` and saying so to
+    /// `on_token`. A reply when lexrun stops reading here: a server going on past the
+    /// stage's limit (the piece is left out), or a model saying the same passage again and
+    /// again.
+    pub fn piece(
+        &mut self,
+        text: &mut String,
+        piece: &str,
+        tokens: &mut u64,
+        on_token: super::OnToken<'_>,
+    ) -> Option<super::Reply> {
+        if self.take() {
+            return Some(self.cut(std::mem::take(text)));
+        }
+        text.push_str(piece);
+        *tokens += 1;
+        on_token(*tokens);
+        self.looped(text)
+    }
+
     /// Counts one more piece; true when it would pass the limit, and the answer ends
     /// without it.
     pub fn take(&mut self) -> bool {

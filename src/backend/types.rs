@@ -12,6 +12,12 @@ use serde_json::Value;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// What a server's answer on its way is told with each token: the number of tokens so far.
+pub type OnToken<'a> = &'a (dyn Fn(u64) + Send + Sync);
+
+/// What a server is asked for, on its way.
+pub type Answer<'a, T> = BoxFuture<'a, Result<T, CallError>>;
+
 /// One model call.
 #[derive(Clone, Debug)]
 pub struct Call {
@@ -117,16 +123,12 @@ impl CallError {
 /// A model server.
 pub trait Backend: Send + Sync {
     /// Streams one answer; `on_token` is told the number of tokens so far.
-    fn chat<'a>(
-        &'a self,
-        call: &'a Call,
-        on_token: &'a (dyn Fn(u64) + Send + Sync),
-    ) -> BoxFuture<'a, Result<Reply, CallError>>;
-    fn health(&self) -> BoxFuture<'_, Result<Health, CallError>>;
+    fn chat<'a>(&'a self, call: &'a Call, on_token: OnToken<'a>) -> Answer<'a, Reply>;
+    fn health(&self) -> Answer<'_, Health>;
     /// The server's identity for `model` (for Ollama, also whether the model exists).
-    fn identity<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Result<Identity, CallError>>;
+    fn identity<'a>(&'a self, model: &'a str) -> Answer<'a, Identity>;
     /// Tokens in `text` by the served model's own tokenizer, when the server can count them.
-    fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Option<u64>, CallError>>;
+    fn count_tokens<'a>(&'a self, text: &'a str) -> Answer<'a, Option<u64>>;
 }
 
 /// Timeouts and retry limits for every call.

@@ -261,16 +261,19 @@ fn carry_over(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::hard_link(from, to).or_else(|_| std::fs::copy(from, to).map(|_| ()))
 }
 
+/// The root of a document's page tree, if its catalogue names one.
+fn page_tree(doc: &Document) -> Option<ObjectId> {
+    doc.catalog()
+        .ok()
+        .and_then(|c| c.get(b"Pages").ok())
+        .and_then(|p| p.as_reference().ok())
+}
+
 /// Gives each place in the page tree its own page object: a page object listed twice (a
 /// damaged or hand-made file) would otherwise take every stamp meant for each of its places.
 /// The copy shares the original's content streams, which stamping never changes.
 pub(crate) fn unshare_pages(doc: &mut Document) {
-    let Some(root) = doc
-        .catalog()
-        .ok()
-        .and_then(|c| c.get(b"Pages").ok())
-        .and_then(|p| p.as_reference().ok())
-    else {
+    let Some(root) = page_tree(doc) else {
         return;
     };
     let mut pages = BTreeSet::new();
@@ -421,12 +424,7 @@ fn qpdf_count(path: &Path) -> Option<usize> {
 /// (a loop or a shared branch is not followed again), a page listed twice is copied, and
 /// the attributes pages inherit are set on each. Returns how many pages it found.
 fn flatten(doc: &mut Document) -> usize {
-    let Some(root) = doc
-        .catalog()
-        .ok()
-        .and_then(|c| c.get(b"Pages").ok())
-        .and_then(|p| p.as_reference().ok())
-    else {
+    let Some(root) = page_tree(doc) else {
         return 0;
     };
     let mut nodes = BTreeSet::new();
@@ -503,12 +501,7 @@ fn add_blank_pages(doc: &mut Document, n: usize) {
     if n == 0 {
         return;
     }
-    let Some(root) = doc
-        .catalog()
-        .ok()
-        .and_then(|c| c.get(b"Pages").ok())
-        .and_then(|p| p.as_reference().ok())
-    else {
+    let Some(root) = page_tree(doc) else {
         return;
     };
     let first = doc.get_pages().into_values().next();
@@ -540,11 +533,7 @@ fn add_blank_pages(doc: &mut Document, n: usize) {
 /// What is wrong with a page tree that lopdf's page list does not count as qpdf does: a node
 /// reached twice (a loop, or a shared subtree), or a leaf that is not a page.
 fn tree_problem(doc: &Document) -> Option<String> {
-    let root = doc
-        .catalog()
-        .ok()
-        .and_then(|c| c.get(b"Pages").ok())
-        .and_then(|p| p.as_reference().ok())?;
+    let root = page_tree(doc)?;
     let mut nodes = BTreeSet::new();
     let mut stack = vec![root];
     // Each object is looked at once, so the walk is bounded by the file's own objects.

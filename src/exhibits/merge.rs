@@ -75,11 +75,7 @@ fn text_page(doc: &mut Document, font: ObjectId, lines: &[(f64, f64, f64, String
 fn refuse_overwriting_inputs(exhibits: &[PathBuf], output: &Path) -> Result<(), BatesError> {
     use std::os::unix::fs::MetadataExt;
     let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-    let stem = output
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let index = output.with_file_name(format!("{stem}-index.md"));
+    let index = index_path(output);
     for out in [output, index.as_path()] {
         let Some(o) = id(out) else { continue };
         if exhibits.iter().any(|e| id(e) == Some(o)) {
@@ -113,36 +109,7 @@ pub fn merge(
     let prepared = crate::sources::pdf::prepare(exhibits).map_err(crate::sources::Unreadables)?;
     for (i, (path, pdf)) in exhibits.iter().zip(&prepared.pdfs).enumerate() {
         let shown = path.display().to_string();
-        let mut doc = load(pdf)?;
-        doc.renumber_objects_with(binder.max_id + 1);
-        let pages: Vec<ObjectId> = doc.get_pages().into_values().collect();
-        if pages.is_empty() {
-            return Err(BatesError::NoPages(shown));
-        }
-        // Attributes a page inherits from its old page tree move onto the page itself.
-        let mut fixed = Vec::new();
-        for p in &pages {
-            let mut attrs = Vec::new();
-            for key in [b"MediaBox".as_slice(), b"CropBox", b"Resources", b"Rotate"] {
-                if let Some(v) = inherited(&doc, *p, key) {
-                    attrs.push((key.to_vec(), v));
-                }
-            }
-            fixed.push((*p, attrs));
-        }
-        let numbers: Vec<u32> = doc.get_pages().into_keys().collect();
-        let stamps: Vec<Option<String>> = numbers
-            .iter()
-            .map(|n| {
-                doc.extract_text(&[*n])
-                    .ok()
-                    .and_then(|t| crate::sources::stamp_of(&t))
-            })
-            .collect();
-        binder.max_id = doc.max_id;
-        for (id, obj) in std::mem::take(&mut doc.objects) {
-            binder.objects.insert(id, obj);
-        }
+        let (fixed, stamps) = take_in(&mut binder, pdf, &shown)?;
         let letter = letter(i);
         if opts.slip_sheets {
             let label = format!("Exhibit {letter}");
@@ -151,6 +118,7 @@ pub fn merge(
             kids.push(slip);
         }
         let binder_page = kids.len() as u32 + 1;
+        let fixed_len = fixed.len();
         for (p, attrs) in fixed {
             if let Ok(d) = binder.get_dictionary_mut(p) {
                 for (k, v) in attrs {
@@ -169,7 +137,7 @@ pub fn merge(
             letter,
             description: describe(path),
             file: shown,
-            pages: pages.len() as u32,
+            pages: fixed_len as u32,
             first_bates: stamps.first().cloned().flatten(),
             last_bates: stamps.last().cloned().flatten(),
             binder_page: binder_page - u32::from(opts.slip_sheets),
@@ -196,28 +164,7 @@ pub fn merge(
     );
     let mut catalog = dictionary! { "Type" => "Catalog", "Pages" => pages_id };
     if opts.bookmarks && !entries.is_empty() {
-        let outlines = binder.new_object_id();
-        let ids: Vec<ObjectId> = entries.iter().map(|_| binder.new_object_id()).collect();
-        for (i, e) in entries.iter().enumerate() {
-            let mut item = dictionary! {
-                "Title" => Object::string_literal(format!("Exhibit {}: {}", e.letter, e.description)),
-                "Parent" => outlines,
-                "Dest" => vec![Object::Reference(firsts[i]), "Fit".into()],
-            };
-            if i > 0 {
-                item.set("Prev", ids[i - 1]);
-            }
-            if i + 1 < ids.len() {
-                item.set("Next", ids[i + 1]);
-            }
-            binder.objects.insert(ids[i], Object::Dictionary(item));
-        }
-        binder.objects.insert(
-            outlines,
-            Object::Dictionary(dictionary! {
-                "Type" => "Outlines", "First" => ids[0], "Last" => ids[ids.len() - 1], "Count" => ids.len() as i64,
-            }),
-        );
+        let outlines = bookmarks(&mut binder, &entries, &firsts);
         catalog.set("Outlines", outlines);
         catalog.set("PageMode", "UseOutlines");
     }
@@ -231,15 +178,92 @@ pub fn merge(
     }
     write_atomically(output, |f| binder.save_to(f).map_err(|e| e.to_string()))?;
     let md = index_markdown(&opts.title, &entries);
-    let stem = output
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let md_path = output.with_file_name(format!("{stem}-index.md"));
+    let md_path = index_path(output);
     write_atomically(&md_path, |f| {
         std::io::Write::write_all(f, md.as_bytes()).map_err(|e| e.to_string())
     })?;
     Ok(entries)
+}
+
+/// Where the binder's index is written: `<output stem>-index.md` beside it.
+fn index_path(output: &Path) -> PathBuf {
+    let stem = output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    output.with_file_name(format!("{stem}-index.md"))
+}
+
+/// Page attributes to set on a page of the binder.
+type Attrs = Vec<(Vec<u8>, Object)>;
+
+/// Moves the objects of one exhibit's PDF into the binder: its pages, each with the
+/// attributes it inherited from its old page tree (to be set on the page itself), and the
+/// Bates stamp each page shows.
+fn take_in(
+    binder: &mut Document,
+    pdf: &Path,
+    shown: &str,
+) -> Result<(Vec<(ObjectId, Attrs)>, Vec<Option<String>>), BatesError> {
+    let mut doc = load(pdf)?;
+    doc.renumber_objects_with(binder.max_id + 1);
+    let pages: Vec<ObjectId> = doc.get_pages().into_values().collect();
+    if pages.is_empty() {
+        return Err(BatesError::NoPages(shown.to_string()));
+    }
+    // Attributes a page inherits from its old page tree move onto the page itself.
+    let mut fixed = Vec::new();
+    for p in &pages {
+        let mut attrs = Vec::new();
+        for key in [b"MediaBox".as_slice(), b"CropBox", b"Resources", b"Rotate"] {
+            if let Some(v) = inherited(&doc, *p, key) {
+                attrs.push((key.to_vec(), v));
+            }
+        }
+        fixed.push((*p, attrs));
+    }
+    let numbers: Vec<u32> = doc.get_pages().into_keys().collect();
+    let stamps: Vec<Option<String>> = numbers
+        .iter()
+        .map(|n| {
+            doc.extract_text(&[*n])
+                .ok()
+                .and_then(|t| crate::sources::stamp_of(&t))
+        })
+        .collect();
+    binder.max_id = doc.max_id;
+    for (id, obj) in std::mem::take(&mut doc.objects) {
+        binder.objects.insert(id, obj);
+    }
+    Ok((fixed, stamps))
+}
+
+/// The binder's bookmarks: one per exhibit, to its first page (its slip sheet, if any);
+/// the outline's root.
+fn bookmarks(binder: &mut Document, entries: &[Entry], firsts: &[ObjectId]) -> ObjectId {
+    let outlines = binder.new_object_id();
+    let ids: Vec<ObjectId> = entries.iter().map(|_| binder.new_object_id()).collect();
+    for (i, e) in entries.iter().enumerate() {
+        let mut item = dictionary! {
+            "Title" => Object::string_literal(format!("Exhibit {}: {}", e.letter, e.description)),
+            "Parent" => outlines,
+            "Dest" => vec![Object::Reference(firsts[i]), "Fit".into()],
+        };
+        if i > 0 {
+            item.set("Prev", ids[i - 1]);
+        }
+        if i + 1 < ids.len() {
+            item.set("Next", ids[i + 1]);
+        }
+        binder.objects.insert(ids[i], Object::Dictionary(item));
+    }
+    binder.objects.insert(
+        outlines,
+        Object::Dictionary(dictionary! {
+            "Type" => "Outlines", "First" => ids[0], "Last" => ids[ids.len() - 1], "Count" => ids.len() as i64,
+        }),
+    );
+    outlines
 }
 
 /// The index page's lines: (font size, x, y, text), one column per field.

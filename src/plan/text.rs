@@ -17,88 +17,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 pub(super) fn render(p: &Plan) -> String {
     let mut s = String::new();
-    let w = &p.workflow;
-    let _ = writeln!(
-        s,
-        "Workflow {}{}",
-        w.name,
-        if w.description.is_empty() {
-            String::new()
-        } else {
-            format!(" — {}", w.description)
-        }
-    );
-    let _ = writeln!(
-        s,
-        "Plan {} · {} · {} · {} · {} · {}",
-        &p.hash[..12],
-        plural(p.pools.len(), "pool", "pools"),
-        plural(p.models.len(), "model", "models"),
-        plural(p.steps.len(), "step", "steps"),
-        plural(p.verify.len(), "verification", "verifications"),
-        plural(p.outputs.len(), "output", "outputs"),
-    );
-    if let Some(m) = &w.matter {
-        let _ = writeln!(s, "Default matter folder: {m}");
-    }
-    if let Some(l) = &w.ledger {
-        let _ = writeln!(s, "Shared ledger: {l}");
-    }
-
-    if !p.pools.is_empty() {
-        let _ = writeln!(s, "\nHardware pools");
-        for pool in &p.pools {
-            let mut facts = vec![format!("host {}", pool.host)];
-            if pool.gpus.is_empty() {
-                facts.push("no GPUs declared".into());
-            } else {
-                let ids: Vec<String> = pool.gpus.iter().map(u32::to_string).collect();
-                facts.push(format!(
-                    "GPU{} {}",
-                    if ids.len() == 1 { "" } else { "s" },
-                    ids.join(",")
-                ));
-            }
-            match pool.link {
-                Some(Link::Nvlink) => facts.push("NVLink".into()),
-                Some(Link::Pcie) => facts.push("PCIe".into()),
-                None => {}
-            }
-            if !pool.vram.is_empty() {
-                let mut sizes: Vec<String> = Vec::new();
-                let mut i = 0;
-                while i < pool.vram.len() {
-                    let run = pool.vram[i..]
-                        .iter()
-                        .take_while(|v| **v == pool.vram[i])
-                        .count();
-                    sizes.push(if run > 1 {
-                        format!("{run} × {}", gib(pool.vram[i]))
-                    } else {
-                        gib(pool.vram[i])
-                    });
-                    i += run;
-                }
-                facts.push(sizes.join(" + "));
-            }
-            if let Some(c) = pool.compute {
-                facts.push(format!("compute {c:.1}"));
-            }
-            let _ = writeln!(s, "  + pool {}: {}", pool.name, facts.join(" · "));
-            let _ = writeln!(
-                s,
-                "      serves {} at {} · {}",
-                pool.server.as_str(),
-                crate::redact::url(&pool.endpoint),
-                plural(
-                    pool.slots as usize,
-                    "request at a time",
-                    "requests at a time"
-                )
-            );
-        }
-    }
-
+    header(&mut s, p);
+    pools(&mut s, p);
     if !p.models.is_empty() {
         let _ = writeln!(s, "\nModels (each stays loaded on its pool)");
         for m in &p.models {
@@ -133,6 +53,112 @@ pub(super) fn render(p: &Plan) -> String {
         }
     }
 
+    verification(&mut s, p);
+    if !p.outputs.is_empty() {
+        let _ = writeln!(s, "\nOutputs");
+        for o in &p.outputs {
+            let appendix = o
+                .appendix
+                .as_ref()
+                .map_or(String::new(), |a| format!(" with the {a} report appended"));
+            let _ = writeln!(s, "  + {} ← {} ({}){appendix}", o.path, o.from, o.format);
+        }
+    }
+    s
+}
+
+/// The workflow's name and description, the plan's hash and counts, its matter and ledger.
+fn header(s: &mut String, p: &Plan) {
+    let w = &p.workflow;
+    let _ = writeln!(
+        s,
+        "Workflow {}{}",
+        w.name,
+        if w.description.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", w.description)
+        }
+    );
+    let _ = writeln!(
+        s,
+        "Plan {} · {} · {} · {} · {} · {}",
+        &p.hash[..12],
+        plural(p.pools.len(), "pool", "pools"),
+        plural(p.models.len(), "model", "models"),
+        plural(p.steps.len(), "step", "steps"),
+        plural(p.verify.len(), "verification", "verifications"),
+        plural(p.outputs.len(), "output", "outputs"),
+    );
+    if let Some(m) = &w.matter {
+        let _ = writeln!(s, "Default matter folder: {m}");
+    }
+    if let Some(l) = &w.ledger {
+        let _ = writeln!(s, "Shared ledger: {l}");
+    }
+}
+
+/// The hardware pools: host, GPUs, link, memory and compute, and what each serves.
+fn pools(s: &mut String, p: &Plan) {
+    if !p.pools.is_empty() {
+        let _ = writeln!(s, "\nHardware pools");
+        for pool in &p.pools {
+            let mut facts = vec![format!("host {}", pool.host)];
+            if pool.gpus.is_empty() {
+                facts.push("no GPUs declared".into());
+            } else {
+                let ids: Vec<String> = pool.gpus.iter().map(u32::to_string).collect();
+                facts.push(format!(
+                    "GPU{} {}",
+                    if ids.len() == 1 { "" } else { "s" },
+                    ids.join(",")
+                ));
+            }
+            match pool.link {
+                Some(Link::Nvlink) => facts.push("NVLink".into()),
+                Some(Link::Pcie) => facts.push("PCIe".into()),
+                None => {}
+            }
+            if !pool.vram.is_empty() {
+                facts.push(vram_sizes(&pool.vram));
+            }
+            if let Some(c) = pool.compute {
+                facts.push(format!("compute {c:.1}"));
+            }
+            let _ = writeln!(s, "  + pool {}: {}", pool.name, facts.join(" · "));
+            let _ = writeln!(
+                s,
+                "      serves {} at {} · {}",
+                pool.server.as_str(),
+                crate::redact::url(&pool.endpoint),
+                plural(
+                    pool.slots as usize,
+                    "request at a time",
+                    "requests at a time"
+                )
+            );
+        }
+    }
+}
+
+/// A pool's GPU memory, equal sizes in a row counted once: `2 × 24.0 GiB + 48.0 GiB`.
+fn vram_sizes(vram: &[u64]) -> String {
+    let mut sizes: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < vram.len() {
+        let run = vram[i..].iter().take_while(|v| **v == vram[i]).count();
+        sizes.push(if run > 1 {
+            format!("{run} × {}", gib(vram[i]))
+        } else {
+            gib(vram[i])
+        });
+        i += run;
+    }
+    sizes.join(" + ")
+}
+
+/// Each verified stage: what it is checked against, its rules, judge and revisions.
+fn verification(s: &mut String, p: &Plan) {
     if !p.verify.is_empty() {
         let _ = writeln!(
             s,
@@ -178,18 +204,6 @@ pub(super) fn render(p: &Plan) -> String {
             }
         }
     }
-
-    if !p.outputs.is_empty() {
-        let _ = writeln!(s, "\nOutputs");
-        for o in &p.outputs {
-            let appendix = o
-                .appendix
-                .as_ref()
-                .map_or(String::new(), |a| format!(" with the {a} report appended"));
-            let _ = writeln!(s, "  + {} ← {} ({}){appendix}", o.path, o.from, o.format);
-        }
-    }
-    s
 }
 
 fn model(s: &mut String, m: &Model, p: &Plan) {

@@ -162,125 +162,168 @@ async fn judge(
     ev: &verify::Evidence,
     props: &[Proposition],
 ) -> Result<Judged, JudgeFailure> {
-    let model_name = model_name.to_string();
-    let fail = |pages: String, tokens: String, cause: JudgeCause| JudgeFailure {
+    let unjudged = |cause: CallFailure| JudgeFailure {
         stage: stage.to_string(),
-        model: model_name.clone(),
-        pages,
-        tokens,
-        cause,
+        model: model_name.to_string(),
+        pages: "no page".to_string(),
+        tokens: "no tokens".into(),
+        cause: JudgeCause::Call(cause),
     };
-    let none = || "no page".to_string();
     let Some(node) = sh.plan.models.iter().find(|x| x.name == model_name) else {
-        return Err(fail(
-            none(),
-            "no tokens".into(),
-            JudgeCause::Call(CallFailure::NoModel(model_name.clone())),
-        ));
+        return Err(unjudged(CallFailure::NoModel(model_name.to_string())));
     };
     let model = &node.item;
     let Some(pool) = sh.pools.get(&model.pool) else {
-        return Err(fail(
-            none(),
-            "no tokens".into(),
-            JudgeCause::Call(CallFailure::NoPool(model.pool.clone())),
-        ));
+        return Err(unjudged(CallFailure::NoPool(model.pool.clone())));
     };
-    let key = stage_key(sh.multi, &m.name, &format!("judge {stage}"));
+    let j = Judge::new(sh, m, stage, node, pool, round);
     // Every call's pages and prompt first, so that a failure can name them all.
     let batches = proposition::batches(props);
     let mut calls = Vec::with_capacity(batches.len());
     for b in &batches {
         let pages = pages_of(ev, b)
-            .map_err(|e| fail(proposition::names(&b.pages), "no tokens".into(), e))?;
+            .map_err(|e| j.fail(proposition::names(&b.pages), "no tokens".into(), e))?;
         let statements: Vec<&str> = b.members.iter().map(|&i| props[i].text.as_str()).collect();
         let text = proposition::prompt(&pages, &statements);
         calls.push((pages, text));
     }
-    let dir = m
-        .run_dir
-        .join(format!("verify-{stage}"))
-        .join(if round > 1 {
-            format!("judge-round-{round}")
-        } else {
-            "judge".into()
-        });
-    let _ = crate::atomic::private_dir(&dir);
-    let j = Judge {
-        sh,
-        m,
-        stage,
-        model,
-        node: blake3::hash(format!("judge\0{}", node.hash).as_bytes())
-            .to_hex()
-            .to_string(),
-        judged_as: format!("judge {stage}"),
-        pool,
-        dir,
-        key,
-        round,
-        stop: Default::default(),
-    };
+    let _ = crate::atomic::private_dir(&j.dir);
     let mut out = Judged::default();
-    // The server is asked once for all the batches, unless the ledger names the model of
-    // every one and each is in the cache (`--offline`, or a server that does not answer).
-    let mut known = Vec::with_capacity(calls.len());
-    for (n, (b, (_, text))) in batches.iter().zip(&calls).enumerate() {
-        let parse = |t: &str| proposition::parse(t, b.members.len());
-        let mut log = CallLog::default();
-        let ident = j
-            .call(n + 1, b.members.len(), &parse)
-            .ledger_identity(text, &mut log)
-            .await
-            .map_err(|e| {
-                fail(
-                    proposition::names(&b.pages),
-                    "no tokens".into(),
-                    JudgeCause::Call(e),
-                )
-            })?;
-        out.identity = log.identity.unwrap_or(out.identity);
-        known.push(ident.map(|i| (i, true)));
-    }
-    if known.iter().any(Option::is_none) {
-        let parse = |t: &str| proposition::parse(t, 0);
-        let mut log = CallLog::default();
-        let ident = j.call(1, 0, &parse).server(&mut log).await.map_err(|e| {
-            let all: Vec<Location> = batches.iter().flat_map(|b| b.pages.clone()).collect();
-            let tokens: u64 = calls
-                .iter()
-                .map(|(_, t)| (t.len() as u64).div_ceil(4))
-                .sum();
-            fail(
-                proposition::names(&all),
-                format!(
-                    "about {tokens} prompt tokens in {} call{}",
-                    calls.len(),
-                    if calls.len() == 1 { "" } else { "s" }
-                ),
-                JudgeCause::Call(e),
-            )
-        })?;
-        out.identity = ident.model.clone();
-        for k in known.iter_mut().filter(|k| k.is_none()) {
-            *k = Some((ident.clone(), false));
+    let known = j.identities(&batches, &calls, &mut out).await?;
+    j.send_all(batches, calls, known, ev, props, out).await
+}
+
+/// A batch's cited pages and the prompt that gives them to the judge.
+type Prompt = (Vec<Page>, String);
+
+impl<'a> Judge<'a> {
+    /// The judge of `stage` on `pool`; its calls are written under the matter's run folder.
+    fn new(
+        sh: &'a Shared,
+        m: &'a Matter,
+        stage: &'a str,
+        node: &'a crate::plan::Node<Model>,
+        pool: &'a PoolRt,
+        round: u32,
+    ) -> Self {
+        let dir = m
+            .run_dir
+            .join(format!("verify-{stage}"))
+            .join(if round > 1 {
+                format!("judge-round-{round}")
+            } else {
+                "judge".into()
+            });
+        Judge {
+            sh,
+            m,
+            stage,
+            model: &node.item,
+            node: blake3::hash(format!("judge\0{}", node.hash).as_bytes())
+                .to_hex()
+                .to_string(),
+            judged_as: format!("judge {stage}"),
+            pool,
+            dir,
+            key: stage_key(sh.multi, &m.name, &format!("judge {stage}")),
+            round,
+            stop: Default::default(),
         }
     }
-    let mut outcomes: Vec<Option<verify::Outcome>> = vec![None; props.len()];
-    for (i, p) in props.iter().enumerate() {
-        if p.cited.is_empty() {
-            outcomes[i] = Some(proposition::uncited(p));
+
+    /// A failure of this judge, on `pages`, with the prompt's `tokens`.
+    fn fail(&self, pages: String, tokens: String, cause: JudgeCause) -> JudgeFailure {
+        JudgeFailure {
+            stage: self.stage.to_string(),
+            model: self.model.name.clone(),
+            pages,
+            tokens,
+            cause,
         }
     }
-    // The batches go out together; the pool's slots decide how many run at once, and each
-    // call takes the next slot so that they do not queue behind one.
-    let sends = batches.iter().zip(calls).zip(known).enumerate().map(
-        |(n, ((batch, (pages, text)), ident))| {
-            let j = &j;
-            async move {
+
+    /// The model that answers each batch, and whether the ledger named it. The server is
+    /// asked once for all the batches, unless the ledger names the model of every one and
+    /// each is in the cache (`--offline`, or a server that does not answer).
+    async fn identities(
+        &self,
+        batches: &[Batch],
+        calls: &[Prompt],
+        out: &mut Judged,
+    ) -> Result<Vec<Option<(Identity, bool)>>, JudgeFailure> {
+        let mut known = Vec::with_capacity(calls.len());
+        for (n, (b, (_, text))) in batches.iter().zip(calls).enumerate() {
+            let parse = |t: &str| proposition::parse(t, b.members.len());
+            let mut log = CallLog::default();
+            let ident = self
+                .call(n + 1, b.members.len(), &parse)
+                .ledger_identity(text, &mut log)
+                .await
+                .map_err(|e| {
+                    self.fail(
+                        proposition::names(&b.pages),
+                        "no tokens".into(),
+                        JudgeCause::Call(e),
+                    )
+                })?;
+            out.identity = log.identity.unwrap_or(std::mem::take(&mut out.identity));
+            known.push(ident.map(|i| (i, true)));
+        }
+        if known.iter().any(Option::is_none) {
+            let parse = |t: &str| proposition::parse(t, 0);
+            let mut log = CallLog::default();
+            let ident = self
+                .call(1, 0, &parse)
+                .server(&mut log)
+                .await
+                .map_err(|e| {
+                    let all: Vec<Location> = batches.iter().flat_map(|b| b.pages.clone()).collect();
+                    let tokens: u64 = calls
+                        .iter()
+                        .map(|(_, t)| (t.len() as u64).div_ceil(4))
+                        .sum();
+                    self.fail(
+                        proposition::names(&all),
+                        format!(
+                            "about {tokens} prompt tokens in {} call{}",
+                            calls.len(),
+                            if calls.len() == 1 { "" } else { "s" }
+                        ),
+                        JudgeCause::Call(e),
+                    )
+                })?;
+            out.identity = ident.model.clone();
+            for k in known.iter_mut().filter(|k| k.is_none()) {
+                *k = Some((ident.clone(), false));
+            }
+        }
+        Ok(known)
+    }
+
+    /// Sends the batches together (the pool's slots decide how many run at once, and each
+    /// call takes the next slot so that they do not queue behind one) and grounds their
+    /// verdicts; sentences that cite nothing are judged without a call. The first batch
+    /// that failed is the error; those it stopped are not.
+    async fn send_all(
+        &self,
+        batches: Vec<Batch>,
+        calls: Vec<Prompt>,
+        known: Vec<Option<(Identity, bool)>>,
+        ev: &verify::Evidence,
+        props: &[Proposition],
+        mut out: Judged,
+    ) -> Result<Judged, JudgeFailure> {
+        let mut outcomes: Vec<Option<verify::Outcome>> = vec![None; props.len()];
+        for (i, p) in props.iter().enumerate() {
+            if p.cited.is_empty() {
+                outcomes[i] = Some(proposition::uncited(p));
+            }
+        }
+        let sends = batches.iter().zip(calls).zip(known).enumerate().map(
+            |(n, ((batch, (pages, text)), ident))| async move {
                 let mut done = Judged::default();
                 let (ident, from_ledger) = ident.unwrap_or_default();
-                let verdicts = j
+                let verdicts = self
                     .verdicts(
                         n + 1,
                         text,
@@ -291,34 +334,33 @@ async fn judge(
                     )
                     .await;
                 (batch, pages, done, verdicts)
+            },
+        );
+        let results = futures::future::join_all(sends).await;
+        let first_failure = results.iter().position(
+            |r| matches!(&r.3, Err((_, c)) if !matches!(c, JudgeCause::Call(CallFailure::NotSent))),
+        );
+        for (k, (batch, pages, done, verdicts)) in results.into_iter().enumerate() {
+            out.calls += done.calls;
+            out.cached += done.cached;
+            out.retries.extend(done.retries);
+            out.prompt_tokens += done.prompt_tokens;
+            let verdicts = match verdicts {
+                Ok(v) => v,
+                Err((tokens, e)) if first_failure == Some(k) => {
+                    return Err(self.fail(proposition::names(&batch.pages), tokens, e))
+                }
+                Err(_) => continue,
+            };
+            for (&i, v) in batch.members.iter().zip(&verdicts) {
+                outcomes[i] = Some(proposition::ground(&props[i], v, &pages, &|q| {
+                    proposition::find_in(ev, q)
+                }));
             }
-        },
-    );
-    let results = futures::future::join_all(sends).await;
-    // The first batch that failed is the error; those it stopped are not.
-    let first_failure = results.iter().position(
-        |r| matches!(&r.3, Err((_, c)) if !matches!(c, JudgeCause::Call(CallFailure::NotSent))),
-    );
-    for (k, (batch, pages, done, verdicts)) in results.into_iter().enumerate() {
-        out.calls += done.calls;
-        out.cached += done.cached;
-        out.retries.extend(done.retries);
-        out.prompt_tokens += done.prompt_tokens;
-        let verdicts = match verdicts {
-            Ok(v) => v,
-            Err((tokens, e)) if first_failure == Some(k) => {
-                return Err(fail(proposition::names(&batch.pages), tokens, e))
-            }
-            Err(_) => continue,
-        };
-        for (&i, v) in batch.members.iter().zip(&verdicts) {
-            outcomes[i] = Some(proposition::ground(&props[i], v, &pages, &|q| {
-                proposition::find_in(ev, q)
-            }));
         }
+        out.outcomes = outcomes.into_iter().flatten().collect();
+        Ok(out)
     }
-    out.outcomes = outcomes.into_iter().flatten().collect();
-    Ok(out)
 }
 
 /// The text of a batch's pages, from the evidence the verification read.

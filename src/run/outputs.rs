@@ -101,78 +101,13 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
             .any(|s| s.name == format!("judge {stage}") && s.status == Some(Status::Failed))
     };
     let mut written = Vec::new();
-    let lock = if sh.plan.outputs.is_empty() {
-        Ok(None)
-    } else {
-        FolderLock::claim(&m.out_dir, &m.name, &m.dir).map(Some)
-    };
-    let out_dir = match &lock {
-        Ok(Some(l)) => l.dir.clone(),
-        _ => m.out_dir.clone(),
-    };
-    if out_dir != m.out_dir {
-        sh.events.say(&format!(
-            "  outputs of the matter `{}` go to {}: {} holds another matter's",
-            m.name,
-            out_dir.display(),
-            m.out_dir.display()
-        ));
-    }
+    let (lock, out_dir) = output_folder(sh, m);
     for o in &sh.plan.outputs {
         let dest = out_dir.join(&o.path);
         let (status, missing) = if let Err(e) = &lock {
             (format!("not written: {e}"), true)
         } else if blocked(&o.from) {
-            // A document of a model's draft is still written for a person to read, as a
-            // blocked draft beside the declared path; nothing else leaves.
-            let doc = matches!(o.format.as_str(), "docx" | "pdf")
-                && rec
-                    .steps
-                    .iter()
-                    .rev()
-                    .find(|s| s.name == o.from)
-                    .is_some_and(|s| s.kind == "model");
-            let block = sh
-                .plan
-                .verify
-                .iter()
-                .map(|u| &u.item)
-                .find(|v| v.stage == o.from);
-            match (doc, block) {
-                (true, Some(v)) => {
-                    let draft = blocked::blocked_path(&dest);
-                    let made = render_output(sh, m, rec, o, &draft, Some(v)).and_then(
-                        |(bytes, removed)| {
-                            commit_output(sh, m, rec, o, &draft, bytes).map(|()| removed)
-                        },
-                    );
-                    match made {
-                        Ok(removed) => {
-                            written.push(OutputRecord {
-                                path: draft.display().to_string(),
-                                from: o.from.clone(),
-                                status: format!(
-                                    "written as a blocked draft, not for filing: {removed} unsupported claim{} removed and listed in its appendix",
-                                    if removed == 1 { "" } else { "s" }
-                                ),
-                                missing: false,
-                            });
-                            (
-                                format!(
-                                    "not written: verification blocked it (its blocked draft is {})",
-                                    draft.file_name().unwrap_or_default().to_string_lossy()
-                                ),
-                                false,
-                            )
-                        }
-                        Err(e) => (
-                            format!("not written: verification blocked it, and its blocked draft could not be made: {e}"),
-                            false,
-                        ),
-                    }
-                }
-                _ => ("not written: verification blocked it".to_string(), false),
-            }
+            write_blocked(sh, m, rec, o, &dest, &mut written)
         } else if unjudged(&o.from) {
             (
                 "not written: its sentences citing pages could not be judged".to_string(),
@@ -218,6 +153,86 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
     }
     drop(lock);
     rec.outputs = written;
+}
+
+/// The lock on the folder a matter's outputs go to (none when the plan declares none), and
+/// that folder: the matter's output folder, or one of its own inside it when that holds
+/// another matter's outputs (which the run says).
+fn output_folder(sh: &Shared, m: &Matter) -> (std::io::Result<Option<FolderLock>>, PathBuf) {
+    let lock = if sh.plan.outputs.is_empty() {
+        Ok(None)
+    } else {
+        FolderLock::claim(&m.out_dir, &m.name, &m.dir).map(Some)
+    };
+    let out_dir = match &lock {
+        Ok(Some(l)) => l.dir.clone(),
+        _ => m.out_dir.clone(),
+    };
+    if out_dir != m.out_dir {
+        sh.events.say(&format!(
+            "  outputs of the matter `{}` go to {}: {} holds another matter's",
+            m.name,
+            out_dir.display(),
+            m.out_dir.display()
+        ));
+    }
+    (lock, out_dir)
+}
+
+/// An output whose stage verification blocked: not written. A document of a model's draft
+/// is still written for a person to read, as a blocked draft beside the declared path
+/// (recorded in `written`); nothing else leaves. The declared output's status.
+fn write_blocked(
+    sh: &Shared,
+    m: &Matter,
+    rec: &MatterRecord,
+    o: &Output,
+    dest: &Path,
+    written: &mut Vec<OutputRecord>,
+) -> (String, bool) {
+    let doc = matches!(o.format.as_str(), "docx" | "pdf")
+        && rec
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.name == o.from)
+            .is_some_and(|s| s.kind == "model");
+    let block = sh
+        .plan
+        .verify
+        .iter()
+        .map(|u| &u.item)
+        .find(|v| v.stage == o.from);
+    let (true, Some(v)) = (doc, block) else {
+        return ("not written: verification blocked it".to_string(), false);
+    };
+    let draft = blocked::blocked_path(dest);
+    let made = render_output(sh, m, rec, o, &draft, Some(v))
+        .and_then(|(bytes, removed)| commit_output(sh, m, rec, o, &draft, bytes).map(|()| removed));
+    match made {
+        Ok(removed) => {
+            written.push(OutputRecord {
+                path: draft.display().to_string(),
+                from: o.from.clone(),
+                status: format!(
+                    "written as a blocked draft, not for filing: {removed} unsupported claim{} removed and listed in its appendix",
+                    if removed == 1 { "" } else { "s" }
+                ),
+                missing: false,
+            });
+            (
+                format!(
+                    "not written: verification blocked it (its blocked draft is {})",
+                    draft.file_name().unwrap_or_default().to_string_lossy()
+                ),
+                false,
+            )
+        }
+        Err(e) => (
+            format!("not written: verification blocked it, and its blocked draft could not be made: {e}"),
+            false,
+        ),
+    }
 }
 
 pub(super) fn status_word(s: Status) -> &'static str {
@@ -552,15 +567,7 @@ pub(super) fn render_document(
             .ok_or_else(|| OutputError::Unmarkable(step.name.clone()))?,
         None => body,
     };
-    let caption: Option<docx::Caption> = match std::fs::read(m.dir.join("matter.json")) {
-        Ok(b) => Some(
-            serde_json::from_slice(&b).map_err(|source| OutputError::Matter {
-                path: m.dir.join("matter.json"),
-                source,
-            })?,
-        ),
-        Err(_) => None,
-    };
+    let caption = read_caption(m)?;
     // A blocked draft is not to be signed: no signature block, no jurat.
     let closing = output
         .closing()
@@ -573,86 +580,16 @@ pub(super) fn render_document(
             let vars = json!({"affiant": affiant.unwrap_or_else(|| "Affiant".into())});
             prompt::render(document::AFFIDAVIT_CLOSING, &vars).unwrap_or_default()
         });
-    let table = if let Some(v) = &verification {
-        let rows = v["claims"]
-            .as_array()
-            .map(|cs| {
-                cs.iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        let detail = appendix_detail(c);
-                        let detail = match removed.contains(&i) {
-                            true if detail.is_empty() => "removed from this draft".to_string(),
-                            true => format!("removed from this draft: {detail}"),
-                            false => detail,
-                        };
-                        let src = &c["source"];
-                        vec![
-                            (i + 1).to_string(),
-                            c["kind"].as_str().unwrap_or("").into(),
-                            c["text"].as_str().unwrap_or("").into(),
-                            c["status"].as_str().unwrap_or("").into(),
-                            src["file"]
-                                .as_str()
-                                .map(|f| {
-                                    Path::new(f)
-                                        .file_name()
-                                        .map(|n| n.to_string_lossy().into_owned())
-                                        .unwrap_or_default()
-                                })
-                                .unwrap_or_default(),
-                            src["page"]
-                                .as_u64()
-                                .map(|p| p.to_string())
-                                .unwrap_or_default(),
-                            src["bates"].as_str().unwrap_or("").into(),
-                            detail,
-                        ]
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Some(docx::Table {
-            title: "Verification appendix".into(),
-            note: format!(
-                "{}Every citation, date, Bates number, quotation and amount {}{}, checked against the evidence: {} supported, {} unsupported{}.",
-                match blocked {
-                    Some(_) => format!("This draft was blocked: the {} claim{} marked “removed from this draft” below {} taken out of its text, each replaced there by its number in bold. ", removed.len(), if removed.len() == 1 { "" } else { "s" }, if removed.len() == 1 { "was" } else { "were" }),
-                    None => String::new(),
-                },
-                if blocked.is_some() { "the model wrote" } else { "in this document" },
-                if v["claims"].as_array().is_some_and(|cs| cs.iter().any(|c| c["kind"] == "proposition")) {
-                    ", and every sentence that cites pages, judged against those pages"
-                } else {
-                    ""
-                },
-                v["supported"],
-                v["unsupported"],
-                v["miscited"].as_u64().filter(|n| *n > 0).map(|n| format!(", {n} miscited (in the evidence, but not on the page cited)")).unwrap_or_default()
-            ),
-            header: ["#", "kind", "claim", "status", "source", "page", "Bates", "detail"]
-                .map(String::from)
-                .to_vec(),
-            rows,
-        })
-    } else {
-        None
-    };
+    let table = verification
+        .as_ref()
+        .map(|v| appendix_table(v, &removed, blocked.is_some()));
     let mut props = provenance(sh, m, step, &text);
     let notice = blocked.map(|_| {
         props.push((
             "lexrun.verification".into(),
             "blocked: not for filing".into(),
         ));
-        blocked::notice(
-            &m.name,
-            &sh.run_id,
-            removed.len(),
-            &Path::new(&output.path)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        )
+        blocked::notice(&m.name, &sh.run_id, removed.len(), &file_name(&output.path))
     });
     let d = docx::Document {
         title: output.title(),
@@ -664,22 +601,112 @@ pub(super) fn render_document(
         style: docx::Style::default(),
         properties: props.clone(),
     };
-    // Laid out in a private scratch folder, then written with the output's manifest.
+    Ok((lay_out(&d, dest, format, &props)?, removed.len()))
+}
+
+/// The caption in the matter's `matter.json`, if it has one.
+fn read_caption(m: &Matter) -> Result<Option<crate::document::docx::Caption>, OutputError> {
+    Ok(match std::fs::read(m.dir.join("matter.json")) {
+        Ok(b) => Some(
+            serde_json::from_slice(&b).map_err(|source| OutputError::Matter {
+                path: m.dir.join("matter.json"),
+                source,
+            })?,
+        ),
+        Err(_) => None,
+    })
+}
+
+/// The document laid out as `format` (DOCX, or PDF from it) in a private scratch folder;
+/// its bytes, to be written with the output's manifest.
+fn lay_out(
+    d: &crate::document::docx::Document,
+    dest: &Path,
+    format: &str,
+    props: &[(String, String)],
+) -> Result<Vec<u8>, OutputError> {
+    use crate::document::{self, docx};
     let work = tempfile::tempdir().map_err(DocumentError::TempDir)?;
     let stem = dest.file_stem().unwrap_or_default().to_string_lossy();
     let tmp_docx = work.path().join(format!("{stem}.docx"));
-    docx::write(&d, &tmp_docx)?;
+    docx::write(d, &tmp_docx)?;
     let made = if format == "docx" {
         tmp_docx
     } else {
         let pdf = work.path().join(format!("{stem}.pdf"));
-        document::docx_to_pdf(&tmp_docx, &pdf, &props)?;
+        document::docx_to_pdf(&tmp_docx, &pdf, props)?;
         pdf
     };
-    Ok((
-        std::fs::read(&made).map_err(read_err(&made))?,
-        removed.len(),
-    ))
+    std::fs::read(&made).map_err(read_err(&made))
+}
+
+/// The last part of a path, or nothing.
+fn file_name(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The verification appendix of a document: a row per claim of the report `v`, the
+/// claims `removed` from a blocked draft marked so.
+fn appendix_table(v: &Value, removed: &[usize], blocked: bool) -> crate::document::docx::Table {
+    let rows = v["claims"]
+        .as_array()
+        .map(|cs| {
+            cs.iter()
+                .enumerate()
+                .map(|(i, c)| appendix_row(i, c, removed.contains(&i)))
+                .collect()
+        })
+        .unwrap_or_default();
+    crate::document::docx::Table {
+        title: "Verification appendix".into(),
+        note: format!(
+            "{}Every citation, date, Bates number, quotation and amount {}{}, checked against the evidence: {} supported, {} unsupported{}.",
+            match blocked {
+                true => format!("This draft was blocked: the {} claim{} marked “removed from this draft” below {} taken out of its text, each replaced there by its number in bold. ", removed.len(), if removed.len() == 1 { "" } else { "s" }, if removed.len() == 1 { "was" } else { "were" }),
+                false => String::new(),
+            },
+            if blocked { "the model wrote" } else { "in this document" },
+            if v["claims"].as_array().is_some_and(|cs| cs.iter().any(|c| c["kind"] == "proposition")) {
+                ", and every sentence that cites pages, judged against those pages"
+            } else {
+                ""
+            },
+            v["supported"],
+            v["unsupported"],
+            v["miscited"].as_u64().filter(|n| *n > 0).map(|n| format!(", {n} miscited (in the evidence, but not on the page cited)")).unwrap_or_default()
+        ),
+        header: ["#", "kind", "claim", "status", "source", "page", "Bates", "detail"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+    }
+}
+
+/// Claim `i` of a verification report as a row of the appendix.
+fn appendix_row(i: usize, c: &Value, removed: bool) -> Vec<String> {
+    let detail = appendix_detail(c);
+    let detail = match removed {
+        true if detail.is_empty() => "removed from this draft".to_string(),
+        true => format!("removed from this draft: {detail}"),
+        false => detail,
+    };
+    let src = &c["source"];
+    vec![
+        (i + 1).to_string(),
+        c["kind"].as_str().unwrap_or("").into(),
+        c["text"].as_str().unwrap_or("").into(),
+        c["status"].as_str().unwrap_or("").into(),
+        src["file"].as_str().map(file_name).unwrap_or_default(),
+        src["page"]
+            .as_u64()
+            .map(|p| p.to_string())
+            .unwrap_or_default(),
+        src["bates"].as_str().unwrap_or("").into(),
+        detail,
+    ]
 }
 
 #[cfg(test)]

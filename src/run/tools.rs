@@ -95,125 +95,10 @@ pub(super) fn run(
     crate::atomic::private_dir(dir).map_err(|e| werr(dir, e))?;
     let mut result = Produced::default();
     let summary = match tool.tool.as_str() {
-        "bates" => {
-            let decl = step.reads.iter().find_map(|r| bates_of.get(r)).cloned();
-            let opts = bates::Options {
-                prefix: opt_text(tool, "prefix")
-                    .or_else(|| decl.as_ref().map(|b| b.prefix.clone()))
-                    .unwrap_or_default(),
-                start: opt_num(tool, "start")
-                    .map(|n| n as u64)
-                    .or(decl.as_ref().map(|b| b.start))
-                    .unwrap_or(1),
-                width: opt_num(tool, "width")
-                    .map(|n| n as u32)
-                    .or(decl.as_ref().map(|b| b.width))
-                    .unwrap_or(6),
-                suffix: opt_text(tool, "suffix")
-                    .or_else(|| decl.as_ref().map(|b| b.suffix.clone()))
-                    .unwrap_or_default(),
-                position: opt_text(tool, "position")
-                    .and_then(|p| bates::Position::parse(&p))
-                    .unwrap_or(bates::Position::BottomRight),
-                font_size: opt_num(tool, "font_size").unwrap_or(9.0),
-            };
-            let map = bates::stamp_files(inputs, dir, &opts)?;
-            // Each stamped file, once, in order (a converted `lease.docx` is `lease.pdf`).
-            let mut files: Vec<PathBuf> = Vec::new();
-            for s in &map {
-                let p = PathBuf::from(&s.output);
-                if !files.contains(&p) {
-                    files.push(p);
-                }
-            }
-            result.files = files;
-            result
-                .primary
-                .insert("json".into(), dir.join("bates-map.json"));
-            format!(
-                "{} pages stamped {}–{}",
-                map.len(),
-                map.first().map_or("", |s| s.bates.as_str()),
-                map.last().map_or("", |s| s.bates.as_str())
-            )
-        }
-        "merge" => {
-            let binder = dir.join("binder.pdf");
-            let opts = merge::Options {
-                slip_sheets: opt_bool(tool, "slip_sheets", false),
-                bookmarks: opt_bool(tool, "bookmarks", true),
-                index_page: false,
-                title: opt_text(tool, "title").unwrap_or_else(|| "Exhibits".into()),
-            };
-            let entries = merge::merge(inputs, &binder, &opts)?;
-            result.files = vec![binder.clone()];
-            result.primary.insert("pdf".into(), binder);
-            format!("{} exhibits bound", entries.len())
-        }
-        "index" => {
-            // The index is built the way a binder is, then kept on its own.
-            let scratch = dir.join("scratch.pdf");
-            let title = opt_text(tool, "title").unwrap_or_else(|| "Exhibit index".into());
-            let opts = merge::Options {
-                slip_sheets: false,
-                bookmarks: false,
-                index_page: false,
-                title: title.clone(),
-            };
-            let entries = merge::merge(inputs, &scratch, &opts)?;
-            let _ = std::fs::remove_file(&scratch);
-            let md = dir.join("index.md");
-            std::fs::rename(dir.join("scratch-index.md"), &md).map_err(|e| werr(&md, e))?;
-            result.primary.insert("md".into(), md.clone());
-            result.files.push(md);
-            if matches!(opt_text(tool, "format").as_deref(), Some("pdf" | "both")) {
-                let pdf = dir.join("index.pdf");
-                merge::index_pdf(&title, &entries, &pdf)?;
-                result.primary.insert("pdf".into(), pdf.clone());
-                result.files.push(pdf);
-            }
-            format!("{} exhibits indexed", entries.len())
-        }
-        "ocr" => {
-            let opts = crate::sources::Options {
-                scan: text::Options {
-                    lang: opt_text(tool, "lang").unwrap_or_else(|| "eng".into()),
-                    dpi: opt_num(tool, "dpi").map_or(300, |n| n as u32),
-                    cache: text::default_cache(),
-                    ocr_optional: false,
-                },
-            };
-            let mut rows = Vec::new();
-            let mut ocr = 0;
-            for f in inputs {
-                let docs = crate::sources::read(f, &opts).map_err(|source| {
-                    ToolError::Source(crate::sources::Unreadable {
-                        path: f.clone(),
-                        source,
-                    })
-                })?;
-                for d in docs {
-                    let file = d.shown(&f.display().to_string());
-                    ocr += d.pages.iter().filter(|p| p.from == "ocr").count();
-                    for p in &d.pages {
-                        rows.push(serde_json::json!({
-                            "file": file, "page": p.page, "from": p.from,
-                            "bates": crate::sources::stamp_of(&p.text), "text": p.text,
-                        }));
-                    }
-                    result.pages.push((file, d.texts()));
-                }
-            }
-            let json = dir.join("text.json");
-            crate::atomic::write_private(
-                &json,
-                serde_json::to_vec_pretty(&rows).unwrap_or_default(),
-            )
-            .map_err(|e| werr(&json, e))?;
-            result.files = inputs.to_vec();
-            result.primary.insert("json".into(), json);
-            format!("{} pages read, {ocr} by OCR", rows.len())
-        }
+        "bates" => stamp_tool(step, tool, inputs, dir, bates_of, &mut result)?,
+        "merge" => merge_tool(tool, inputs, dir, &mut result)?,
+        "index" => index_tool(tool, inputs, dir, &mut result)?,
+        "ocr" => ocr_tool(tool, inputs, dir, &mut result)?,
         "verify-draft" => {
             let checked = draft_check(step, tool, place, produced)?;
             let (p, summary) = draft_reports(step, dir, &checked)?;
@@ -223,6 +108,154 @@ pub(super) fn run(
         other => return Err(ToolError::Unknown(other.to_string())),
     };
     Ok((result, summary))
+}
+
+/// Stamps Bates numbers on the inputs, from the tool's options or else the sources'
+/// declaration; which pages it stamped.
+fn stamp_tool(
+    step: &Step,
+    tool: &ToolStage,
+    inputs: &[PathBuf],
+    dir: &Path,
+    bates_of: &BTreeMap<String, Bates>,
+    result: &mut Produced,
+) -> Result<String, ToolError> {
+    let decl = step.reads.iter().find_map(|r| bates_of.get(r)).cloned();
+    let opts = bates::Options {
+        prefix: opt_text(tool, "prefix")
+            .or_else(|| decl.as_ref().map(|b| b.prefix.clone()))
+            .unwrap_or_default(),
+        start: opt_num(tool, "start")
+            .map(|n| n as u64)
+            .or(decl.as_ref().map(|b| b.start))
+            .unwrap_or(1),
+        width: opt_num(tool, "width")
+            .map(|n| n as u32)
+            .or(decl.as_ref().map(|b| b.width))
+            .unwrap_or(6),
+        suffix: opt_text(tool, "suffix")
+            .or_else(|| decl.as_ref().map(|b| b.suffix.clone()))
+            .unwrap_or_default(),
+        position: opt_text(tool, "position")
+            .and_then(|p| bates::Position::parse(&p))
+            .unwrap_or(bates::Position::BottomRight),
+        font_size: opt_num(tool, "font_size").unwrap_or(9.0),
+    };
+    let map = bates::stamp_files(inputs, dir, &opts)?;
+    // Each stamped file, once, in order (a converted `lease.docx` is `lease.pdf`).
+    let mut files: Vec<PathBuf> = Vec::new();
+    for s in &map {
+        let p = PathBuf::from(&s.output);
+        if !files.contains(&p) {
+            files.push(p);
+        }
+    }
+    result.files = files;
+    result
+        .primary
+        .insert("json".into(), dir.join("bates-map.json"));
+    Ok(format!(
+        "{} pages stamped {}–{}",
+        map.len(),
+        map.first().map_or("", |s| s.bates.as_str()),
+        map.last().map_or("", |s| s.bates.as_str())
+    ))
+}
+
+/// Binds the inputs into one PDF; how many exhibits.
+fn merge_tool(
+    tool: &ToolStage,
+    inputs: &[PathBuf],
+    dir: &Path,
+    result: &mut Produced,
+) -> Result<String, ToolError> {
+    let binder = dir.join("binder.pdf");
+    let opts = merge::Options {
+        slip_sheets: opt_bool(tool, "slip_sheets", false),
+        bookmarks: opt_bool(tool, "bookmarks", true),
+        index_page: false,
+        title: opt_text(tool, "title").unwrap_or_else(|| "Exhibits".into()),
+    };
+    let entries = merge::merge(inputs, &binder, &opts)?;
+    result.files = vec![binder.clone()];
+    result.primary.insert("pdf".into(), binder);
+    Ok(format!("{} exhibits bound", entries.len()))
+}
+
+/// An exhibit index of the inputs, in Markdown and optionally PDF; how many exhibits.
+fn index_tool(
+    tool: &ToolStage,
+    inputs: &[PathBuf],
+    dir: &Path,
+    result: &mut Produced,
+) -> Result<String, ToolError> {
+    // The index is built the way a binder is, then kept on its own.
+    let scratch = dir.join("scratch.pdf");
+    let title = opt_text(tool, "title").unwrap_or_else(|| "Exhibit index".into());
+    let opts = merge::Options {
+        slip_sheets: false,
+        bookmarks: false,
+        index_page: false,
+        title: title.clone(),
+    };
+    let entries = merge::merge(inputs, &scratch, &opts)?;
+    let _ = std::fs::remove_file(&scratch);
+    let md = dir.join("index.md");
+    std::fs::rename(dir.join("scratch-index.md"), &md).map_err(|e| werr(&md, e))?;
+    result.primary.insert("md".into(), md.clone());
+    result.files.push(md);
+    if matches!(opt_text(tool, "format").as_deref(), Some("pdf" | "both")) {
+        let pdf = dir.join("index.pdf");
+        merge::index_pdf(&title, &entries, &pdf)?;
+        result.primary.insert("pdf".into(), pdf.clone());
+        result.files.push(pdf);
+    }
+    Ok(format!("{} exhibits indexed", entries.len()))
+}
+
+/// Reads every page of the inputs (by OCR where they have no text) into `text.json`; how
+/// many pages.
+fn ocr_tool(
+    tool: &ToolStage,
+    inputs: &[PathBuf],
+    dir: &Path,
+    result: &mut Produced,
+) -> Result<String, ToolError> {
+    let opts = crate::sources::Options {
+        scan: text::Options {
+            lang: opt_text(tool, "lang").unwrap_or_else(|| "eng".into()),
+            dpi: opt_num(tool, "dpi").map_or(300, |n| n as u32),
+            cache: text::default_cache(),
+            ocr_optional: false,
+        },
+    };
+    let mut rows = Vec::new();
+    let mut ocr = 0;
+    for f in inputs {
+        let docs = crate::sources::read(f, &opts).map_err(|source| {
+            ToolError::Source(crate::sources::Unreadable {
+                path: f.clone(),
+                source,
+            })
+        })?;
+        for d in docs {
+            let file = d.shown(&f.display().to_string());
+            ocr += d.pages.iter().filter(|p| p.from == "ocr").count();
+            for p in &d.pages {
+                rows.push(serde_json::json!({
+                    "file": file, "page": p.page, "from": p.from,
+                    "bates": crate::sources::stamp_of(&p.text), "text": p.text,
+                }));
+            }
+            result.pages.push((file, d.texts()));
+        }
+    }
+    let json = dir.join("text.json");
+    crate::atomic::write_private(&json, serde_json::to_vec_pretty(&rows).unwrap_or_default())
+        .map_err(|e| werr(&json, e))?;
+    result.files = inputs.to_vec();
+    result.primary.insert("json".into(), json);
+    Ok(format!("{} pages read, {ocr} by OCR", rows.len()))
 }
 
 /// A `verify-draft` tool's draft, checked: its name, its text, the verification and the

@@ -22,6 +22,19 @@ pub(super) struct Done {
 }
 
 impl Done {
+    /// Unit `unit` of matter `mi`, done so far, with nothing recorded yet.
+    pub(super) fn new(matter: usize, unit: Unit) -> Done {
+        Done {
+            matter,
+            unit,
+            status: Status::Done,
+            why: None,
+            results: Vec::new(),
+            records: Vec::new(),
+            verification: Vec::new(),
+        }
+    }
+
     /// Records one model call: its record, and its text on success; a failure fails the unit.
     pub(super) fn call(
         &mut self,

@@ -438,7 +438,8 @@ fn weekday(y: i64, m: i64, d: i64) -> usize {
 
 /// A date and time as the date format `code` shows it (`m/d/yyyy`, `d-mmm-yy`,
 /// `dddd, mmmm d, yyyy h:mm AM/PM`); `None` when the code is not a date format.
-pub fn show_date(code: &str, (y, mo, d, h, mi, sec): (u16, u8, u8, u8, u8, u8)) -> Option<String> {
+pub fn show_date(code: &str, when: (u16, u8, u8, u8, u8, u8)) -> Option<String> {
+    let h = when.3;
     let section = sections(code).into_iter().next()?;
     if !is_date_code(section) {
         return None;
@@ -506,65 +507,17 @@ pub fn show_date(code: &str, (y, mo, d, h, mi, sec): (u16, u8, u8, u8, u8, u8)) 
                 i += if long { 5 } else { 3 };
                 continue;
             }
-            'y' => {
-                if run <= 2 {
-                    out.push_str(&format!("{:02}", y % 100));
-                } else {
-                    out.push_str(&format!("{y:04}"));
-                }
-            }
-            'm' => {
+            'y' | 'm' | 'd' | 'h' | 's' => {
                 // Minutes after an hour or before seconds; the month otherwise.
-                let next_is_s = chars[i + run..]
-                    .iter()
-                    .find(|x| x.is_ascii_alphabetic())
-                    .is_some_and(|x| x.eq_ignore_ascii_case(&'s'));
-                if (last_was_hour || next_is_s) && run <= 2 {
-                    out.push_str(&if run == 2 {
-                        format!("{mi:02}")
-                    } else {
-                        mi.to_string()
-                    });
-                } else {
-                    let name = MONTHS.get(mo as usize - 1).copied().unwrap_or("");
-                    match run {
-                        1 => out.push_str(&mo.to_string()),
-                        2 => out.push_str(&format!("{mo:02}")),
-                        3 => out.push_str(&name[..3.min(name.len())]),
-                        4 => out.push_str(name),
-                        _ => out.push_str(&name[..1.min(name.len())]),
-                    }
-                }
+                let minutes = lc == 'm'
+                    && run <= 2
+                    && (last_was_hour
+                        || chars[i + run..]
+                            .iter()
+                            .find(|x| x.is_ascii_alphabetic())
+                            .is_some_and(|x| x.eq_ignore_ascii_case(&'s')));
+                out.push_str(&date_field(lc, run, minutes, twelve, when));
             }
-            'd' => {
-                let day = DAYS[weekday(y as i64, mo as i64, d as i64)];
-                match run {
-                    1 => out.push_str(&d.to_string()),
-                    2 => out.push_str(&format!("{d:02}")),
-                    3 => out.push_str(&day[..3]),
-                    _ => out.push_str(day),
-                }
-            }
-            'h' => {
-                let hh = if twelve {
-                    match h % 12 {
-                        0 => 12,
-                        x => x,
-                    }
-                } else {
-                    h
-                };
-                out.push_str(&if run >= 2 {
-                    format!("{hh:02}")
-                } else {
-                    hh.to_string()
-                });
-            }
-            's' => out.push_str(&if run >= 2 {
-                format!("{sec:02}")
-            } else {
-                sec.to_string()
-            }),
             _ => {
                 out.push(c);
                 i += 1;
@@ -575,6 +528,74 @@ pub fn show_date(code: &str, (y, mo, d, h, mi, sec): (u16, u8, u8, u8, u8, u8)) 
         i += run;
     }
     Some(out.trim().to_string())
+}
+
+/// One field of a date format: `run` letters `lc` (`yyyy`, `mmm`, `dd`, `h`, `ss`), an `m`
+/// run being minutes when `minutes` holds; hours on a 12-hour clock when `twelve` does.
+fn date_field(
+    lc: char,
+    run: usize,
+    minutes: bool,
+    twelve: bool,
+    (y, mo, d, h, mi, sec): (u16, u8, u8, u8, u8, u8),
+) -> String {
+    match lc {
+        'y' => {
+            if run <= 2 {
+                format!("{:02}", y % 100)
+            } else {
+                format!("{y:04}")
+            }
+        }
+        'm' if minutes => {
+            if run == 2 {
+                format!("{mi:02}")
+            } else {
+                mi.to_string()
+            }
+        }
+        'm' => {
+            let name = MONTHS.get(mo as usize - 1).copied().unwrap_or("");
+            match run {
+                1 => mo.to_string(),
+                2 => format!("{mo:02}"),
+                3 => name[..3.min(name.len())].to_string(),
+                4 => name.to_string(),
+                _ => name[..1.min(name.len())].to_string(),
+            }
+        }
+        'd' => {
+            let day = DAYS[weekday(y as i64, mo as i64, d as i64)];
+            match run {
+                1 => d.to_string(),
+                2 => format!("{d:02}"),
+                3 => day[..3].to_string(),
+                _ => day.to_string(),
+            }
+        }
+        'h' => {
+            let hh = if twelve {
+                match h % 12 {
+                    0 => 12,
+                    x => x,
+                }
+            } else {
+                h
+            };
+            if run >= 2 {
+                format!("{hh:02}")
+            } else {
+                hh.to_string()
+            }
+        }
+        _ => {
+            if run >= 2 {
+                format!("{sec:02}")
+            } else {
+                sec.to_string()
+            }
+        }
+    }
 }
 
 fn group(int: &str) -> String {

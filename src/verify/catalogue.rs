@@ -126,131 +126,146 @@ fn year(s: &str) -> Option<u16> {
     s.parse().ok()
 }
 
-impl Catalogue {
-    pub fn parse(files: &[&str]) -> Result<Catalogue, String> {
-        struct Raw {
-            name: String,
-            start: Option<u16>,
-            end: Option<u16>,
-            series: Series,
-        }
-        let mut raw: Vec<Raw> = Vec::new();
-        let mut by_name: HashMap<String, usize> = HashMap::new();
-        let mut variations: Vec<(String, String)> = Vec::new();
-        let mut laws: Vec<Law> = Vec::new();
-        let mut law_by_name: HashMap<String, usize> = HashMap::new();
-        let mut law_written: Vec<(String, usize)> = Vec::new();
-        let mut templates = Vec::new();
-        let mut source = String::new();
+/// An edition as the catalogue's lines give it, before spellings are grouped.
+struct RawEdition {
+    name: String,
+    start: Option<u16>,
+    end: Option<u16>,
+    series: Series,
+}
+
+/// What the catalogue's lines say, in the order they say it.
+#[derive(Default)]
+struct Rows {
+    raw: Vec<RawEdition>,
+    by_name: HashMap<String, usize>,
+    variations: Vec<(String, String)>,
+    laws: Vec<Law>,
+    law_by_name: HashMap<String, usize>,
+    law_written: Vec<(String, usize)>,
+    templates: Vec<Template>,
+    source: String,
+}
+
+impl Rows {
+    /// Reads every line of every file; a malformed line is an error naming it.
+    fn read(files: &[&str]) -> Result<Rows, String> {
+        let mut rows = Rows::default();
         for file in files {
             for (n, line) in file.lines().enumerate() {
                 if let Some(rest) = line.strip_prefix("# source\t") {
-                    source = rest.split('\t').take(2).collect::<Vec<_>>().join(" ");
+                    rows.source = rest.split('\t').take(2).collect::<Vec<_>>().join(" ");
                     continue;
                 }
                 if line.starts_with('#') || line.trim().is_empty() {
                     continue;
                 }
                 let f: Vec<&str> = line.split('\t').collect();
-                let bad = || format!("catalogue line {}: `{line}` is malformed", n + 1);
-                match f[0] {
-                    "E" | "J" if f.len() >= 4 => {
-                        let series = if f[0] == "E" {
-                            Series::Reporter
-                        } else {
-                            Series::Journal
-                        };
-                        let (start, end) = (year(f[2]), year(f[3]));
-                        match by_name.get(f[1]) {
-                            // An edition listed twice (two reporters share it): its years
-                            // widen, and an unknown bound stays unknown.
-                            Some(&i) => {
-                                let r = &mut raw[i];
-                                r.start = r.start.zip(start).map(|(a, b)| a.min(b));
-                                r.end = r.end.zip(end).map(|(a, b)| a.max(b));
-                            }
-                            None => {
-                                by_name.insert(f[1].to_string(), raw.len());
-                                raw.push(Raw {
-                                    name: f[1].to_string(),
-                                    start,
-                                    end,
-                                    series,
-                                });
-                            }
-                        }
-                    }
-                    "V" | "JV" if f.len() >= 3 => {
-                        variations.push((f[1].to_string(), f[2].to_string()));
-                    }
-                    "L" if f.len() >= 5 => {
-                        let form = match f[4] {
-                            "title" => LawForm::Title,
-                            "section" => LawForm::Section,
-                            "tit" => LawForm::Tit,
-                            "ch" => LawForm::Ch,
-                            "art" => LawForm::Art,
-                            "act" => LawForm::Act,
-                            "volume" => LawForm::Volume,
-                            "publaw" => LawForm::PubLaw,
-                            _ => return Err(bad()),
-                        };
-                        let li = *law_by_name.entry(f[2].to_string()).or_insert_with(|| {
-                            laws.push(Law {
-                                name: f[2].to_string(),
-                                key: law_key(f[2]),
-                                forms: Vec::new(),
-                            });
-                            laws.len() - 1
-                        });
-                        if !laws[li].forms.contains(&form) {
-                            laws[li].forms.push(form);
-                        }
-                        if !law_written.iter().any(|(s, i)| s == f[1] && *i == li) {
-                            law_written.push((f[1].to_string(), li));
-                        }
-                    }
-                    "T" if f.len() >= 3 => {
-                        let Some((before, after)) = f[1].split_once('*') else {
-                            return Err(bad());
-                        };
-                        let li = *law_by_name.entry(f[2].to_string()).or_insert_with(|| {
-                            laws.push(Law {
-                                name: f[2].to_string(),
-                                key: law_key(f[2]),
-                                forms: vec![LawForm::Section],
-                            });
-                            laws.len() - 1
-                        });
-                        templates.push(Template {
-                            before: before.trim_end().to_string(),
-                            after: after.trim_start().to_string(),
-                            law: li,
-                        });
-                    }
-                    _ => return Err(bad()),
-                }
+                rows.line(&f)
+                    .ok_or_else(|| format!("catalogue line {}: `{line}` is malformed", n + 1))?;
             }
         }
-        if raw.len() < 1000 || laws.len() < 300 {
-            return Err(format!(
-                "the citation catalogue holds {} editions and {} laws; it is damaged",
-                raw.len(),
-                laws.len()
-            ));
-        }
+        Ok(rows)
+    }
 
-        // Spellings → the editions they name.
+    /// One line's fields: an edition or journal, a variant spelling, a law, or a subject
+    /// template; `None` if it is none of these.
+    fn line(&mut self, f: &[&str]) -> Option<()> {
+        match f[0] {
+            "E" | "J" if f.len() >= 4 => {
+                let series = if f[0] == "E" {
+                    Series::Reporter
+                } else {
+                    Series::Journal
+                };
+                self.edition(f[1], year(f[2]), year(f[3]), series);
+            }
+            "V" | "JV" if f.len() >= 3 => {
+                self.variations.push((f[1].to_string(), f[2].to_string()));
+            }
+            "L" if f.len() >= 5 => {
+                let form = match f[4] {
+                    "title" => LawForm::Title,
+                    "section" => LawForm::Section,
+                    "tit" => LawForm::Tit,
+                    "ch" => LawForm::Ch,
+                    "art" => LawForm::Art,
+                    "act" => LawForm::Act,
+                    "volume" => LawForm::Volume,
+                    "publaw" => LawForm::PubLaw,
+                    _ => return None,
+                };
+                let li = self.law(f[2], Vec::new());
+                let laws = &mut self.laws;
+                if !laws[li].forms.contains(&form) {
+                    laws[li].forms.push(form);
+                }
+                if !self.law_written.iter().any(|(s, i)| s == f[1] && *i == li) {
+                    self.law_written.push((f[1].to_string(), li));
+                }
+            }
+            "T" if f.len() >= 3 => {
+                let (before, after) = f[1].split_once('*')?;
+                let law = self.law(f[2], vec![LawForm::Section]);
+                self.templates.push(Template {
+                    before: before.trim_end().to_string(),
+                    after: after.trim_start().to_string(),
+                    law,
+                });
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// An edition; one listed twice (two reporters share it) widens its years, and an
+    /// unknown bound stays unknown.
+    fn edition(&mut self, name: &str, start: Option<u16>, end: Option<u16>, series: Series) {
+        match self.by_name.get(name) {
+            Some(&i) => {
+                let r = &mut self.raw[i];
+                r.start = r.start.zip(start).map(|(a, b)| a.min(b));
+                r.end = r.end.zip(end).map(|(a, b)| a.max(b));
+            }
+            None => {
+                self.by_name.insert(name.to_string(), self.raw.len());
+                self.raw.push(RawEdition {
+                    name: name.to_string(),
+                    start,
+                    end,
+                    series,
+                });
+            }
+        }
+    }
+
+    /// The index of the law named `name`, added with `forms` if it is new.
+    fn law(&mut self, name: &str, forms: Vec<LawForm>) -> usize {
+        let laws = &mut self.laws;
+        *self.law_by_name.entry(name.to_string()).or_insert_with(|| {
+            laws.push(Law {
+                name: name.to_string(),
+                key: law_key(name),
+                forms,
+            });
+            laws.len() - 1
+        })
+    }
+
+    /// Every squashed spelling (canonical names and variations) → the editions it names;
+    /// and the squashed spellings the catalogue writes in lower case.
+    fn spellings(&self) -> (HashMap<String, Vec<usize>>, Vec<String>) {
         let mut names: HashMap<String, Vec<usize>> = HashMap::new();
         let mut lowercase: Vec<String> = Vec::new();
-        let spelled = raw
+        let spelled = self
+            .raw
             .iter()
             .enumerate()
             .map(|(i, r)| (r.name.as_str(), Some(i)))
             .chain(
-                variations
+                self.variations
                     .iter()
-                    .map(|(v, ed)| (v.as_str(), by_name.get(ed).copied())),
+                    .map(|(v, ed)| (v.as_str(), self.by_name.get(ed).copied())),
             );
         for (spelling, ed) in spelled {
             let Some(i) = ed else {
@@ -265,9 +280,17 @@ impl Catalogue {
                 v.push(i);
             }
         }
-        // One entry per edition; a spelling that names several editions is an entry of its
-        // own, keyed by the spelling itself (so it matches only what is written the same way)
-        // and dated by the widest of its editions' ranges.
+        (names, lowercase)
+    }
+
+    /// One entry per edition; a spelling that names several editions is an entry of its
+    /// own, keyed by the spelling itself (so it matches only what is written the same way)
+    /// and dated by the widest of its editions' ranges. Also each spelling's entry.
+    fn editions(
+        &self,
+        names: &HashMap<String, Vec<usize>>,
+    ) -> (Vec<Edition>, HashMap<String, usize>) {
+        let raw = &self.raw;
         let mut editions: Vec<Edition> = raw
             .iter()
             .map(|r| Edition {
@@ -287,7 +310,7 @@ impl Catalogue {
                 spellings.insert(k.clone(), *one);
                 continue;
             }
-            let bound = |f: fn(&Raw) -> Option<u16>, pick: fn(u16, u16) -> u16| {
+            let bound = |f: fn(&RawEdition) -> Option<u16>, pick: fn(u16, u16) -> u16| {
                 eds.iter()
                     .map(|&i| f(&raw[i]))
                     .try_fold(None, |acc: Option<u16>, y| {
@@ -308,7 +331,31 @@ impl Catalogue {
             });
             spellings.insert(k.clone(), editions.len() - 1);
         }
+        (editions, spellings)
+    }
+}
+
+impl Catalogue {
+    /// The catalogue from its files' lines: editions and their spellings, laws and templates.
+    pub fn parse(files: &[&str]) -> Result<Catalogue, String> {
+        let rows = Rows::read(files)?;
+        if rows.raw.len() < 1000 || rows.laws.len() < 300 {
+            return Err(format!(
+                "the citation catalogue holds {} editions and {} laws; it is damaged",
+                rows.raw.len(),
+                rows.laws.len()
+            ));
+        }
+        let (names, lowercase) = rows.spellings();
+        let (editions, spellings) = rows.editions(&names);
         let spelling_count = names.len();
+        let Rows {
+            laws,
+            law_written,
+            templates,
+            source,
+            ..
+        } = rows;
         let law_spellings = law_written.iter().map(|(s, i)| (squash(s), *i)).collect();
         let law_first_words = law_written
             .iter()

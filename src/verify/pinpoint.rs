@@ -20,7 +20,8 @@
 //! made, not what the evidence says; they are reported as such and not checked.
 
 use super::claim::{Claim, Key, Kind};
-use super::sentences::sentences;
+use super::sentences::{sentences, Sentence};
+use std::collections::HashMap;
 
 /// Where the case name just before a citation begins in `before` (`Ace v. Bay, ` in `… paid
 /// $5.00. Ace v. Bay, `): the capitalised words around `v.` (or after `In re`) that end
@@ -155,86 +156,166 @@ pub fn bind_all_with(
     claims: &[Claim],
     opinion_cite: &dyn Fn(&Claim) -> bool,
 ) -> Binding {
-    // A record cite binds like a page cite where its filing is among the sources.
-    let is_cite = |c: &Claim| {
-        is_page_cite(c) || (matches!(c.kind, Kind::Citation | Kind::Record) && opinion_cite(c))
-    };
-    // Every lookup below is a binary search or a precomputed table, so binding stays linear
-    // (up to a log) in the draft: claims come sorted by where they start, sentences in order.
-    debug_assert!(claims.windows(2).all(|w| w[0].start <= w[1].start));
-    let keep: Vec<(usize, usize)> = claims
-        .iter()
-        .filter(|c| matches!(c.kind, Kind::Citation | Kind::Statute))
-        .map(|c| (c.start, c.end))
-        .collect();
-    let sents = sentences(text, &keep);
-    let sentence_of = |at: usize| {
+    Binder::new(text, claims, opinion_cite).bind()
+}
+
+/// A draft's sentences and cites, with the tables that keep binding linear (up to a log)
+/// in the draft: every lookup is a binary search or one of these tables.
+struct Binder<'a> {
+    text: &'a str,
+    claims: &'a [Claim],
+    opinion_cite: &'a dyn Fn(&Claim) -> bool,
+    sents: Vec<Sentence>,
+    /// Where each claim starts.
+    starts: Vec<usize>,
+    /// Cites grouped into string cites, in text order.
+    groups: Vec<Vec<usize>>,
+    /// The groups that start in each sentence, in order.
+    by_sentence: Vec<Vec<usize>>,
+    /// Each sentence's paragraph's first and last sentence.
+    para_first: Vec<usize>,
+    para_last: Vec<usize>,
+    /// Per paragraph, how many of its sentences hold a cite.
+    citing: HashMap<usize, usize>,
+}
+
+impl<'a> Binder<'a> {
+    /// The draft's sentences (none ending inside a citation or statute), its string cites,
+    /// and where they stand in its sentences and paragraphs.
+    fn new(text: &'a str, claims: &'a [Claim], opinion_cite: &'a dyn Fn(&Claim) -> bool) -> Self {
+        // Claims come sorted by where they start, sentences in order.
+        debug_assert!(claims.windows(2).all(|w| w[0].start <= w[1].start));
+        let keep: Vec<(usize, usize)> = claims
+            .iter()
+            .filter(|c| matches!(c.kind, Kind::Citation | Kind::Statute))
+            .map(|c| (c.start, c.end))
+            .collect();
+        let mut b = Binder {
+            text,
+            claims,
+            opinion_cite,
+            sents: sentences(text, &keep),
+            starts: claims.iter().map(|c| c.start).collect(),
+            groups: Vec::new(),
+            by_sentence: Vec::new(),
+            para_first: Vec::new(),
+            para_last: Vec::new(),
+            citing: HashMap::new(),
+        };
+        b.groups = b.string_cites();
+        b.by_sentence = b.sentence_groups();
+        b.paragraphs();
+        b
+    }
+
+    /// Whether a claim is a cite; a record cite binds like a page cite where its filing is
+    /// among the sources.
+    #[inline]
+    fn is_cite(&self, c: &Claim) -> bool {
+        is_page_cite(c)
+            || (matches!(c.kind, Kind::Citation | Kind::Record) && (self.opinion_cite)(c))
+    }
+
+    /// The sentence that holds byte `at`, if any.
+    fn sentence_of(&self, at: usize) -> Option<usize> {
+        let sents = &self.sents;
         let i = sents.partition_point(|s| s.start <= at);
         let s = sents.get(i.checked_sub(1)?)?;
         (at < s.end.max(s.start + 1)).then(|| i - 1)
-    };
-    let starts: Vec<usize> = claims.iter().map(|c| c.start).collect();
-    // The claims that start in `from..to`.
-    let starting_in = |from: usize, to: usize| {
+    }
+
+    /// The claims that start in `from..to`.
+    fn starting_in(&self, from: usize, to: usize) -> std::ops::Range<usize> {
+        let starts = &self.starts;
         starts.partition_point(|&x| x < from)..starts.partition_point(|&x| x < to)
-    };
-    // Cites grouped into string cites, in text order.
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (i, c) in claims.iter().enumerate().filter(|(_, c)| is_cite(c)) {
-        match groups.last_mut() {
-            Some(g)
-                if {
-                    let prev = &claims[*g.last().expect("a group has a cite")];
-                    prev.end <= c.start
-                        && joins(&text[prev.end..c.start])
-                        && sentence_of(prev.start) == sentence_of(c.start)
-                } =>
-            {
-                g.push(i)
+    }
+
+    /// The facts (not cites) that start in `from..to`.
+    fn facts_in(&self, from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
+        self.starting_in(from, to)
+            .filter(|&i| is_fact(&self.claims[i]) && !self.is_cite(&self.claims[i]))
+    }
+
+    /// What a judge model is given: the page cites among a stretch's cites.
+    fn page_cites(&self, cites: Vec<usize>) -> Vec<usize> {
+        cites
+            .into_iter()
+            .filter(|&c| is_page_cite(&self.claims[c]))
+            .collect()
+    }
+
+    /// The cites grouped into string cites, in text order: next to each other in one
+    /// sentence, joined only by what joins a string cite.
+    fn string_cites(&self) -> Vec<Vec<usize>> {
+        let (claims, text) = (self.claims, self.text);
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (i, c) in claims.iter().enumerate().filter(|(_, c)| self.is_cite(c)) {
+            match groups.last_mut() {
+                Some(g)
+                    if {
+                        let prev = &claims[*g.last().expect("a group has a cite")];
+                        prev.end <= c.start
+                            && joins(&text[prev.end..c.start])
+                            && self.sentence_of(prev.start) == self.sentence_of(c.start)
+                    } =>
+                {
+                    g.push(i)
+                }
+                _ => groups.push(vec![i]),
             }
-            _ => groups.push(vec![i]),
         }
+        groups
     }
-    // The groups that start in each sentence, in order.
-    let mut by_sentence: Vec<Vec<usize>> = vec![Vec::new(); sents.len()];
-    for (gi, g) in groups.iter().enumerate() {
-        if let Some(si) = sentence_of(claims[g[0]].start) {
-            if claims[g[0]].start >= sents[si].start {
-                by_sentence[si].push(gi);
+
+    /// The groups that start in each sentence, in order.
+    fn sentence_groups(&self) -> Vec<Vec<usize>> {
+        let mut by_sentence: Vec<Vec<usize>> = vec![Vec::new(); self.sents.len()];
+        for (gi, g) in self.groups.iter().enumerate() {
+            let start = self.claims[g[0]].start;
+            if let Some(si) = self.sentence_of(start) {
+                if start >= self.sents[si].start {
+                    by_sentence[si].push(gi);
+                }
             }
         }
+        by_sentence
     }
-    // Each sentence's paragraph: its first and last sentence, and how many of its sentences
-    // hold a cite.
-    let mut para_first = vec![0; sents.len()];
-    let mut para_last = vec![0; sents.len()];
-    let mut citing: std::collections::HashMap<usize, usize> = Default::default();
-    for si in 0..sents.len() {
-        para_first[si] = if si > 0 && sents[si - 1].paragraph == sents[si].paragraph {
-            para_first[si - 1]
-        } else {
-            si
-        };
-        if !by_sentence[si].is_empty() {
-            *citing.entry(sents[si].paragraph).or_default() += 1;
+
+    /// Each sentence's paragraph: its first and last sentence, and how many of its
+    /// sentences hold a cite.
+    fn paragraphs(&mut self) {
+        let sents = &self.sents;
+        let mut para_first = vec![0; sents.len()];
+        let mut para_last = vec![0; sents.len()];
+        for si in 0..sents.len() {
+            para_first[si] = if si > 0 && sents[si - 1].paragraph == sents[si].paragraph {
+                para_first[si - 1]
+            } else {
+                si
+            };
+            if !self.by_sentence[si].is_empty() {
+                *self.citing.entry(sents[si].paragraph).or_default() += 1;
+            }
         }
+        for si in (0..sents.len()).rev() {
+            para_last[si] =
+                if si + 1 < sents.len() && sents[si + 1].paragraph == sents[si].paragraph {
+                    para_last[si + 1]
+                } else {
+                    si
+                };
+        }
+        self.para_first = para_first;
+        self.para_last = para_last;
     }
-    for si in (0..sents.len()).rev() {
-        para_last[si] = if si + 1 < sents.len() && sents[si + 1].paragraph == sents[si].paragraph {
-            para_last[si + 1]
-        } else {
-            si
-        };
-    }
-    let mut out = vec![Vec::new(); claims.len()];
-    let mut reaches: Vec<Reach> = Vec::new();
-    // Sentences that are nothing but their cites.
-    let citation_only = |si: usize| {
-        let s = sents[si];
-        let mut rest = text[s.start..s.end].to_string();
-        let mut cites: Vec<&Claim> = claims[starting_in(s.start, s.end)]
+
+    /// Whether sentence `si` is nothing but its cites.
+    fn citation_only(&self, si: usize) -> bool {
+        let s = self.sents[si];
+        let mut rest = self.text[s.start..s.end].to_string();
+        let mut cites: Vec<&Claim> = self.claims[self.starting_in(s.start, s.end)]
             .iter()
-            .filter(|c| is_cite(c) && c.end <= s.end)
+            .filter(|c| self.is_cite(c) && c.end <= s.end)
             .collect();
         if cites.is_empty() {
             return false;
@@ -251,72 +332,103 @@ pub fn bind_all_with(
             rest.replace_range(from..c.end - s.start, " ");
         }
         joins(rest.trim_end_matches(['.', ' ']))
-    };
-    let facts_in = |from: usize, to: usize| {
-        starting_in(from, to).filter(|&i| is_fact(&claims[i]) && !is_cite(&claims[i]))
-    };
-    // What a judge model is given: the page cites among a stretch's cites.
-    let page_cites = |cites: Vec<usize>| -> Vec<usize> {
-        cites
-            .into_iter()
-            .filter(|&c| is_page_cite(&claims[c]))
-            .collect()
-    };
-    for (si, s) in sents.iter().enumerate() {
-        let in_sentence: Vec<&Vec<usize>> = by_sentence[si].iter().map(|&g| &groups[g]).collect();
-        if in_sentence.is_empty() {
-            continue;
-        }
-        if citation_only(si) {
-            let cited: Vec<usize> = in_sentence.iter().flat_map(|g| g.iter().copied()).collect();
-            // The paragraph's last sentence, in a paragraph whose other sentences cite nothing:
-            // it covers the paragraph.
-            let last_in_para = para_last[si] == si;
-            let others_cite = citing.get(&s.paragraph).copied().unwrap_or(0) > 1;
-            let from = if last_in_para && !others_cite {
-                sents[para_first[si]].start
-            } else if si > 0 && sents[si - 1].paragraph == s.paragraph {
-                // The sentence before, after its own last cite.
-                let p = sents[si - 1];
-                by_sentence[si - 1]
-                    .iter()
-                    .map(|&g| claims[*groups[g].last().expect("a group has a cite")].end)
-                    .max()
-                    .unwrap_or(p.start)
-            } else {
-                s.start
-            };
-            for f in facts_in(from, s.start) {
-                if out[f].is_empty() {
-                    out[f] = cited.clone();
-                }
+    }
+
+    /// Each claim's binding cites, and the stretches that cite pages, sentence by sentence.
+    fn bind(&self) -> Binding {
+        let mut out = vec![Vec::new(); self.claims.len()];
+        let mut reaches: Vec<Reach> = Vec::new();
+        for si in 0..self.sents.len() {
+            let in_sentence: Vec<&Vec<usize>> = self.by_sentence[si]
+                .iter()
+                .map(|&g| &self.groups[g])
+                .collect();
+            if in_sentence.is_empty() {
+                continue;
             }
-            // What it covers, from the start of the sentence (or paragraph) it reaches back
-            // into; a sentence before it that cites pages itself gains these cites too.
-            let back = if last_in_para && !others_cite {
-                Some(sents[para_first[si]].start)
-            } else if si > 0 && sents[si - 1].paragraph == s.paragraph {
-                Some(sents[si - 1].start)
+            if self.citation_only(si) {
+                self.bind_citation_sentence(si, &in_sentence, &mut out, &mut reaches);
             } else {
-                None
-            };
-            let cited = page_cites(cited);
-            match (back, reaches.last_mut()) {
-                _ if cited.is_empty() => {}
-                (Some(b), Some(r)) if r.start == b => {
-                    r.end = s.end;
-                    r.cites.extend(&cited);
-                }
-                (Some(b), _) if b < s.start => reaches.push(Reach {
-                    start: b,
-                    end: s.end,
-                    cites: cited,
-                }),
-                _ => {}
+                self.bind_sentence(si, &in_sentence, &mut out, &mut reaches);
             }
-            continue;
         }
-        let cited = page_cites(in_sentence.iter().flat_map(|g| g.iter().copied()).collect());
+        Binding {
+            facts: out,
+            reaches,
+        }
+    }
+
+    /// A sentence that is nothing but cites binds the sentence before it, after that
+    /// sentence's own last cite; or, ending a paragraph whose other sentences cite nothing,
+    /// the whole paragraph.
+    fn bind_citation_sentence(
+        &self,
+        si: usize,
+        in_sentence: &[&Vec<usize>],
+        out: &mut [Vec<usize>],
+        reaches: &mut Vec<Reach>,
+    ) {
+        let (sents, claims) = (&self.sents, self.claims);
+        let s = sents[si];
+        let cited: Vec<usize> = in_sentence.iter().flat_map(|g| g.iter().copied()).collect();
+        // The paragraph's last sentence, in a paragraph whose other sentences cite nothing:
+        // it covers the paragraph.
+        let last_in_para = self.para_last[si] == si;
+        let others_cite = self.citing.get(&s.paragraph).copied().unwrap_or(0) > 1;
+        let from = if last_in_para && !others_cite {
+            sents[self.para_first[si]].start
+        } else if si > 0 && sents[si - 1].paragraph == s.paragraph {
+            // The sentence before, after its own last cite.
+            let p = sents[si - 1];
+            self.by_sentence[si - 1]
+                .iter()
+                .map(|&g| claims[*self.groups[g].last().expect("a group has a cite")].end)
+                .max()
+                .unwrap_or(p.start)
+        } else {
+            s.start
+        };
+        for f in self.facts_in(from, s.start) {
+            if out[f].is_empty() {
+                out[f] = cited.clone();
+            }
+        }
+        // What it covers, from the start of the sentence (or paragraph) it reaches back
+        // into; a sentence before it that cites pages itself gains these cites too.
+        let back = if last_in_para && !others_cite {
+            Some(sents[self.para_first[si]].start)
+        } else if si > 0 && sents[si - 1].paragraph == s.paragraph {
+            Some(sents[si - 1].start)
+        } else {
+            None
+        };
+        let cited = self.page_cites(cited);
+        match (back, reaches.last_mut()) {
+            _ if cited.is_empty() => {}
+            (Some(b), Some(r)) if r.start == b => {
+                r.end = s.end;
+                r.cites.extend(&cited);
+            }
+            (Some(b), _) if b < s.start => reaches.push(Reach {
+                start: b,
+                end: s.end,
+                cites: cited,
+            }),
+            _ => {}
+        }
+    }
+
+    /// A sentence with cites among its words: the stretch cites its pages, and each fact
+    /// is bound to the first cite after it in the sentence.
+    fn bind_sentence(
+        &self,
+        si: usize,
+        in_sentence: &[&Vec<usize>],
+        out: &mut [Vec<usize>],
+        reaches: &mut Vec<Reach>,
+    ) {
+        let s = self.sents[si];
+        let cited = self.page_cites(in_sentence.iter().flat_map(|g| g.iter().copied()).collect());
         if !cited.is_empty() {
             reaches.push(Reach {
                 start: s.start,
@@ -324,19 +436,14 @@ pub fn bind_all_with(
                 cites: cited,
             });
         }
-        // Each fact to the first cite after it in its sentence.
         let mut from = s.start;
-        for g in &in_sentence {
-            let at = claims[g[0]].start;
-            for f in facts_in(from, at) {
+        for g in in_sentence {
+            let at = self.claims[g[0]].start;
+            for f in self.facts_in(from, at) {
                 out[f] = (*g).clone();
             }
-            from = claims[*g.last().expect("a group has a cite")].end;
+            from = self.claims[*g.last().expect("a group has a cite")].end;
         }
-    }
-    Binding {
-        facts: out,
-        reaches,
     }
 }
 

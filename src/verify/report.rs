@@ -262,6 +262,32 @@ pub fn markdown(draft_name: &str, draft: &str, v: &Verification) -> String {
         "{} claims checked: {supported} supported, {unsupported} unsupported{also}. {verdict}\n",
         outcomes.len()
     );
+    unread_sources(&mut s, files);
+    if unsupported > 0 {
+        reasons_table(&mut s, "Unsupported", outcomes, Status::Unsupported, &lines);
+    }
+    if miscited > 0 {
+        miscited_table(&mut s, outcomes, &lines);
+    }
+    if unrecognized > 0 {
+        reasons_table(
+            &mut s,
+            "Unrecognized (could not be checked)",
+            outcomes,
+            Status::Unrecognized,
+            &lines,
+        );
+    }
+    propositions_table(&mut s, outcomes, &lines);
+    not_checked(&mut s, v, &lines);
+    if supported > 0 {
+        supported_table(&mut s, outcomes, &lines);
+    }
+    s
+}
+
+/// The sources that could not be read, and the pages with no text.
+fn unread_sources(s: &mut String, files: &[SourceFile]) {
     let bad: Vec<&SourceFile> = files.iter().filter(|f| f.problem.is_some()).collect();
     if !bad.is_empty() {
         let _ = writeln!(s, "## Sources that could not be read\n");
@@ -296,59 +322,52 @@ pub fn markdown(draft_name: &str, draft: &str, v: &Verification) -> String {
             empty.join("; ")
         );
     }
-    if unsupported > 0 {
-        reasons_table(&mut s, "Unsupported", outcomes, Status::Unsupported, &lines);
-    }
-    if miscited > 0 {
+}
+
+/// The claims found in the evidence, but not on the page cited, with where they are.
+fn miscited_table(s: &mut String, outcomes: &[Outcome], lines: &Lines) {
+    let _ = writeln!(
+        s,
+        "## Miscited (in the evidence, but not on the page cited)\n"
+    );
+    let _ = writeln!(
+        s,
+        "| line | kind | claim | cited | found on | fix |\n|---|---|---|---|---|---|"
+    );
+    for o in outcomes.iter().filter(|o| o.status == Status::Miscited) {
+        let place = |l: &Location| {
+            format!(
+                "{} p. {}{}{}",
+                l.file,
+                l.page,
+                l.star.map_or(String::new(), |n| format!(", at *{n}")),
+                l.bates
+                    .as_ref()
+                    .map_or(String::new(), |b| format!(" ({b})"))
+            )
+        };
+        let cited: Vec<String> = o.cited.iter().map(place).collect();
         let _ = writeln!(
             s,
-            "## Miscited (in the evidence, but not on the page cited)\n"
-        );
-        let _ = writeln!(
-            s,
-            "| line | kind | claim | cited | found on | fix |\n|---|---|---|---|---|---|"
-        );
-        for o in outcomes.iter().filter(|o| o.status == Status::Miscited) {
-            let place = |l: &Location| {
-                format!(
-                    "{} p. {}{}{}",
-                    l.file,
-                    l.page,
-                    l.star.map_or(String::new(), |n| format!(", at *{n}")),
-                    l.bates
-                        .as_ref()
-                        .map_or(String::new(), |b| format!(" ({b})"))
-                )
-            };
-            let cited: Vec<String> = o.cited.iter().map(place).collect();
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} |",
-                lines.at(o.claim.start),
-                o.claim.kind.as_str(),
-                md_escape(&o.claim.text),
-                md_escape(&cited.join("; ")),
-                md_escape(&o.source.as_ref().map(place).unwrap_or_default()),
-                md_escape(
-                    o.reason
-                        .as_deref()
-                        .and_then(|r| r.rsplit("; ").next())
-                        .unwrap_or("")
-                )
-            );
-        }
-        s.push('\n');
-    }
-    if unrecognized > 0 {
-        reasons_table(
-            &mut s,
-            "Unrecognized (could not be checked)",
-            outcomes,
-            Status::Unrecognized,
-            &lines,
+            "| {} | {} | {} | {} | {} | {} |",
+            lines.at(o.claim.start),
+            o.claim.kind.as_str(),
+            md_escape(&o.claim.text),
+            md_escape(&cited.join("; ")),
+            md_escape(&o.source.as_ref().map(place).unwrap_or_default()),
+            md_escape(
+                o.reason
+                    .as_deref()
+                    .and_then(|r| r.rsplit("; ").next())
+                    .unwrap_or("")
+            )
         );
     }
-    propositions_table(&mut s, outcomes, &lines);
+    s.push('\n');
+}
+
+/// The document's own dates, and the record cites whose record is not among the sources.
+fn not_checked(s: &mut String, v: &Verification, lines: &Lines) {
     let own: Vec<String> = v
         .document_dates
         .iter()
@@ -374,37 +393,38 @@ pub fn markdown(draft_name: &str, draft: &str, v: &Verification) -> String {
             record.join("; ")
         );
     }
-    if supported > 0 {
-        let _ = writeln!(s, "## Supported\n");
+}
+
+/// The supported claims, with the page that supports each.
+fn supported_table(s: &mut String, outcomes: &[Outcome], lines: &Lines) {
+    let _ = writeln!(s, "## Supported\n");
+    let _ = writeln!(
+        s,
+        "| line | kind | claim | source | page | Bates |\n|---|---|---|---|---|---|"
+    );
+    for o in outcomes.iter().filter(|o| o.status == Status::Supported) {
+        let (file, page, bates) =
+            o.source
+                .as_ref()
+                .map_or((String::new(), String::new(), String::new()), |l| {
+                    (
+                        l.file.clone(),
+                        match l.star {
+                            Some(n) => format!("{} (at *{n})", l.page),
+                            None => l.page.to_string(),
+                        },
+                        l.bates.clone().unwrap_or_default(),
+                    )
+                });
         let _ = writeln!(
             s,
-            "| line | kind | claim | source | page | Bates |\n|---|---|---|---|---|---|"
+            "| {} | {} | {} | {} | {page} | {bates} |",
+            lines.at(o.claim.start),
+            o.claim.kind.as_str(),
+            md_escape(&o.claim.text),
+            md_escape(&file)
         );
-        for o in outcomes.iter().filter(|o| o.status == Status::Supported) {
-            let (file, page, bates) =
-                o.source
-                    .as_ref()
-                    .map_or((String::new(), String::new(), String::new()), |l| {
-                        (
-                            l.file.clone(),
-                            match l.star {
-                                Some(n) => format!("{} (at *{n})", l.page),
-                                None => l.page.to_string(),
-                            },
-                            l.bates.clone().unwrap_or_default(),
-                        )
-                    });
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {page} | {bates} |",
-                lines.at(o.claim.start),
-                o.claim.kind.as_str(),
-                md_escape(&o.claim.text),
-                md_escape(&file)
-            );
-        }
     }
-    s
 }
 #[cfg(test)]
 mod tests {

@@ -233,23 +233,8 @@ pub fn file_url(name: &str) -> Option<Url> {
             }
         }
     };
-    Url::from_file_path(lexical(&path)).ok()
-}
-
-/// `a/b/../c` → `a/c`, without touching the disk: imports may name `../common.lex`.
-fn lexical(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    // Imports may name `../common.lex`.
+    Url::from_file_path(crate::confine::lexical(&path)).ok()
 }
 
 /// The embedded stdlib, written once per version to a read-only folder, so that go to

@@ -50,13 +50,7 @@ pub(super) fn scan(ev: &Evidence, next: &AtomicUsize, wants: &Wants) -> Found {
         best: vec![Vec::new(); sought.len()],
         ..Found::default()
     };
-    // Per claim, which of its words the page has; the claims touched; per word, the last page
-    // that had it (so a word met again on a page is not looked up again).
-    let mut masks: Vec<u64> = vec![0; sought.len()];
-    let mut touched: Vec<u32> = Vec::new();
-    let mut seen: Vec<u64> = vec![u64::MAX; vocab.uses.len()];
-    let mut page_no: u64 = 0;
-    let mut buf = String::new();
+    let mut marks = Marks::new(sought.len(), vocab.uses.len());
     loop {
         let di = next.fetch_add(1, Ordering::Relaxed);
         let Some(source) = ev.sources.get(di) else {
@@ -82,86 +76,136 @@ pub(super) fn scan(ev: &Evidence, next: &AtomicUsize, wants: &Wants) -> Found {
             if sought.is_empty() {
                 continue;
             }
-            // Stamped pages, for the Bates claims: which are nearest is decided at the end.
-            if let Some(b) = &bates {
-                let split = b.find(|c: char| c.is_ascii_digit()).unwrap_or(b.len());
-                let (prefix, digits) = b.split_at(split);
-                let prefix = prefix
-                    .trim_end_matches([' ', '_', '-'])
-                    .to_ascii_uppercase();
-                if let (Ok(n), true) = (digits.parse::<u64>(), bates_prefixes.contains(&prefix)) {
-                    // The page's foot, with the stamp's line highlighted.
-                    let t = raw.trim_end();
-                    let line = t.rfind('\n').map_or(0, |i| i + 1);
-                    let line = line + (t[line..].len() - t[line..].trim_start().len());
-                    let cand = excerpt(&path, number, &bates, raw, &[(line, t.len())]);
-                    f.stamps.push((prefix, n, (di, number), cand));
-                }
-            }
+            stamp_candidate(&mut f, bates_prefixes, (di, &path, number), &bates, raw);
             // Other claims: the share of their words on the page.
-            page_no += 1;
-            for &si in &touched {
-                masks[si as usize] = 0;
+            marks.mark(raw, vocab);
+            score_page(&mut f, sought, &marks, (di, &path, number), &bates, raw);
+        }
+    }
+}
+
+/// Per claim, which of its words the page has; the claims touched; per word, the last page
+/// that had it (so a word met again on a page is not looked up again).
+struct Marks {
+    masks: Vec<u64>,
+    touched: Vec<u32>,
+    seen: Vec<u64>,
+    page_no: u64,
+    buf: String,
+}
+
+impl Marks {
+    fn new(claims: usize, words: usize) -> Marks {
+        Marks {
+            masks: vec![0; claims],
+            touched: Vec::new(),
+            seen: vec![u64::MAX; words],
+            page_no: 0,
+            buf: String::new(),
+        }
+    }
+
+    /// Marks, for the next page `raw`, each claim's words it holds.
+    fn mark(&mut self, raw: &str, vocab: &Vocab) {
+        self.page_no += 1;
+        for &si in &self.touched {
+            self.masks[si as usize] = 0;
+        }
+        self.touched.clear();
+        for (s, e) in words(raw) {
+            self.buf.clear();
+            let w = &raw[s..e];
+            if w.is_ascii() {
+                self.buf.push_str(w);
+                self.buf.make_ascii_lowercase();
+            } else {
+                self.buf.push_str(&w.to_lowercase());
             }
-            touched.clear();
-            for (s, e) in words(raw) {
-                buf.clear();
-                let w = &raw[s..e];
-                if w.is_ascii() {
-                    buf.push_str(w);
-                    buf.make_ascii_lowercase();
+            let key: &str = if self.buf.bytes().all(|b| b.is_ascii_digit()) {
+                let t = self.buf.trim_start_matches('0');
+                if t.is_empty() {
+                    "0"
                 } else {
-                    buf.push_str(&w.to_lowercase());
+                    t
                 }
-                let key: &str = if buf.bytes().all(|b| b.is_ascii_digit()) {
-                    let t = buf.trim_start_matches('0');
-                    if t.is_empty() {
-                        "0"
-                    } else {
-                        t
-                    }
-                } else {
-                    &buf
-                };
-                if let Some(&id) = vocab.ids.get(key) {
-                    if seen[id] == page_no {
-                        continue;
-                    }
-                    seen[id] = page_no;
-                    for &(si, ti) in &vocab.uses[id] {
-                        let m = &mut masks[si as usize];
-                        if *m == 0 {
-                            touched.push(si);
-                        }
-                        *m |= 1 << ti;
-                    }
-                }
-            }
-            for &si in &touched {
-                let mask = masks[si as usize];
-                let s = &sought[si as usize];
-                let score: u32 = (0..s.weights.len())
-                    .filter(|t| mask & (1 << t) != 0)
-                    .map(|t| s.weights[t])
-                    .sum();
-                let matched = mask.count_ones();
-                if score * 2 < s.total || (matched < 2 && s.weights.len() > 1) {
+            } else {
+                &self.buf
+            };
+            if let Some(&id) = vocab.ids.get(key) {
+                if self.seen[id] == self.page_no {
                     continue;
                 }
-                let score = score as i64;
-                if would_keep(&f.best[si as usize], score, (di, number)) {
-                    let at = term_places(raw, &s.terms, mask);
-                    let cand = excerpt(&path, number, &bates, raw, &at);
-                    keep(
-                        &mut f.best[si as usize],
-                        Best {
-                            score,
-                            order: (di, number),
-                            cand,
-                        },
-                    );
+                self.seen[id] = self.page_no;
+                for &(si, ti) in &vocab.uses[id] {
+                    let m = &mut self.masks[si as usize];
+                    if *m == 0 {
+                        self.touched.push(si);
+                    }
+                    *m |= 1 << ti;
                 }
             }
+        }
+    }
+}
+
+/// A stamped page, for the Bates claims (which are nearest is decided at the end): its
+/// foot, with the stamp's line highlighted, when its stamp's prefix is one they cite.
+fn stamp_candidate(
+    f: &mut Found,
+    bates_prefixes: &HashSet<String>,
+    (di, path, number): (usize, &str, u32),
+    bates: &Option<String>,
+    raw: &str,
+) {
+    let Some(b) = bates else { return };
+    let split = b.find(|c: char| c.is_ascii_digit()).unwrap_or(b.len());
+    let (prefix, digits) = b.split_at(split);
+    let prefix = prefix
+        .trim_end_matches([' ', '_', '-'])
+        .to_ascii_uppercase();
+    if let (Ok(n), true) = (digits.parse::<u64>(), bates_prefixes.contains(&prefix)) {
+        // The page's foot, with the stamp's line highlighted.
+        let t = raw.trim_end();
+        let line = t.rfind('\n').map_or(0, |i| i + 1);
+        let line = line + (t[line..].len() - t[line..].trim_start().len());
+        let cand = excerpt(path, number, bates, raw, &[(line, t.len())]);
+        f.stamps.push((prefix, n, (di, number), cand));
+    }
+}
+
+/// Scores the page against every claim it touches: the share of the claim's words on it;
+/// keeps it, with its excerpt, among the claim's best few.
+fn score_page(
+    f: &mut Found,
+    sought: &[Sought],
+    marks: &Marks,
+    (di, path, number): (usize, &str, u32),
+    bates: &Option<String>,
+    raw: &str,
+) {
+    for &si in &marks.touched {
+        let mask = marks.masks[si as usize];
+        let s = &sought[si as usize];
+        let score: u32 = (0..s.weights.len())
+            .filter(|t| mask & (1 << t) != 0)
+            .map(|t| s.weights[t])
+            .sum();
+        let matched = mask.count_ones();
+        if score * 2 < s.total || (matched < 2 && s.weights.len() > 1) {
+            continue;
+        }
+        let score = score as i64;
+        if would_keep(&f.best[si as usize], score, (di, number)) {
+            let at = term_places(raw, &s.terms, mask);
+            let cand = excerpt(path, number, bates, raw, &at);
+            keep(
+                &mut f.best[si as usize],
+                Best {
+                    score,
+                    order: (di, number),
+                    cand,
+                },
+            );
         }
     }
 }

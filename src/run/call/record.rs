@@ -32,105 +32,14 @@ impl StageCall<'_> {
         dir: &Path,
         prompt_file: &Path,
     ) -> Result<Produced, CallFailure> {
-        let (sh, m, step, round) = (self.sh, self.m, self.step, self.round);
-        let rec = &mut *self.rec;
-        let t_ = &reply.timings;
-        if let Some(floor) = t.model.min_decode {
-            if t_.predicted_n >= 8
-                && t_.predicted_per_second > 0.0
-                && t_.predicted_per_second < floor
-            {
-                let w = format!(
-                    "decoded at {:.1} tok/s, under the model's min_decode of {floor} tok/s",
-                    t_.predicted_per_second
-                );
-                sh.events.warn(self.key, &w);
-                rec.warnings.push(w);
-            }
-        }
-        if reply.finish.as_deref() == Some(crate::backend::stream::REPETITION) {
-            let w = format!(
-                "the model was repeating itself (the same passage of {} words {} times): lexrun stopped reading after {} tokens and kept the text up to the passage's second time",
-                crate::backend::stream::LOOP_WORDS,
-                crate::backend::stream::LOOP_TIMES,
-                t_.predicted_n
-            );
-            sh.events.warn(self.key, &w);
-            rec.warnings.push(w);
-        }
-        if answer.is_none() && reply.text.trim().is_empty() {
-            let w = format!(
-                "the model answered with no text ({} tokens, finish `{}`): the stage's output is empty; check the model's chat template and the stage's prompt",
-                t_.predicted_n,
-                reply.finish.as_deref().unwrap_or("none")
-            );
-            sh.events.warn(self.key, &w);
-            rec.warnings.push(w);
-        }
-        if reply.finish.as_deref() == Some("length") {
-            let w = format!(
-                "the answer stopped at the token limit ({} tokens); it may be cut short",
-                t_.predicted_n
-            );
-            sh.events.warn(self.key, &w);
-            rec.warnings.push(w);
-        }
-        let mut p = Produced {
-            text: Some(reply.text.clone()),
-            answer: answer.clone(),
-            ..Produced::default()
-        };
+        self.reply_warnings(t, &reply, answer.is_none());
         // Entered in the ledger before it is written: the intake guard knows it from the
         // moment it exists.
-        if let Some(store) = &sh.store {
-            let h = blake3::hash(reply.text.as_bytes()).to_hex().to_string();
-            let registered = store.add_artifact(
-                &crate::store::Artifact {
-                    hash: h,
-                    text_hash: intake::text_hash(&reply.text),
-                    run_id: sh.run_id.clone(),
-                    matter: m.name.clone(),
-                    stage: step.name.clone(),
-                    round,
-                    kind: "stage".into(),
-                    path: dir.join("output.md").display().to_string(),
-                    model: ident.model.clone(),
-                    inputs: serde_json::to_value(&cache_key.inputs).unwrap_or_default(),
-                    plan_hash: sh.plan.hash.clone(),
-                    node_hash: step.hash.clone(),
-                    created: crate::store::now(),
-                },
-                &reply.text,
-                &m.evidence_fps,
-            );
-            // A ledger that is gone: the answer stays in the store (the next run takes it
-            // from the cache), and nothing the guard would not know of is written.
-            if registered.is_err() && store.lost().is_some() {
-                return Err(CallFailure::LedgerLost(true));
-            }
-            if let Err(e) = registered {
-                let w = format!(
-                    "this stage's text could not be entered in the ledger, so the intake guard will not recognise a copy of it: {e}"
-                );
-                sh.events.warn(self.key, &w);
-                rec.warnings.push(w);
-            }
-            let _ = store.add_claims(&model_claims(sh, m, step, &reply.text, answer.as_ref()));
-        }
-        let out_md = dir.join("output.md");
-        crate::atomic::write_private(&out_md, &reply.text).map_err(write_failure(&out_md))?;
-        p.files.push(out_md.clone());
-        p.primary.insert("md".into(), out_md.clone());
-        p.primary.insert("txt".into(), out_md.clone());
-        if let Some(a) = &answer {
-            let aj = dir.join("answer.json");
-            let _ =
-                crate::atomic::write_private(&aj, serde_json::to_vec_pretty(a).unwrap_or_default());
-            p.primary.insert("json".into(), aj.clone());
-            p.files.push(aj);
-        } else {
-            p.primary.insert("json".into(), out_md.clone());
-        }
+        self.enter_in_ledger(ident, cache_key, &reply.text, answer.as_ref(), dir)?;
+        let p = write_answer(&reply.text, answer, dir)?;
+        let (sh, m, round) = (self.sh, self.m, self.round);
+        let rec = &mut *self.rec;
+        let t_ = &reply.timings;
         rec.outputs = std::iter::once(prompt_file.display().to_string())
             .chain(p.files.iter().map(|f| f.display().to_string()))
             .collect();
@@ -159,6 +68,120 @@ impl StageCall<'_> {
         );
         Ok(p)
     }
+
+    /// A warning on the stage: said, and kept in its record.
+    fn warn(&mut self, w: String) {
+        self.sh.events.warn(self.key, &w);
+        self.rec.warnings.push(w);
+    }
+
+    /// Warns of a reply decoded under the model's `min_decode`, cut at a repetition, empty,
+    /// or stopped at the token limit.
+    fn reply_warnings(&mut self, t: &Target<'_>, reply: &Reply, no_answer: bool) {
+        let t_ = &reply.timings;
+        if let Some(floor) = t.model.min_decode {
+            if t_.predicted_n >= 8
+                && t_.predicted_per_second > 0.0
+                && t_.predicted_per_second < floor
+            {
+                self.warn(format!(
+                    "decoded at {:.1} tok/s, under the model's min_decode of {floor} tok/s",
+                    t_.predicted_per_second
+                ));
+            }
+        }
+        if reply.finish.as_deref() == Some(crate::backend::stream::REPETITION) {
+            self.warn(format!(
+                "the model was repeating itself (the same passage of {} words {} times): lexrun stopped reading after {} tokens and kept the text up to the passage's second time",
+                crate::backend::stream::LOOP_WORDS,
+                crate::backend::stream::LOOP_TIMES,
+                t_.predicted_n
+            ));
+        }
+        if no_answer && reply.text.trim().is_empty() {
+            self.warn(format!(
+                "the model answered with no text ({} tokens, finish `{}`): the stage's output is empty; check the model's chat template and the stage's prompt",
+                t_.predicted_n,
+                reply.finish.as_deref().unwrap_or("none")
+            ));
+        }
+        if reply.finish.as_deref() == Some("length") {
+            self.warn(format!(
+                "the answer stopped at the token limit ({} tokens); it may be cut short",
+                t_.predicted_n
+            ));
+        }
+    }
+
+    /// Enters the stage's text and its claims in the ledger, if there is one. A ledger that
+    /// is gone fails the call: the answer stays in the store (the next run takes it from the
+    /// cache), and nothing the guard would not know of is written.
+    fn enter_in_ledger(
+        &mut self,
+        ident: &Identity,
+        cache_key: &CacheKey,
+        text: &str,
+        answer: Option<&Value>,
+        dir: &Path,
+    ) -> Result<(), CallFailure> {
+        let (sh, m, step, round) = (self.sh, self.m, self.step, self.round);
+        let Some(store) = &sh.store else {
+            return Ok(());
+        };
+        let h = blake3::hash(text.as_bytes()).to_hex().to_string();
+        let registered = store.add_artifact(
+            &crate::store::Artifact {
+                hash: h,
+                text_hash: intake::text_hash(text),
+                run_id: sh.run_id.clone(),
+                matter: m.name.clone(),
+                stage: step.name.clone(),
+                round,
+                kind: "stage".into(),
+                path: dir.join("output.md").display().to_string(),
+                model: ident.model.clone(),
+                inputs: serde_json::to_value(&cache_key.inputs).unwrap_or_default(),
+                plan_hash: sh.plan.hash.clone(),
+                node_hash: step.hash.clone(),
+                created: crate::store::now(),
+            },
+            text,
+            &m.evidence_fps,
+        );
+        if registered.is_err() && store.lost().is_some() {
+            return Err(CallFailure::LedgerLost(true));
+        }
+        if let Err(e) = registered {
+            self.warn(format!(
+                "this stage's text could not be entered in the ledger, so the intake guard will not recognise a copy of it: {e}"
+            ));
+        }
+        let _ = store.add_claims(&model_claims(sh, m, step, text, answer));
+        Ok(())
+    }
+}
+
+/// Writes `output.md` and, for a structured answer, `answer.json`: what the stage produced.
+fn write_answer(text: &str, answer: Option<Value>, dir: &Path) -> Result<Produced, CallFailure> {
+    let mut p = Produced {
+        text: Some(text.to_string()),
+        answer: answer.clone(),
+        ..Produced::default()
+    };
+    let out_md = dir.join("output.md");
+    crate::atomic::write_private(&out_md, text).map_err(write_failure(&out_md))?;
+    p.files.push(out_md.clone());
+    p.primary.insert("md".into(), out_md.clone());
+    p.primary.insert("txt".into(), out_md.clone());
+    if let Some(a) = &answer {
+        let aj = dir.join("answer.json");
+        let _ = crate::atomic::write_private(&aj, serde_json::to_vec_pretty(a).unwrap_or_default());
+        p.primary.insert("json".into(), aj.clone());
+        p.files.push(aj);
+    } else {
+        p.primary.insert("json".into(), out_md.clone());
+    }
+    Ok(p)
 }
 
 /// Every claim in a model's text (a structured answer read value by value, as verification

@@ -162,35 +162,24 @@ fn find_law(words: &[&str]) -> Option<FoundLaw> {
 /// Statutes, regulations and rules, with `Id.` and `Ibid.` resolved to whatever citation
 /// (case or statute) precedes them.
 pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
+    let mut out = statutes(text);
+    let ids = ids(text, cases, &out);
+    out.extend(ids);
+    out.sort_by_key(|c| c.start);
+    out
+}
+
+/// Statutes, regulations and rules, in text order.
+fn statutes(text: &str) -> Vec<Claim> {
     let mut out: Vec<Claim> = Vec::new();
     let mut from = 0;
     while let Some(c) = STATUTE.captures_at(text, from) {
         let m = c.get(0).expect("match");
         let code = c.name("code").expect("code");
-        // Where to look next if this is no statute: after the match's first word, so that a
-        // title number that an earlier capitalised word hid (`Under 28 U.S.C.`) is seen.
-        let retry = {
-            let first = code.as_str().split_whitespace().next().unwrap_or("");
-            let at = c
-                .name("title")
-                .map_or(code.start() + first.len(), |t| t.end());
-            at.max(from + 1).min(text.len())
-        };
-        let mut at_boundary = retry;
-        while !text.is_char_boundary(at_boundary) {
-            at_boundary += 1;
-        }
-        from = at_boundary;
+        from = next_from(text, &c, from);
         let marker = c.name("marker").or_else(|| c.name("marker2"));
         let num_m = c.name("num").or_else(|| c.name("num2"));
-        // The words of the name, with their offsets.
-        let mut words: Vec<(usize, &str)> = Vec::new();
-        let mut at = code.start();
-        for w in code.as_str().split_whitespace() {
-            let off = text[at..].find(w).map_or(at, |i| at + i);
-            words.push((off, w));
-            at = off + w.len();
-        }
+        let words = name_words(text, code);
         let plain: Vec<&str> = words.iter().map(|(_, w)| *w).collect();
         let Some(found) = find_law(&plain) else {
             continue;
@@ -254,13 +243,50 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
             },
         ));
     }
-    // `Id.` repeats the citation just before it, whichever kind.
+    out
+}
+
+/// Where to look next if a match is no statute: after the match's first word, so that a
+/// title number that an earlier capitalised word hid (`Under 28 U.S.C.`) is seen.
+#[inline]
+fn next_from(text: &str, c: &regex::Captures, from: usize) -> usize {
+    let code = c.name("code").expect("code");
+    let retry = {
+        let first = code.as_str().split_whitespace().next().unwrap_or("");
+        let at = c
+            .name("title")
+            .map_or(code.start() + first.len(), |t| t.end());
+        at.max(from + 1).min(text.len())
+    };
+    let mut at_boundary = retry;
+    while !text.is_char_boundary(at_boundary) {
+        at_boundary += 1;
+    }
+    at_boundary
+}
+
+/// The words of a law's name, with their offsets.
+#[inline]
+fn name_words<'t>(text: &'t str, code: regex::Match<'t>) -> Vec<(usize, &'t str)> {
+    let mut words: Vec<(usize, &str)> = Vec::new();
+    let mut at = code.start();
+    for w in code.as_str().split_whitespace() {
+        let off = text[at..].find(w).map_or(at, |i| at + i);
+        words.push((off, w));
+        at = off + w.len();
+    }
+    words
+}
+
+/// `Id.` and `Ibid.`: each repeats the citation just before it, whichever kind, among
+/// `cases` and `statutes`.
+fn ids(text: &str, cases: &[Claim], statutes: &[Claim]) -> Vec<Claim> {
     let mut ids = Vec::new();
     // The citations an `Id.` may repeat, by where they end (stable: of two ending at the same
     // place, the later listed is taken), so each `Id.` finds its own by binary search.
     let mut before: Vec<&Claim> = cases
         .iter()
-        .chain(out.iter())
+        .chain(statutes.iter())
         // A citation in a reporter no catalogue knows is repeated too: its `Id.` is as
         // unrecognised as it is, never bound to an authority cited further back.
         .filter(|x| {
@@ -308,9 +334,7 @@ pub fn statutes_and_ids(text: &str, cases: &[Claim]) -> Vec<Claim> {
         };
         ids.push(Claim::new(kind, text, id.start(), end, key));
     }
-    out.extend(ids);
-    out.sort_by_key(|c| c.start);
-    out
+    ids
 }
 
 /// `tit.` → `tit`, `c.`/`ch.` → `ch`, `part` → `pt`, `arts.` → `art`.

@@ -157,46 +157,18 @@ impl Scanner<'_> {
         }
     }
 
+    /// Reads one document: its record filing, exhibits, stamps, dates, amounts, citations
+    /// and quotations, then the file itself.
     fn scan_doc(&self, ix: &mut Index, di: usize, path: String, raw: &[String]) {
-        let mut empty = Vec::new();
-        let pages: Vec<(u32, Option<String>, String)> = raw
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                if r.trim().is_empty() {
-                    empty.push(i as u32 + 1);
-                }
-                (i as u32 + 1, crate::sources::stamp_of(r), normalize(r))
-            })
-            .collect();
+        let (pages, empty) = normalised_pages(raw);
         // A reported opinion the draft cites, with its star markers (`*629`: page 629 of the
         // reporter begins here), so that each place in it is known by its opinion page too.
         // Any other file has no opinion pages, whatever stars it holds.
         let (stars, carried) = self.opinion_of(&pages);
-        let loc = |number: u32, bates: &Option<String>, text: &str, s: usize, e: usize| Located {
-            order: (di, number),
-            star: stars.at(number, s),
-            loc: Location {
-                file: path.clone(),
-                page: number,
-                bates: bates.clone(),
-                star: stars.at(number, s).filter(|&n| n > 0),
-                snippet: snippet(text, s, e),
-                span: (s, e),
-            },
-        };
-        // A page's place without a snippet: for a stamp, or a page of an exhibit.
-        let bare = |number: u32, bates: &Option<String>| Located {
-            order: (di, number),
-            star: stars.at(number, 0),
-            loc: Location {
-                file: path.clone(),
-                page: number,
-                bates: bates.clone(),
-                star: stars.at(number, 0).filter(|&n| n > 0),
-                snippet: String::new(),
-                span: (0, 0),
-            },
+        let places = Places {
+            di,
+            path: &path,
+            stars: &stars,
         };
         // A filing of the record the draft cites: where its numbered paragraphs begin.
         if !self.wanted.records.is_empty() {
@@ -207,169 +179,21 @@ impl Scanner<'_> {
                 ix.records.push(r);
             }
         }
-        // Slip sheets: a page that says only `Exhibit B` (and its stamp) starts exhibit B.
-        let mut current: Option<String> = None;
-        for ((number, bates, text), original) in pages.iter().zip(raw) {
-            if let Some(label) = slip_sheet(text, bates.as_deref()) {
-                ix.exhibit_pages.entry(label.clone()).or_default();
-                current = Some(label);
-                continue;
-            }
-            if let Some(label) = &current {
-                ix.exhibit_pages
-                    .entry(label.clone())
-                    .or_default()
-                    .push(bare(*number, bates));
-            }
-            if original.contains("Exhibit") && original.contains('|') {
-                for (label, range) in exhibit_index_rows(original) {
-                    ix.exhibit_ranges.entry(label).or_insert(range);
-                }
-            }
-        }
+        exhibits(ix, &pages, raw, &places);
         for (number, bates, text) in &pages {
-            if let Some(b) = bates {
-                let split = b.find(|c: char| c.is_ascii_digit()).unwrap_or(b.len());
-                let (prefix, digits) = b.split_at(split);
-                let prefix = prefix.trim_end_matches([' ', '_', '-']).to_string();
-                if let Ok(n) = digits.parse() {
-                    ix.seen_prefixes
-                        .entry(prefix.clone())
-                        .or_insert((di, *number));
-                    keep_first(
-                        &mut ix.stamps,
-                        (prefix.to_ascii_uppercase(), n),
-                        bare(*number, bates),
-                    );
-                }
-            }
-            let w = self.wanted;
+            stamp(ix, *number, bates, &places);
             let numbers = Numbers::of(text);
-            if w.needs.dates(&numbers) {
-                for c in extract::dates(text) {
-                    if let Key::Date { year, month, day } = c.key {
-                        if w.dates.contains(&(year, month, day)) {
-                            record(
-                                &mut ix.dates,
-                                (year, month, day),
-                                loc(*number, bates, text, c.start, c.end),
-                            );
-                        }
-                        // A day of a month supports the month as a whole (`March 2024`).
-                        if day != 0 && w.dates.contains(&(year, month, 0)) {
-                            record(
-                                &mut ix.dates,
-                                (year, month, 0),
-                                loc(*number, bates, text, c.start, c.end),
-                            );
-                        }
-                    }
-                }
-            }
-            if w.needs.amounts(&numbers) {
-                for c in extract::evidence_amounts(text) {
-                    match c.key {
-                        Key::Money { cents } if w.money.contains(&cents) => record(
-                            &mut ix.money,
-                            cents,
-                            loc(*number, bates, text, c.start, c.end),
-                        ),
-                        Key::Percent { thousandths } if w.percents.contains(&thousandths) => {
-                            record(
-                                &mut ix.percents,
-                                thousandths,
-                                loc(*number, bates, text, c.start, c.end),
-                            )
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            let statutes = w.needs.statutes(&numbers);
-            // `Id.` after a statute is resolved against the page's cases too.
-            if w.needs.cases(&numbers) || statutes {
-                let cases = extract::citations(text, &w.allowed);
-                for c in &cases {
-                    if let Key::Case {
-                        volume,
-                        reporter,
-                        page,
-                        pin,
-                        year,
-                    } = &c.key
-                    {
-                        let k = (*volume, reporter.clone(), *page);
-                        if w.cases.contains(&k) {
-                            let l = loc(*number, bates, text, c.start, c.end);
-                            ix.cases.entry(k).or_default().push(CaseSeen {
-                                pin: pin.clone(),
-                                year: *year,
-                                order: (di, *number),
-                                star: l.star,
-                                loc: l.loc,
-                            });
-                        }
-                    }
-                }
-                if statutes {
-                    for c in extract::statutes_and_ids(text, &cases) {
-                        if let Key::Statute { code, section } = &c.key {
-                            for k in [
-                                (code.clone(), section.clone()),
-                                (code.clone(), base_section(section)),
-                            ] {
-                                if w.statutes.contains(&k) {
-                                    record(
-                                        &mut ix.statutes,
-                                        k,
-                                        loc(*number, bates, text, c.start, c.end),
-                                    );
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            let spot = Spot {
+                places: &places,
+                number: *number,
+                bates,
+                text,
+            };
+            self.dates_and_amounts(ix, &numbers, &spot);
+            self.cases_and_statutes(ix, &numbers, &spot);
         }
-        // Quotations: every anchor found in one pass per page, then checked in full; later
-        // parts of a quotation may be on later pages of the same file.
         if !self.quotes.is_empty() {
-            let n = self.quotes.len();
-            let mut found = vec![false; n];
-            let mut later = Later::default();
-            let mut places = Vec::new();
-            for (pi, (number, bates, text)) in pages.iter().enumerate() {
-                places.clear();
-                self.keys
-                    .candidates(text, |qi, start| places.push((start, qi)));
-                // In page order, so each quotation is located at its first occurrence.
-                places.sort_unstable();
-                for &(start, id) in &places {
-                    let qi = id % n;
-                    if found[qi] {
-                        continue;
-                    }
-                    let segs = &self.quotes[qi];
-                    let anchor = segs[0].anchor();
-                    if id >= n {
-                        if text.as_bytes()[start..].starts_with(self.firsts[qi].as_bytes()) {
-                            ix.quote_openings.insert(self.wanted.quotes[qi].clone());
-                        }
-                        continue;
-                    }
-                    if !text.as_bytes()[start..].starts_with(anchor.as_bytes()) {
-                        continue;
-                    }
-                    if let Some((s, e)) = quote_at(qi, segs, &pages, pi, start, &mut later) {
-                        found[qi] = true;
-                        record(
-                            &mut ix.quotes,
-                            self.wanted.quotes[qi].clone(),
-                            loc(*number, bates, text, s, e),
-                        );
-                    }
-                }
-            }
+            self.quotations(ix, &pages, &places);
         }
         if let Some(k) = carried {
             ix.opinions.entry(k).or_insert(Opinion {
@@ -384,6 +208,250 @@ impl Scanner<'_> {
             problem: None,
             empty_pages: empty,
         });
+    }
+
+    /// The dates and amounts the draft cites, on one page, when the page's numbers can hold any.
+    fn dates_and_amounts(&self, ix: &mut Index, numbers: &Numbers, spot: &Spot) {
+        let w = self.wanted;
+        let loc = |s, e| spot.at(s, e);
+        if w.needs.dates(numbers) {
+            for c in extract::dates(spot.text) {
+                if let Key::Date { year, month, day } = c.key {
+                    if w.dates.contains(&(year, month, day)) {
+                        record(&mut ix.dates, (year, month, day), loc(c.start, c.end));
+                    }
+                    // A day of a month supports the month as a whole (`March 2024`).
+                    if day != 0 && w.dates.contains(&(year, month, 0)) {
+                        record(&mut ix.dates, (year, month, 0), loc(c.start, c.end));
+                    }
+                }
+            }
+        }
+        if w.needs.amounts(numbers) {
+            for c in extract::evidence_amounts(spot.text) {
+                match c.key {
+                    Key::Money { cents } if w.money.contains(&cents) => {
+                        record(&mut ix.money, cents, loc(c.start, c.end))
+                    }
+                    Key::Percent { thousandths } if w.percents.contains(&thousandths) => {
+                        record(&mut ix.percents, thousandths, loc(c.start, c.end))
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// The cases and statutes the draft cites, on one page, when the page's numbers can
+    /// hold any; `Id.` after a statute is resolved against the page's cases too.
+    fn cases_and_statutes(&self, ix: &mut Index, numbers: &Numbers, spot: &Spot) {
+        let w = self.wanted;
+        let statutes = w.needs.statutes(numbers);
+        if !(w.needs.cases(numbers) || statutes) {
+            return;
+        }
+        let (loc, text) = (|s, e| spot.at(s, e), spot.text);
+        let cases = extract::citations(text, &w.allowed);
+        for c in &cases {
+            if let Key::Case {
+                volume,
+                reporter,
+                page,
+                pin,
+                year,
+            } = &c.key
+            {
+                let k = (*volume, reporter.clone(), *page);
+                if w.cases.contains(&k) {
+                    let l = loc(c.start, c.end);
+                    ix.cases.entry(k).or_default().push(CaseSeen {
+                        pin: pin.clone(),
+                        year: *year,
+                        order: (spot.places.di, spot.number),
+                        star: l.star,
+                        loc: l.loc,
+                    });
+                }
+            }
+        }
+        if statutes {
+            for c in extract::statutes_and_ids(text, &cases) {
+                if let Key::Statute { code, section } = &c.key {
+                    for k in [
+                        (code.clone(), section.clone()),
+                        (code.clone(), base_section(section)),
+                    ] {
+                        if w.statutes.contains(&k) {
+                            record(&mut ix.statutes, k, loc(c.start, c.end));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Quotations: every anchor found in one pass per page, then checked in full; later
+    /// parts of a quotation may be on later pages of the same file.
+    fn quotations(&self, ix: &mut Index, pages: &[Page], places: &Places) {
+        let n = self.quotes.len();
+        let mut found = vec![false; n];
+        let mut later = Later::default();
+        let mut spots = Vec::new();
+        for (pi, (number, bates, text)) in pages.iter().enumerate() {
+            spots.clear();
+            self.keys
+                .candidates(text, |qi, start| spots.push((start, qi)));
+            // In page order, so each quotation is located at its first occurrence.
+            spots.sort_unstable();
+            for &(start, id) in &spots {
+                let qi = id % n;
+                if found[qi] {
+                    continue;
+                }
+                let segs = &self.quotes[qi];
+                let anchor = segs[0].anchor();
+                if id >= n {
+                    if text.as_bytes()[start..].starts_with(self.firsts[qi].as_bytes()) {
+                        ix.quote_openings.insert(self.wanted.quotes[qi].clone());
+                    }
+                    continue;
+                }
+                if !text.as_bytes()[start..].starts_with(anchor.as_bytes()) {
+                    continue;
+                }
+                if let Some((s, e)) = quote_at(qi, segs, pages, pi, start, &mut later) {
+                    found[qi] = true;
+                    record(
+                        &mut ix.quotes,
+                        self.wanted.quotes[qi].clone(),
+                        places.at(*number, bates, text, s, e),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// One page's places: the page, its stamp and text.
+struct Spot<'a> {
+    places: &'a Places<'a>,
+    number: u32,
+    bates: &'a Option<String>,
+    text: &'a str,
+}
+
+impl Spot<'_> {
+    /// The place of bytes `s..e` of the page, with a snippet around them.
+    #[inline]
+    fn at(&self, s: usize, e: usize) -> Located {
+        self.places.at(self.number, self.bates, self.text, s, e)
+    }
+}
+
+/// A page of a document: its number, its stamp, and its normalised text.
+type Page = (u32, Option<String>, String);
+
+/// The pages of a document, numbered from 1, with their stamps and normalised text; and
+/// the numbers of the pages with no text.
+fn normalised_pages(raw: &[String]) -> (Vec<Page>, Vec<u32>) {
+    let mut empty = Vec::new();
+    let pages = raw
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            if r.trim().is_empty() {
+                empty.push(i as u32 + 1);
+            }
+            (i as u32 + 1, crate::sources::stamp_of(r), normalize(r))
+        })
+        .collect();
+    (pages, empty)
+}
+
+/// Places in one document: file, page, stamp, opinion page and snippet.
+struct Places<'a> {
+    di: usize,
+    path: &'a str,
+    stars: &'a super::stars::Stars,
+}
+
+impl Places<'_> {
+    /// The place of bytes `s..e` of page `number`, with a snippet around them.
+    #[inline]
+    fn at(&self, number: u32, bates: &Option<String>, text: &str, s: usize, e: usize) -> Located {
+        self.located(number, bates, s, snippet(text, s, e), (s, e))
+    }
+
+    /// A page's place without a snippet: for a stamp, or a page of an exhibit.
+    #[inline]
+    fn bare(&self, number: u32, bates: &Option<String>) -> Located {
+        self.located(number, bates, 0, String::new(), (0, 0))
+    }
+
+    #[inline]
+    fn located(
+        &self,
+        number: u32,
+        bates: &Option<String>,
+        at: usize,
+        snippet: String,
+        span: (usize, usize),
+    ) -> Located {
+        let star = self.stars.at(number, at);
+        Located {
+            order: (self.di, number),
+            star,
+            loc: Location {
+                file: self.path.to_string(),
+                page: number,
+                bates: bates.clone(),
+                star: star.filter(|&n| n > 0),
+                snippet,
+                span,
+            },
+        }
+    }
+}
+
+/// Slip sheets and exhibit indexes: a page that says only `Exhibit B` (and its stamp)
+/// starts exhibit B, whose pages follow; an index table gives exhibits' Bates ranges.
+fn exhibits(ix: &mut Index, pages: &[Page], raw: &[String], places: &Places) {
+    let mut current: Option<String> = None;
+    for ((number, bates, text), original) in pages.iter().zip(raw) {
+        if let Some(label) = slip_sheet(text, bates.as_deref()) {
+            ix.exhibit_pages.entry(label.clone()).or_default();
+            current = Some(label);
+            continue;
+        }
+        if let Some(label) = &current {
+            ix.exhibit_pages
+                .entry(label.clone())
+                .or_default()
+                .push(places.bare(*number, bates));
+        }
+        if original.contains("Exhibit") && original.contains('|') {
+            for (label, range) in exhibit_index_rows(original) {
+                ix.exhibit_ranges.entry(label).or_insert(range);
+            }
+        }
+    }
+}
+
+/// A page's Bates stamp, if it has one: its prefix's first page, and where the stamp is.
+fn stamp(ix: &mut Index, number: u32, bates: &Option<String>, places: &Places) {
+    let Some(b) = bates else { return };
+    let split = b.find(|c: char| c.is_ascii_digit()).unwrap_or(b.len());
+    let (prefix, digits) = b.split_at(split);
+    let prefix = prefix.trim_end_matches([' ', '_', '-']).to_string();
+    if let Ok(n) = digits.parse() {
+        ix.seen_prefixes
+            .entry(prefix.clone())
+            .or_insert((places.di, number));
+        keep_first(
+            &mut ix.stamps,
+            (prefix.to_ascii_uppercase(), n),
+            places.bare(number, bates),
+        );
     }
 }
 
