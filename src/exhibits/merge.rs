@@ -197,6 +197,9 @@ fn index_path(output: &Path) -> PathBuf {
 /// Page attributes to set on a page of the binder.
 type Attrs = Vec<(Vec<u8>, Object)>;
 
+/// The Bates stamp each page of an exhibit shows, if any.
+type Stamps = Vec<Option<String>>;
+
 /// Moves the objects of one exhibit's PDF into the binder: its pages, each with the
 /// attributes it inherited from its old page tree (to be set on the page itself), and the
 /// Bates stamp each page shows.
@@ -204,7 +207,7 @@ fn take_in(
     binder: &mut Document,
     pdf: &Path,
     shown: &str,
-) -> Result<(Vec<(ObjectId, Attrs)>, Vec<Option<String>>), BatesError> {
+) -> Result<(Vec<(ObjectId, Attrs)>, Stamps), BatesError> {
     let mut doc = load(pdf)?;
     doc.renumber_objects_with(binder.max_id + 1);
     let pages: Vec<ObjectId> = doc.get_pages().into_values().collect();

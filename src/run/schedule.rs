@@ -137,7 +137,7 @@ impl Board {
         let mut progressed = true;
         while progressed {
             progressed = false;
-            for mi in 0..matters.len() {
+            for (mi, matter) in matters.iter().enumerate() {
                 for u in units {
                     if self.state[mi][u] != State::Waiting {
                         continue;
@@ -145,7 +145,7 @@ impl Board {
                     match self.next(sh, mi, *u, &deps[u], multi) {
                         Next::Wait => continue,
                         Next::Skip(st, why, named) => {
-                            skip(sh, &mut self.records[mi], *u, st, &why, named, &matters[mi]);
+                            skip(sh, &mut self.records[mi], *u, st, &why, named, matter);
                             self.state[mi].insert(*u, State::Finished(st, Some(why)));
                         }
                         Next::Fail(i, why) => {
@@ -158,7 +158,7 @@ impl Board {
                         Next::Start => {
                             self.state[mi].insert(*u, State::Running);
                             let sh2 = sh.clone();
-                            let m = matters[mi].clone();
+                            let m = matter.clone();
                             let res = self.results[mi].clone();
                             let unit = *u;
                             let h = set.spawn(async move { run_unit(sh2, mi, m, unit, res).await });
