@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::step_graph::*;
+use super::context::{and_list, Cx, Kind};
+use super::step_graph::Anc;
 use super::step_info::Info;
-use super::{and_list, Cx, Kind};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::plan::workflow::{CmpOp, Expr, FieldType, Type, Value};
 use crate::suggest::did_you_mean;

@@ -4,7 +4,7 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use super::{Cx, Decl, Kind};
+use super::context::{Cx, Decl, Kind};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::plan::workflow::{Bates, Sources};
 use crate::syntax::ast;

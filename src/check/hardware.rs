@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::Cx;
+use super::context::{Cx, Decl};
 use crate::diagnostic::{Code, Diagnostic, FileId};
 use crate::plan::workflow::{Model, Pool};
 use crate::suggest::did_you_mean;
@@ -66,7 +66,7 @@ pub(crate) fn fit(cx: &mut Cx, pools: &[Pool], models: &[Model]) {
     }
     for p in pools {
         let Some((pf, pd)) = cx.names.get(&p.name).and_then(|e| match e.decl {
-            super::Decl::Pool(d) => Some((&e.file, d)),
+            Decl::Pool(d) => Some((&e.file, d)),
             _ => None,
         }) else {
             continue;
@@ -105,7 +105,7 @@ pub(crate) fn fit(cx: &mut Cx, pools: &[Pool], models: &[Model]) {
             .collect();
         let first_model = on.first().and_then(|m| {
             cx.names.get(&m.name).and_then(|e| match e.decl {
-                super::Decl::Model(d) => Some((&e.file, d)),
+                Decl::Model(d) => Some((&e.file, d)),
                 _ => None,
             })
         });

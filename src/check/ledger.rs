@@ -3,7 +3,7 @@
 //! carry no password, which would then sit in every copy of the file (lexrun reads it from
 //! `PGPASSWORD` or `~/.pgpass`, as `psql` does).
 
-use super::Cx;
+use super::context::Cx;
 use crate::diagnostic::{Code, Diagnostic, FileId};
 use crate::syntax::ast;
 

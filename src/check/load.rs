@@ -8,6 +8,10 @@ use crate::diagnostic::{Code, Diagnostic, FileId, SourceMap, Span};
 use crate::suggest::did_you_mean;
 use crate::syntax::{self, ast};
 
+/// What an editor has open: the text of a file that is read in place of the file on disk
+/// (an unsaved edit to an imported file), by the file's path.
+pub type Overlay<'a> = &'a dyn Fn(&Utf8Path) -> Option<Vec<u8>>;
+
 /// Where relative paths in a module resolve.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Origin {
@@ -29,7 +33,7 @@ pub struct Module {
 pub fn load(
     entry: &Utf8Path,
     bytes: Vec<u8>,
-    open: super::Overlay,
+    open: Overlay,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
     reuse: Option<&mut syntax::Reuse>,
@@ -71,7 +75,7 @@ struct Loader<'a> {
     seen: Vec<String>,
     library: Library,
     /// Files open in an editor, read in place of the disk.
-    open: super::Overlay<'a>,
+    open: Overlay<'a>,
     /// Declarations parsed by an earlier check, for an editor checking on every edit.
     reuse: Option<&'a mut syntax::Reuse>,
 }

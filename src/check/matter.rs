@@ -5,7 +5,8 @@
 
 use globset::GlobSetBuilder;
 
-use super::{Cx, Decl, Kind, Origin};
+use super::context::{Cx, Decl, Kind};
+use super::load::Origin;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::syntax::ast;
 

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::hardware::*;
-use super::{Cx, Kind};
+use super::context::{Cx, Decl, Kind};
+use super::hardware::{bad_value, cache_type_bytes, is_quantized, CACHE_TYPES};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::gguf;
 use crate::plan::workflow::{Model, Pool, ServerKind, Shape, Weights};
@@ -14,7 +14,7 @@ pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
     let pool_by_name: HashMap<&str, &Pool> = pools.iter().map(|p| (p.name.as_str(), p)).collect();
     let mut out = Vec::new();
     for e in cx.decls(Kind::Model) {
-        let super::Decl::Model(m) = e.decl else {
+        let Decl::Model(m) = e.decl else {
             continue;
         };
         let f = e.file;

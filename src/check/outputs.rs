@@ -1,6 +1,6 @@
 //! `output`s: the files a run writes, their formats and appendices, and what they come from.
 
-use super::{Cx, Kind};
+use super::context::{Cx, Kind};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::plan::workflow::{Output, Step, StepKind, Verify};
 use crate::syntax::ast;

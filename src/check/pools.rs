@@ -2,8 +2,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::hardware::*;
-use super::{Cx, Kind};
+use super::context::{Cx, Decl, Kind};
+use super::hardware::bad_value;
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::plan::workflow::{Link, Pool, ServerKind};
 use crate::syntax::ast;
@@ -12,7 +12,7 @@ pub(crate) fn pools(cx: &mut Cx) -> Vec<Pool> {
     let mut out = Vec::new();
     let mut spans: Vec<(FileId, Span, String)> = Vec::new();
     for e in cx.decls(Kind::Pool) {
-        let super::Decl::Pool(p) = e.decl else {
+        let Decl::Pool(p) = e.decl else {
             continue;
         };
         let f = e.file;
@@ -279,7 +279,7 @@ pub(crate) fn shared_gpus(cx: &mut Cx) {
         .decls(Kind::Pool)
         .into_iter()
         .filter_map(|e| match e.decl {
-            super::Decl::Pool(p) => Some((e.file, p)),
+            Decl::Pool(p) => Some((e.file, p)),
             _ => None,
         })
         .collect();

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use super::context::{Cx, Decl};
 use super::step_info::Info;
-use super::{Cx, Decl};
 use crate::diagnostic::{Code, Diagnostic, FileId};
 use crate::plan::production::{
     Designate, ImageFormat, Production, Redact, RedactWhat, Withhold, FIELDS, KNOWN_PATTERNS,

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::context::{Cx, Decl, Entry};
 use super::step_info::Info;
-use super::{Cx, Decl, Entry};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 
 /// Which steps run before which: a bitset of ancestors per step, built once in run order.

@@ -4,16 +4,17 @@
 
 use std::collections::BTreeMap;
 
+use super::context::{Cx, Decl, Entry, Kind};
+use super::models;
 use super::templates::{self, Provided};
-use super::{models, Cx, Decl, Entry, Kind};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::plan::workflow::{Model, ModelStage, OutputCap, Prompt, Revise, Step, StepKind};
 use crate::syntax::ast;
 
-use super::conditions::*;
-use super::step_graph::*;
+use super::conditions::{cond, record_type, CondScope};
+use super::step_graph::{cycles, span_of, topo_names, Anc, Ancestors};
 use super::step_info::Info;
-use super::tools::*;
+use super::tools::tool_stage;
 
 pub(crate) fn steps(cx: &mut Cx, models: &[Model]) -> Vec<Step> {
     let mut entries: Vec<Entry> = cx.decls(Kind::Stage);

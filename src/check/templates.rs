@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use handlebars::template::{Parameter, Template, TemplateElement};
 
-use super::{stdlib, Cx, Decl, Kind, Origin};
+use super::context::{Analysis, Cx, Decl, Kind, Use};
+use super::load::Origin;
+use super::stdlib;
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::plan::workflow::{FieldType, Prompt};
 use crate::suggest::did_you_mean;
@@ -135,16 +137,6 @@ pub(crate) fn resolve(
         _ => raw,
     };
     ok.then_some(Prompt { origin, text })
-}
-
-/// What parsing a template found: the variables it uses, or why it does not parse.
-#[derive(Clone, Debug)]
-pub(crate) enum Analysis {
-    Uses(Vec<Use>),
-    Broken {
-        reason: String,
-        pos: Option<(usize, usize)>,
-    },
 }
 
 /// Parses a template once per distinct text: a stdlib template used by a hundred stages is
@@ -394,9 +386,6 @@ fn offset_of(text: &str, line: usize, col: usize) -> usize {
     }
     text.len()
 }
-
-/// A variable path, where it is (line, column), and whether it is at the template's top level.
-pub(crate) type Use = (String, Option<(usize, usize)>, bool);
 
 /// Collects every variable path a template uses, with its position and whether it is
 /// resolved against the stage's own variables (`top`) or inside `#each`/`#with`.

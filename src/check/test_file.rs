@@ -3,7 +3,7 @@
 
 use camino::Utf8Path;
 
-use super::Checked;
+use super::checked::Checked;
 use crate::diagnostic::{Code, Diagnostic, SourceMap, Span};
 use crate::syntax::test_file::parse_tests;
 
@@ -11,7 +11,7 @@ use crate::syntax::test_file::parse_tests;
 pub fn check_test_path(path: &Utf8Path) -> Checked {
     match std::fs::read(path) {
         Ok(bytes) => check_test_bytes(path, &bytes),
-        Err(_) => super::check_path(path),
+        Err(e) => Checked::unreadable(path, &e),
     }
 }
 

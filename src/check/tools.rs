@@ -2,8 +2,9 @@
 
 use std::collections::BTreeMap;
 
+use super::context::{Cx, Decl, Kind};
+use super::load::Origin;
 use super::step_info::Info;
-use super::{Cx, Decl, Origin};
 use crate::diagnostic::{Code, Diagnostic, FileId};
 use crate::plan::workflow::{OptionValue, StepKind, ToolStage};
 use crate::suggest::did_you_mean;
@@ -121,7 +122,7 @@ pub(crate) fn tool_stage(
                     node: w.clone(),
                     span: o.value.span,
                 };
-                if cx.lookup(&name, f, &[super::Kind::Model]).is_none() {
+                if cx.lookup(&name, f, &[Kind::Model]).is_none() {
                     ok = false;
                     continue;
                 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{and_list, Cx, Kind};
+use super::context::{and_list, Cx, Kind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::plan::workflow::{Step, Verify};
 

@@ -1,7 +1,7 @@
 //! `verify` blocks and rule sets: which claims must be proven against which sources, and
 //! what happens when they are not.
 
-use super::{Cx, Decl, Kind};
+use super::context::{Cx, Decl, Kind};
 use crate::claim_kind::{self, Kind as ClaimKind, Must};
 use crate::diagnostic::{Code, Diagnostic, FileId};
 use crate::plan::workflow::{Policy, Step, Verify, VerifyRule};
