@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use super::loadfile;
 use super::types::{Images, Spec};
@@ -244,21 +244,7 @@ fn page(volume: &Path, spec: &Spec, p: &Page, needles: &[&Redacted], problems: &
     };
     // OCR of an image page as it prints.
     let ocr = if p.raster {
-        let text = tempfile::tempdir().ok().and_then(|dir| {
-            let base = dir.path().join("page");
-            Command::new("pdftoppm")
-                .args(["-r", "300", "-gray", "-png", "-singlefile"])
-                .arg(&path)
-                .arg(&base)
-                .output()
-                .ok()?;
-            run_text(
-                Command::new("tesseract")
-                    .arg(base.with_extension("png"))
-                    .arg("-")
-                    .args(["--dpi", "300", "-l", &spec.lang]),
-            )
-        });
+        let text = ocr(&path, &spec.lang);
         if text.is_none() {
             problems.push(format!("{rel}: the page could not be read back by OCR (are poppler-utils and tesseract-ocr installed?)"));
         }
@@ -286,6 +272,29 @@ fn page(volume: &Path, spec: &Spec, p: &Page, needles: &[&Redacted], problems: &
             leak(problems, r, format!("the OCR of {rel}"));
         }
     }
+}
+
+/// The OCR of a page as it prints: `pdftoppm` rasterises it at 300 dpi straight into
+/// tesseract, which reads it with one thread (pages are read in parallel already).
+fn ocr(path: &Path, lang: &str) -> Option<String> {
+    let mut raster = Command::new("pdftoppm")
+        .args(["-r", "300", "-gray", "-singlefile"])
+        .arg(path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let text = raster.stdout.take().and_then(|pixels| {
+        run_text(
+            Command::new("tesseract")
+                .args(["stdin", "-", "--dpi", "300", "-l", lang])
+                .env("OMP_THREAD_LIMIT", "1")
+                .stdin(pixels),
+        )
+    });
+    let rendered = raster.wait().is_ok_and(|s| s.success());
+    text.filter(|_| rendered)
 }
 
 /// What OCR is held to: letters and digits only, in capitals, with the shapes a stamp's
