@@ -118,14 +118,7 @@ impl Backend for Llama {
             let mut body = chat_body(call);
             llama_options(&mut body, call);
             let url = self.root("/v1/chat/completions");
-            stream_chat(
-                &self.http,
-                &url,
-                &Value::Object(body),
-                on_token,
-                Budget::of(call),
-            )
-            .await
+            stream_chat(&self.http, &url, body, on_token, call).await
         })
     }
 

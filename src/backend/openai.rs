@@ -43,14 +43,17 @@ pub fn chat_body(call: &Call) -> Map<String, Value> {
     body
 }
 
-/// Sends a chat completion and reads its event stream to the end.
+/// Sends `call`'s chat completion (`body`) and reads its event stream to the end, within
+/// the call's budget.
 pub async fn stream_chat(
     http: &Http,
     url: &str,
-    body: &Value,
+    body: Map<String, Value>,
     on_token: OnToken<'_>,
-    mut budget: Budget,
+    call: &Call,
 ) -> Result<Reply, CallError> {
+    let mut budget = Budget::of(call);
+    let body = &Value::Object(body);
     let started = Instant::now();
     let mut resp = http.post(url, body).await?;
     let mut dec = SseDecoder::default();
@@ -182,14 +185,7 @@ impl Backend for OpenAi {
                 body.insert("max_tokens".into(), n);
             }
             let url = self.http.url("/v1/chat/completions");
-            stream_chat(
-                &self.http,
-                &url,
-                &Value::Object(body),
-                on_token,
-                Budget::of(call),
-            )
-            .await
+            stream_chat(&self.http, &url, body, on_token, call).await
         })
     }
 

@@ -10,6 +10,16 @@ use super::output::{exit, print_out};
 use crate::plan;
 use crate::run::why::short_hash;
 
+/// The value of a `Result<T, u8>`, or a return with its exit code.
+macro_rules! or_exit {
+    ($e:expr) => {
+        match $e {
+            Ok(x) => x,
+            Err(code) => return code,
+        }
+    };
+}
+
 pub(super) fn open_store(
     file: &Utf8Path,
     store: Option<&std::path::Path>,
@@ -32,10 +42,7 @@ pub(super) fn cmd_why(
     store: Option<&std::path::Path>,
     color: bool,
 ) -> u8 {
-    let (plan, _, st) = match open_store(file, store, color, "nothing to explain") {
-        Ok(x) => x,
-        Err(c) => return c,
-    };
+    let (plan, _, st) = or_exit!(open_store(file, store, color, "nothing to explain"));
     let ledger_file = ledger_file(file);
     match crate::run::why::why(&st, &plan, &ledger_file, stage) {
         Ok(text) => print_out(&text),
@@ -57,10 +64,7 @@ pub(super) fn cmd_audit(
     store: Option<&std::path::Path>,
     color: bool,
 ) -> u8 {
-    let (_, _, st) = match open_store(file, store, color, "no audit") {
-        Ok(x) => x,
-        Err(c) => return c,
-    };
+    let (_, _, st) = or_exit!(open_store(file, store, color, "no audit"));
     let Some(run) = run.map(str::to_string).or_else(|| st.last_run()) else {
         eprintln!("error: the store has no runs yet");
         return exit::USAGE;
@@ -180,14 +184,8 @@ pub(super) fn cmd_audit_productions(
     store: Option<&std::path::Path>,
     color: bool,
 ) -> u8 {
-    let (_, _, st) = match open_store(file, store, color, "no audit") {
-        Ok(x) => x,
-        Err(c) => return c,
-    };
-    let volumes = match volumes_of(&st) {
-        Ok(v) => v,
-        Err(c) => return c,
-    };
+    let (_, _, st) = or_exit!(open_store(file, store, color, "no audit"));
+    let volumes = or_exit!(volumes_of(&st));
     if json {
         return print_out(&(serde_json::to_string_pretty(&volumes).unwrap_or_default() + "\n"));
     }
@@ -208,10 +206,7 @@ pub(super) fn cmd_sources(
     store: Option<&std::path::Path>,
     color: bool,
 ) -> u8 {
-    let (plan, dir, st) = match open_store(file, store, color, "no sources checked") {
-        Ok(x) => x,
-        Err(c) => return c,
-    };
+    let (plan, dir, st) = or_exit!(open_store(file, store, color, "no sources checked"));
     let verdicts = match crate::run::check_sources(&plan, &dir, matters, &st) {
         Ok(v) => v,
         Err(e) => {
@@ -267,10 +262,7 @@ pub(super) fn cmd_cache(
     store: Option<&std::path::Path>,
     color: bool,
 ) -> u8 {
-    let (_, _, st) = match open_store(file, store, color, "no cache") {
-        Ok(x) => x,
-        Err(c) => return c,
-    };
+    let (_, _, st) = or_exit!(open_store(file, store, color, "no cache"));
     match action {
         CacheAction::Ls => {
             let mut out = String::new();

@@ -55,14 +55,13 @@ pub struct Options {
 
 impl Options {
     pub fn number(&self, n: u64) -> String {
-        format!(
-            "{}{:0w$}{}",
-            self.prefix,
-            n,
-            self.suffix,
-            w = self.width as usize
-        )
+        bates_number(&self.prefix, n, &self.suffix, self.width)
     }
+}
+
+/// Bates number `n`: the prefix, `n` zero-padded to `width` digits, the suffix.
+pub(crate) fn bates_number(prefix: &str, n: u64, suffix: &str, width: u32) -> String {
+    format!("{prefix}{n:0w$}{suffix}", w = width as usize)
 }
 
 /// One stamped page, for the page map.

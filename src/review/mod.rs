@@ -450,23 +450,15 @@ fn print_section(
         if let Some(l) = &o.source {
             let _ = write!(
                 s,
-                "<p>Cited source: {} p. {}{}</p>",
-                escape::html(&l.file),
-                l.page,
-                l.bates
-                    .as_ref()
-                    .map_or(String::new(), |b| format!(" ({})", escape::html(b)))
+                "<p>Cited source: {}</p>",
+                page_html(&l.file, l.page, l.bates.as_deref())
             );
         }
         for c in &g.candidates[i] {
             let _ = write!(
                 s,
-                "<p class=\"cand\">Nearest: {} p. {}{}: <q>{}</q></p>",
-                escape::html(&c.file),
-                c.page,
-                c.bates
-                    .as_ref()
-                    .map_or(String::new(), |b| format!(" ({})", escape::html(b))),
+                "<p class=\"cand\">Nearest: {}: <q>{}</q></p>",
+                page_html(&c.file, c.page, c.bates.as_deref()),
                 marked(&c.excerpt, &c.spans)
             );
         }
@@ -476,6 +468,15 @@ fn print_section(
         s.push_str("</td></tr>\n");
     }
     s.push_str("</tbody></table>\n</section>\n");
+}
+
+/// A page of a source, for the page: `file p. 3 (SMITH000003)`, escaped.
+fn page_html(file: &str, page: impl std::fmt::Display, bates: Option<&str>) -> String {
+    format!(
+        "{} p. {page}{}",
+        escape::html(file),
+        bates.map_or(String::new(), |b| format!(" ({})", escape::html(b)))
+    )
 }
 
 /// Text with byte ranges wrapped in `<mark>`, escaped.

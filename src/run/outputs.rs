@@ -116,7 +116,14 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
         } else {
             match status_of(&o.from) {
                 Some(Status::Done | Status::Stopped) => {
-                    match render_output(sh, m, rec, o, &dest, None)
+                    let mk = Making {
+                        sh,
+                        m,
+                        output: o,
+                        dest: &dest,
+                        blocked: None,
+                    };
+                    match render_output(&mk, rec)
                         .and_then(|(bytes, _)| commit_output(sh, m, rec, o, &dest, bytes))
                     {
                         Ok(()) => ("written".to_string(), false),
@@ -207,7 +214,14 @@ fn write_blocked(
         return ("not written: verification blocked it".to_string(), false);
     };
     let draft = blocked::blocked_path(dest);
-    let made = render_output(sh, m, rec, o, &draft, Some(v))
+    let mk = Making {
+        sh,
+        m,
+        output: o,
+        dest: &draft,
+        blocked: Some(v),
+    };
+    let made = render_output(&mk, rec)
         .and_then(|(bytes, removed)| commit_output(sh, m, rec, o, &draft, bytes).map(|()| removed));
     match made {
         Ok(removed) => {
@@ -255,38 +269,37 @@ fn deciding_report(m: &Matter, rec: &MatterRecord, stage: &str) -> PathBuf {
         .unwrap_or_else(|| m.run_dir.join(format!("verify-{stage}")).join("report.md"))
 }
 
+/// One declared output being made: the run, its matter, the output, where it goes, and the
+/// verification that blocked its stage when it is made as a blocked draft.
+pub(super) struct Making<'a> {
+    pub(super) sh: &'a Shared,
+    pub(super) m: &'a Matter,
+    pub(super) output: &'a Output,
+    pub(super) dest: &'a Path,
+    pub(super) blocked: Option<&'a Verify>,
+}
+
+/// An output's bytes, and how many claims were removed from it.
+type Rendered = Result<(Vec<u8>, usize), OutputError>;
+
 /// The bytes of a declared output, laid out or copied from its stage (without its marker),
 /// and how many claims were removed from it: a blocked draft of the document when `blocked`
 /// names the verification that blocked it.
-pub(super) fn render_output(
-    sh: &Shared,
-    m: &Matter,
-    rec: &MatterRecord,
-    output: &Output,
-    dest: &Path,
-    blocked: Option<&Verify>,
-) -> Result<(Vec<u8>, usize), OutputError> {
+pub(super) fn render_output(mk: &Making, rec: &MatterRecord) -> Rendered {
+    let (m, output) = (mk.m, mk.output);
     let (from, format, appendix) = (
         output.from.as_str(),
         output.format.as_str(),
         output.appendix.as_deref(),
     );
     // The latest file of that step, by extension.
-    let step = rec
-        .steps
-        .iter()
-        .rev()
-        .find(|s| s.name == from && matches!(s.status, Some(Status::Done | Status::Stopped)))
-        .ok_or_else(|| OutputError::NothingFrom(from.to_string()))?;
+    let step = finished_step(rec, from)?;
     let pick = |ext: &str| {
         step.outputs
             .iter()
             .rev()
             .find(|f| {
-                let name = Path::new(f)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                let name = file_name(f);
                 match ext {
                     "json" => {
                         name == "answer.json" || (step.kind == "tool" && name.ends_with(".json"))
@@ -302,7 +315,7 @@ pub(super) fn render_output(
     if step.kind == "model" && matches!(format, "docx" | "pdf") {
         let md = pick("md").ok_or_else(|| OutputError::NoText(from.to_string()))?;
         let report = deciding_report(m, rec, from).with_extension("json");
-        return render_document(sh, m, step, &md, &report, output, dest, blocked);
+        return render_document(mk, step, &md, &report);
     }
     let src = pick(format)
         .or_else(|| if format == "json" { pick("md") } else { None })
@@ -318,6 +331,15 @@ pub(super) fn render_output(
     Ok((bytes, 0))
 }
 
+/// The latest run of step `from` that finished (done or stopped).
+fn finished_step<'a>(rec: &'a MatterRecord, from: &str) -> Result<&'a StepRecord, OutputError> {
+    rec.steps
+        .iter()
+        .rev()
+        .find(|s| s.name == from && matches!(s.status, Some(Status::Done | Status::Stopped)))
+        .ok_or_else(|| OutputError::NothingFrom(from.to_string()))
+}
+
 /// Marks an output as lexrun's — a provenance comment at the end of Markdown and text, a
 /// `.provenance.json` manifest beside it, and an artifact in the ledger with the fingerprints
 /// of its text, so the intake guard recognises it wherever it is copied — and writes it with
@@ -331,12 +353,7 @@ pub(super) fn commit_output(
     mut bytes: Vec<u8>,
 ) -> Result<(), OutputError> {
     let (from, format) = (output.from.as_str(), output.format.as_str());
-    let step = rec
-        .steps
-        .iter()
-        .rev()
-        .find(|s| s.name == from && matches!(s.status, Some(Status::Done | Status::Stopped)))
-        .ok_or_else(|| OutputError::NothingFrom(from.to_string()))?;
+    let step = finished_step(rec, from)?;
     let werr = write_err(dest);
     let stage_text = step
         .outputs
@@ -530,18 +547,9 @@ impl FolderLock {
 /// round's `report.json`) when asked for. When `blocked` names the verification that blocked
 /// the text, a blocked draft instead (see [`blocked`]): always with the appendix, never with
 /// a jurat; with the number of claims removed.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn render_document(
-    sh: &Shared,
-    m: &Matter,
-    step: &StepRecord,
-    md: &str,
-    report: &Path,
-    output: &Output,
-    dest: &Path,
-    blocked: Option<&Verify>,
-) -> Result<(Vec<u8>, usize), OutputError> {
+pub(super) fn render_document(mk: &Making, step: &StepRecord, md: &str, report: &Path) -> Rendered {
     use crate::document::{self, docx};
+    let (sh, m, output, blocked) = (mk.sh, mk.m, mk.output, mk.blocked);
     let (format, appendix) = (output.format.as_str(), output.appendix.as_deref());
     let text = std::fs::read(md).map_err(read_err(md))?;
     let verification: Option<Value> = if appendix == Some("verification") || blocked.is_some() {
@@ -601,7 +609,7 @@ pub(super) fn render_document(
         style: docx::Style::default(),
         properties: props.clone(),
     };
-    Ok((lay_out(&d, dest, format, &props)?, removed.len()))
+    Ok((lay_out(&d, mk.dest, format, &props)?, removed.len()))
 }
 
 /// The caption in the matter's `matter.json`, if it has one.

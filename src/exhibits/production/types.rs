@@ -105,13 +105,7 @@ impl Spec {
     }
 
     pub fn number(&self, n: u64) -> String {
-        format!(
-            "{}{:0w$}{}",
-            self.prefix,
-            n,
-            self.suffix,
-            w = self.width as usize
-        )
+        crate::exhibits::bates::bates_number(&self.prefix, n, &self.suffix, self.width)
     }
 }
 
