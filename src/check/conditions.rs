@@ -197,50 +197,61 @@ pub(crate) fn expr(
                 Some(Type::Bool),
             ))
         }
-        ast::Cond::Compare { op, left, right } => {
-            let (l, lt) = operand(cx, f, left, scope)?;
-            let (r, rt) = operand(cx, f, right, scope)?;
-            let span = left.span().to(right.span());
-            if let (Some(lt), Some(rt)) = (&lt, &rt) {
-                if lt != rt {
-                    cx.error(
-                        Diagnostic::new(Code::TypeMismatch, format!("cannot compare {lt} with {rt}"))
-                            .in_file(f)
-                            .label(left.span(), lt.to_string())
-                            .label(right.span(), rt.to_string())
-                            .help("compare a field with a value of its own type: a number with a number, a date with a date such as 2024-01-05"),
-                    );
-                    return None;
-                }
-                let ordered = matches!(
-                    op,
-                    ast::CmpOp::Lt | ast::CmpOp::Le | ast::CmpOp::Gt | ast::CmpOp::Ge
-                );
-                let comparable = match lt {
-                    Type::Number | Type::Date => true,
-                    Type::Bool | Type::Text => !ordered,
-                    _ => false,
-                };
-                if !comparable {
-                    cx.error(
-                        Diagnostic::new(Code::TypeMismatch, format!("`{}` does not apply to {lt}", op.as_str()))
-                            .in_file(f)
-                            .label(span, "")
-                            .help("order comparisons (<, <=, >, >=) apply to numbers and dates; lists and records cannot be compared, test lists with `is empty`"),
-                    );
-                    return None;
-                }
-            }
-            Some((
-                Expr::Compare {
-                    cmp: cmp_op(*op),
-                    left: l,
-                    right: r,
-                },
-                Some(Type::Bool),
-            ))
+        ast::Cond::Compare { op, left, right } => compare(cx, f, *op, left, right, scope),
+    }
+}
+
+/// `LEFT OP RIGHT`: both sides of one type, and one the operator applies to (order
+/// comparisons for numbers and dates only).
+fn compare(
+    cx: &mut Cx,
+    f: FileId,
+    op: ast::CmpOp,
+    left: &ast::Operand,
+    right: &ast::Operand,
+    scope: &CondScope,
+) -> Option<(Expr, Option<Type>)> {
+    let (l, lt) = operand(cx, f, left, scope)?;
+    let (r, rt) = operand(cx, f, right, scope)?;
+    let span = left.span().to(right.span());
+    if let (Some(lt), Some(rt)) = (&lt, &rt) {
+        if lt != rt {
+            cx.error(
+                Diagnostic::new(Code::TypeMismatch, format!("cannot compare {lt} with {rt}"))
+                    .in_file(f)
+                    .label(left.span(), lt.to_string())
+                    .label(right.span(), rt.to_string())
+                    .help("compare a field with a value of its own type: a number with a number, a date with a date such as 2024-01-05"),
+            );
+            return None;
+        }
+        let ordered = matches!(
+            op,
+            ast::CmpOp::Lt | ast::CmpOp::Le | ast::CmpOp::Gt | ast::CmpOp::Ge
+        );
+        let comparable = match lt {
+            Type::Number | Type::Date => true,
+            Type::Bool | Type::Text => !ordered,
+            _ => false,
+        };
+        if !comparable {
+            cx.error(
+                Diagnostic::new(Code::TypeMismatch, format!("`{}` does not apply to {lt}", op.as_str()))
+                    .in_file(f)
+                    .label(span, "")
+                    .help("order comparisons (<, <=, >, >=) apply to numbers and dates; lists and records cannot be compared, test lists with `is empty`"),
+            );
+            return None;
         }
     }
+    Some((
+        Expr::Compare {
+            cmp: cmp_op(op),
+            left: l,
+            right: r,
+        },
+        Some(Type::Bool),
+    ))
 }
 
 /// The plan states its own operator, so the runtime never reads the syntax tree.
@@ -255,6 +266,7 @@ pub(crate) fn cmp_op(op: ast::CmpOp) -> CmpOp {
     }
 }
 
+/// Checks one side of a condition: a literal, or a field of a stage's answer.
 pub(crate) fn operand(
     cx: &mut Cx,
     f: FileId,
@@ -290,155 +302,174 @@ pub(crate) fn operand(
                 Some(Type::Date),
             )
         }
-        ast::Operand::Field { stage, field } => {
-            let (stage_name, returns, stage_span): (String, Option<Vec<FieldType>>, Span) = match (
-                scope, stage,
-            ) {
-                (
-                    CondScope::Own {
-                        stage: own,
-                        returns,
-                        what,
-                    },
-                    Some(s),
-                ) if s.node != *own => {
-                    cx.error(
-                        Diagnostic::new(
-                            Code::ForeignField,
-                            format!("`{what}` tests this stage's own answer, not `{}`'s", s.node),
-                        )
-                        .in_file(f)
-                        .label(s.span, "another stage")
-                        .help(format!(
-                            "write `{}`{}",
-                            field.node,
-                            if returns.is_some() {
-                                ""
-                            } else {
-                                ", after adding it to this stage's `returns`"
-                            }
-                        )),
-                    );
-                    return None;
-                }
-                (
-                    CondScope::Own {
-                        stage: own,
-                        returns,
-                        ..
-                    },
-                    s,
-                ) => (
-                    own.to_string(),
-                    returns.map(<[FieldType]>::to_vec),
-                    s.as_ref().map_or(field.span, |s| s.span),
+        ast::Operand::Field { stage, field } => field_operand(cx, f, stage.as_ref(), field, scope)?,
+    })
+}
+
+/// `STAGE.FIELD` (or `FIELD` of the stage's own answer): a stage the scope may test, whose
+/// `returns` has the field.
+fn field_operand(
+    cx: &mut Cx,
+    f: FileId,
+    stage: Option<&ast::Name>,
+    field: &ast::Name,
+    scope: &CondScope,
+) -> Option<(Value, Option<Type>)> {
+    let (stage_name, returns, stage_span) = answering_stage(cx, f, stage, field, scope)?;
+    let Some(returns) = returns else {
+        // A returns type with an error is reported already.
+        let declared = match scope {
+            CondScope::Upstream { infos, .. } => infos.get(&stage_name).is_some_and(|i| i.is_tool),
+            _ => false,
+        };
+        cx.error(
+            Diagnostic::new(
+                Code::NoReturns,
+                format!(
+                    "`{stage_name}` has no `returns`, so it has no `{}` to test",
+                    field.node
                 ),
-                (CondScope::Upstream { stage: own, .. }, None) => {
-                    cx.error(
-                        Diagnostic::new(Code::ForeignField, format!("`when` must name the stage whose answer it tests: which stage's `{}`?", field.node))
-                            .in_file(f)
-                            .label(field.span, "no stage named")
-                            .help(format!("write e.g. `when gate.{}`; `{own}` has not answered yet when `when` is decided", field.node)),
-                    );
-                    return None;
-                }
-                (
-                    CondScope::Upstream {
-                        stage: own,
-                        ancestors,
-                        infos,
-                    },
-                    Some(s),
-                ) => {
-                    let Some(info) = infos.get(&s.node) else {
-                        cx.lookup(s, f, &[Kind::Stage]);
-                        return None;
-                    };
-                    if s.node == *own {
-                        cx.error(
-                            Diagnostic::new(Code::ReadsLaterStage, format!("`{own}` cannot run on a condition about its own answer"))
-                                .in_file(f)
-                                .label(s.span, "")
-                                .help("`when` decides whether the stage runs at all; test an earlier stage's answer, or use `stop when` to halt after it"),
-                        );
-                        return None;
+            )
+            .in_file(f)
+            .label(stage_span.to(field.span), "")
+            .help(if declared {
+                "tools produce files, not answers; test a model stage's answer".to_string()
+            } else {
+                format!(
+                    "declare the answer in `{stage_name}`: `returns {{ {}: bool }}`",
+                    field.node
+                )
+            }),
+        );
+        return None;
+    };
+    let Some(ft) = returns.iter().find(|x| x.name == field.node) else {
+        let names: Vec<&str> = returns.iter().map(|x| x.name.as_str()).collect();
+        let d = Diagnostic::new(
+            Code::UnknownField,
+            format!("`{stage_name}` returns no field `{}`", field.node),
+        )
+        .in_file(f)
+        .label(field.span, "not in `returns`");
+        cx.error(match did_you_mean(&field.node, names.iter().copied()) {
+            Some(s) => d.help(format!("did you mean `{s}`?")),
+            None => d.help(format!(
+                "`{stage_name}` returns {}; add the field to its `returns`",
+                and_list(&names)
+            )),
+        });
+        return None;
+    };
+    Some((
+        Value::Field {
+            stage: stage_name,
+            field: field.node.clone(),
+        },
+        Some(ft.ty.clone()),
+    ))
+}
+
+/// The stage whose answer a field is of, with its `returns` and where it is named: the
+/// stage's own for `stop when` and `until`; for `when`, a named stage that runs before this
+/// one. `None` when that is not so (reported) or the stage's `returns` has an error.
+fn answering_stage(
+    cx: &mut Cx,
+    f: FileId,
+    stage: Option<&ast::Name>,
+    field: &ast::Name,
+    scope: &CondScope,
+) -> Option<(String, Option<Vec<FieldType>>, Span)> {
+    match (scope, stage) {
+        (
+            CondScope::Own {
+                stage: own,
+                returns,
+                what,
+            },
+            Some(s),
+        ) if s.node != *own => {
+            cx.error(
+                Diagnostic::new(
+                    Code::ForeignField,
+                    format!("`{what}` tests this stage's own answer, not `{}`'s", s.node),
+                )
+                .in_file(f)
+                .label(s.span, "another stage")
+                .help(format!(
+                    "write `{}`{}",
+                    field.node,
+                    if returns.is_some() {
+                        ""
+                    } else {
+                        ", after adding it to this stage's `returns`"
                     }
-                    if !ancestors.contains(&s.node) {
-                        cx.error(
-                            Diagnostic::new(
-                                Code::ReadsLaterStage,
-                                format!(
-                                    "`{own}` tests `{}`'s answer, but `{}` does not run before it",
-                                    s.node, s.node
-                                ),
-                            )
-                            .in_file(f)
-                            .label(s.span, "")
-                            .help(format!("add `after {}` to the header of `{own}`", s.node)),
-                        );
-                        return None;
-                    }
-                    if info.returns.is_none() && info.returns_declared {
-                        return None;
-                    }
-                    (s.node.clone(), info.returns.clone(), s.span)
-                }
+                )),
+            );
+            None
+        }
+        (
+            CondScope::Own {
+                stage: own,
+                returns,
+                ..
+            },
+            s,
+        ) => Some((
+            own.to_string(),
+            returns.map(<[FieldType]>::to_vec),
+            s.map_or(field.span, |s| s.span),
+        )),
+        (CondScope::Upstream { stage: own, .. }, None) => {
+            cx.error(
+                Diagnostic::new(Code::ForeignField, format!("`when` must name the stage whose answer it tests: which stage's `{}`?", field.node))
+                    .in_file(f)
+                    .label(field.span, "no stage named")
+                    .help(format!("write e.g. `when gate.{}`; `{own}` has not answered yet when `when` is decided", field.node)),
+            );
+            None
+        }
+        (
+            CondScope::Upstream {
+                stage: own,
+                ancestors,
+                infos,
+            },
+            Some(s),
+        ) => {
+            let Some(info) = infos.get(&s.node) else {
+                cx.lookup(s, f, &[Kind::Stage]);
+                return None;
             };
-            let Some(returns) = returns else {
-                // A returns type with an error is reported already.
-                let declared = match scope {
-                    CondScope::Upstream { infos, .. } => {
-                        infos.get(&stage_name).is_some_and(|i| i.is_tool)
-                    }
-                    _ => false,
-                };
+            if s.node == *own {
+                cx.error(
+                    Diagnostic::new(Code::ReadsLaterStage, format!("`{own}` cannot run on a condition about its own answer"))
+                        .in_file(f)
+                        .label(s.span, "")
+                        .help("`when` decides whether the stage runs at all; test an earlier stage's answer, or use `stop when` to halt after it"),
+                );
+                return None;
+            }
+            if !ancestors.contains(&s.node) {
                 cx.error(
                     Diagnostic::new(
-                        Code::NoReturns,
+                        Code::ReadsLaterStage,
                         format!(
-                            "`{stage_name}` has no `returns`, so it has no `{}` to test",
-                            field.node
+                            "`{own}` tests `{}`'s answer, but `{}` does not run before it",
+                            s.node, s.node
                         ),
                     )
                     .in_file(f)
-                    .label(stage_span.to(field.span), "")
-                    .help(if declared {
-                        "tools produce files, not answers; test a model stage's answer".to_string()
-                    } else {
-                        format!(
-                            "declare the answer in `{stage_name}`: `returns {{ {}: bool }}`",
-                            field.node
-                        )
-                    }),
+                    .label(s.span, "")
+                    .help(format!("add `after {}` to the header of `{own}`", s.node)),
                 );
                 return None;
-            };
-            let Some(ft) = returns.iter().find(|x| x.name == field.node) else {
-                let names: Vec<&str> = returns.iter().map(|x| x.name.as_str()).collect();
-                let d = Diagnostic::new(
-                    Code::UnknownField,
-                    format!("`{stage_name}` returns no field `{}`", field.node),
-                )
-                .in_file(f)
-                .label(field.span, "not in `returns`");
-                cx.error(match did_you_mean(&field.node, names.iter().copied()) {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
-                    None => d.help(format!(
-                        "`{stage_name}` returns {}; add the field to its `returns`",
-                        and_list(&names)
-                    )),
-                });
+            }
+            if info.returns.is_none() && info.returns_declared {
                 return None;
-            };
-            (
-                Value::Field {
-                    stage: stage_name,
-                    field: field.node.clone(),
-                },
-                Some(ft.ty.clone()),
-            )
+            }
+            Some((s.node.clone(), info.returns.clone(), s.span))
         }
-    })
+    }
 }
 
 pub(crate) fn valid_date(s: &str) -> bool {
