@@ -26,88 +26,9 @@ pub(crate) fn outputs(cx: &mut Cx, steps: &[Step], verify: &[Verify]) -> Vec<Out
             .rsplit_once('.')
             .map(|(_, e)| e.to_ascii_lowercase())
             .unwrap_or_default();
-        if !FORMATS.contains(&ext.as_str()) {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadOutput,
-                    format!("lexrun cannot write `{path}`: unknown format"),
-                )
-                .in_file(f)
-                .label(o.path.span, "")
-                .help(format!(
-                    "the extension picks the format: {}",
-                    FORMATS
-                        .iter()
-                        .map(|e| format!(".{e}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
-            );
-            ok = false;
-        }
-        if path.starts_with('/') || path.split(['/', '\\']).any(|c| c == "..") || path.contains(':')
-        {
-            cx.error(
-                Diagnostic::new(Code::BadOutput, format!("`{path}` points outside the output folder"))
-                    .in_file(f)
-                    .label(o.path.span, "")
-                    .help("output paths are relative to the output folder (`--out`); drop the leading `/` or `..`"),
-            );
-            ok = false;
-        }
-        if let Some((_, first)) = out.iter().find(|(x, _)| x.path == *path) {
-            let first = *first;
-            cx.error(
-                Diagnostic::new(
-                    Code::DuplicateOutput,
-                    format!("two outputs are written to `{path}`"),
-                )
-                .in_file(f)
-                .label(o.path.span, "second")
-                .label(first, "first")
-                .help("give each output its own file name"),
-            );
-            ok = false;
-        }
-        let appendix = match &o.appendix {
-            Some(a) if a.node == "verification" => {
-                // A `verify` block with errors is reported already; it is not missing.
-                let unread = format!("verify {}", o.from.node);
-                let written = cx.modules.iter().any(|m| {
-                    m.ast.broken.contains(&unread)
-                        || m.ast.items.iter().any(
-                            |i| matches!(i, ast::Item::Verify(v) if v.target.node == o.from.node),
-                        )
-                });
-                if !verify.iter().any(|v| v.stage == o.from.node)
-                    && !written
-                    && steps.iter().any(|s| s.name == o.from.node)
-                {
-                    cx.error(
-                        Diagnostic::new(Code::BadOutput, format!("`{}` is not verified, so there is no verification report to append", o.from.node))
-                            .in_file(f)
-                            .label(a.span, "")
-                            .help(format!("add `verify {} against SOURCES {{ … }}`, or drop the appendix", o.from.node)),
-                    );
-                    ok = false;
-                }
-                Some(a.node.clone())
-            }
-            Some(a) => {
-                cx.error(
-                    Diagnostic::new(
-                        Code::BadOutput,
-                        format!("`{}` is not an appendix lexrun writes", a.node),
-                    )
-                    .in_file(f)
-                    .label(a.span, "")
-                    .help("write `appendix verification`"),
-                );
-                ok = false;
-                None
-            }
-            None => None,
-        };
+        ok &= path_usable(cx, f, o, &ext, &out);
+        let (appendix, appendix_ok) = appendix(cx, f, o, steps, verify);
+        ok &= appendix_ok;
         if let Some(s) = steps.iter().find(|s| s.name == o.from.node) {
             if let StepKind::Tool(t) = &s.kind {
                 if ext != "pdf" && matches!(t.tool.as_str(), "bates" | "merge") {
@@ -137,4 +58,119 @@ pub(crate) fn outputs(cx: &mut Cx, steps: &[Step], verify: &[Verify]) -> Vec<Out
         }
     }
     out.into_iter().map(|(o, _)| o).collect()
+}
+
+/// The output's path: a format lexrun writes (by its extension `ext`), inside the output
+/// folder, and not the path of an output before it (`seen`).
+fn path_usable(
+    cx: &mut Cx,
+    f: FileId,
+    o: &ast::OutputDecl,
+    ext: &str,
+    seen: &[(Output, Span)],
+) -> bool {
+    let path = &o.path.node;
+    let mut ok = true;
+    if !FORMATS.contains(&ext) {
+        cx.error(
+            Diagnostic::new(
+                Code::BadOutput,
+                format!("lexrun cannot write `{path}`: unknown format"),
+            )
+            .in_file(f)
+            .label(o.path.span, "")
+            .help(format!(
+                "the extension picks the format: {}",
+                FORMATS
+                    .iter()
+                    .map(|e| format!(".{e}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        );
+        ok = false;
+    }
+    if path.starts_with('/') || path.split(['/', '\\']).any(|c| c == "..") || path.contains(':') {
+        cx.error(
+            Diagnostic::new(Code::BadOutput, format!("`{path}` points outside the output folder"))
+                .in_file(f)
+                .label(o.path.span, "")
+                .help("output paths are relative to the output folder (`--out`); drop the leading `/` or `..`"),
+        );
+        ok = false;
+    }
+    if let Some((_, first)) = seen.iter().find(|(x, _)| x.path == *path) {
+        cx.error(
+            Diagnostic::new(
+                Code::DuplicateOutput,
+                format!("two outputs are written to `{path}`"),
+            )
+            .in_file(f)
+            .label(o.path.span, "second")
+            .label(*first, "first")
+            .help("give each output its own file name"),
+        );
+        ok = false;
+    }
+    ok
+}
+
+/// `appendix verification`, the one appendix lexrun writes, for a stage that is verified;
+/// with whether it is usable.
+fn appendix(
+    cx: &mut Cx,
+    f: FileId,
+    o: &ast::OutputDecl,
+    steps: &[Step],
+    verify: &[Verify],
+) -> (Option<String>, bool) {
+    match &o.appendix {
+        Some(a) if a.node == "verification" => {
+            // A `verify` block with errors is reported already; it is not missing.
+            let unread = format!("verify {}", o.from.node);
+            let written = cx.modules.iter().any(|m| {
+                m.ast.broken.contains(&unread)
+                    || m.ast
+                        .items
+                        .iter()
+                        .any(|i| matches!(i, ast::Item::Verify(v) if v.target.node == o.from.node))
+            });
+            let mut ok = true;
+            if !verify.iter().any(|v| v.stage == o.from.node)
+                && !written
+                && steps.iter().any(|s| s.name == o.from.node)
+            {
+                cx.error(
+                    Diagnostic::new(
+                        Code::BadOutput,
+                        format!(
+                            "`{}` is not verified, so there is no verification report to append",
+                            o.from.node
+                        ),
+                    )
+                    .in_file(f)
+                    .label(a.span, "")
+                    .help(format!(
+                        "add `verify {} against SOURCES {{ … }}`, or drop the appendix",
+                        o.from.node
+                    )),
+                );
+                ok = false;
+            }
+            (Some(a.node.clone()), ok)
+        }
+        Some(a) => {
+            cx.error(
+                Diagnostic::new(
+                    Code::BadOutput,
+                    format!("`{}` is not an appendix lexrun writes", a.node),
+                )
+                .in_file(f)
+                .label(a.span, "")
+                .help("write `appendix verification`"),
+            );
+            (None, false)
+        }
+        None => (None, true),
+    }
 }

@@ -55,6 +55,41 @@ pub(crate) fn rules(
         );
         ok = false;
     }
+    ok &= allow(cx, f, body, allowed);
+    for inc in &body.includes {
+        let Some((inner, inner_fail)) = included(cx, f, inc, depth, allowed) else {
+            ok = false;
+            continue;
+        };
+        for (mut rule, own) in inner {
+            rule.from = inc.node.clone();
+            out.retain(|x| x.0.claims != rule.claims);
+            out.push((rule, own));
+        }
+        on_failure = inner_fail.or(on_failure);
+    }
+    if let Some(of) = &body.on_failure {
+        let default_policy = on_failure_of(cx, f, of);
+        ok &= default_policy.is_some();
+        if default_policy.is_some() {
+            on_failure = default_policy;
+        }
+    }
+    for r in &body.rules {
+        let Some((rule, p)) = rule(cx, f, r) else {
+            ok = false;
+            continue;
+        };
+        out.retain(|x| x.0.claims != rule.claims);
+        out.push((rule, p));
+    }
+    ok.then_some((out, on_failure))
+}
+
+/// `allow reporter "ABBREVIATION"`: only reporters are allowed, each by an abbreviation,
+/// gathered once into `allowed`. True when every one is usable.
+fn allow(cx: &mut Cx, f: FileId, body: &ast::VerifyBody, allowed: &mut Vec<String>) -> bool {
+    let mut ok = true;
     for (what, names) in &body.allow {
         if !matches!(what.node.as_str(), "reporter" | "reporters") {
             cx.error(
@@ -83,254 +118,269 @@ pub(crate) fn rules(
             }
         }
     }
-    for inc in &body.includes {
-        let Some(entry) = cx.lookup(inc, f, &[Kind::Ruleset]) else {
-            ok = false;
-            continue;
-        };
-        let Decl::Ruleset(r) = entry.decl else {
-            continue;
-        };
-        if depth > 8 {
-            ok = false;
-            continue;
-        }
-        let Some((inner, inner_fail)) = rules(cx, entry.file, &r.body, depth + 1, allowed) else {
-            ok = false;
-            continue;
-        };
-        for (mut rule, own) in inner {
-            rule.from = inc.node.clone();
-            out.retain(|x| x.0.claims != rule.claims);
-            out.push((rule, own));
-        }
-        on_failure = inner_fail.or(on_failure);
+    ok
+}
+
+/// `rules NAME`: a declared rule set, included at most 8 deep, whose own rules check. An
+/// included name that is no rule set adds nothing.
+fn included(
+    cx: &mut Cx,
+    f: FileId,
+    inc: &ast::Name,
+    depth: usize,
+    allowed: &mut Vec<String>,
+) -> Option<(Vec<RuleDraft>, Option<OnFailure>)> {
+    let entry = cx.lookup(inc, f, &[Kind::Ruleset])?;
+    let Decl::Ruleset(r) = entry.decl else {
+        return Some((Vec::new(), None));
+    };
+    if depth > 8 {
+        return None;
     }
-    let default_policy = match &body.on_failure {
-        Some(of) => {
-            let p = policy(cx, f, &of.policy);
-            if p.is_none() {
-                ok = false;
-            }
-            if let Some(n) = of
-                .max_rounds
-                .as_ref()
-                .filter(|n| n.node == 0 || n.node > 20)
-            {
-                cx.error(
-                    Diagnostic::new(
-                        Code::BadRule,
-                        format!("{} rounds is not a usable limit", n.node),
-                    )
-                    .in_file(f)
-                    .label(n.span, "")
-                    .help("allow between 1 and 20 rounds of revision; 2 is usual"),
-                );
-                ok = false;
-            }
-            p.map(|p| (p, of.max_rounds.as_ref().map(|n| n.node)))
-        }
+    rules(cx, entry.file, &r.body, depth + 1, allowed)
+}
+
+/// `on failure POLICY, at most N rounds`: a known policy and a usable number of rounds;
+/// `None` when either is not.
+fn on_failure_of(cx: &mut Cx, f: FileId, of: &ast::OnFailure) -> Option<OnFailure> {
+    let p = policy(cx, f, &of.policy);
+    let mut ok = p.is_some();
+    if let Some(n) = of
+        .max_rounds
+        .as_ref()
+        .filter(|n| n.node == 0 || n.node > 20)
+    {
+        cx.error(
+            Diagnostic::new(
+                Code::BadRule,
+                format!("{} rounds is not a usable limit", n.node),
+            )
+            .in_file(f)
+            .label(n.span, "")
+            .help("allow between 1 and 20 rounds of revision; 2 is usual"),
+        );
+        ok = false;
+    }
+    p.map(|p| (p, of.max_rounds.as_ref().map(|n| n.node)))
+        .filter(|_| ok)
+}
+
+/// One rule, `CLAIMS must REQUIREMENT [or POLICY]`: claims lexrun checks, a requirement
+/// that kind of claim allows, and a known policy.
+fn rule(cx: &mut Cx, f: FileId, r: &ast::Rule) -> Option<RuleDraft> {
+    let word = r.kind.node.as_str();
+    let Some(kind) = ClaimKind::from_plural(word) else {
+        let d = Diagnostic::new(Code::BadRule, format!("lexrun cannot check `{word}`"))
+            .in_file(f)
+            .label(r.kind.span, "");
+        cx.error(match did_you_mean(word, claim_kind::plurals()) {
+            Some(s) => d.help(format!("did you mean `{s}`?")),
+            None => d.help(format!(
+                "claims lexrun checks: {}",
+                claim_kind::PLURALS.join(", ")
+            )),
+        });
+        return None;
+    };
+    let req = r
+        .requirement
+        .node
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let must = Must::parse(&req).filter(|m| kind.allows(*m));
+    let Some(must) = must else {
+        cx.error(
+            Diagnostic::new(
+                Code::BadRule,
+                format!("`{word} must {req}` is not a rule lexrun applies"),
+            )
+            .in_file(f)
+            .label(r.requirement.span, "")
+            .help(kind.row().help),
+        );
+        return None;
+    };
+    let p = match &r.policy {
+        Some(p) => Some(policy(cx, f, p)?),
         None => None,
     };
-    if default_policy.is_some() {
-        on_failure = default_policy;
-    }
-    for r in &body.rules {
-        let word = r.kind.node.as_str();
-        let Some(kind) = ClaimKind::from_plural(word) else {
-            let d = Diagnostic::new(Code::BadRule, format!("lexrun cannot check `{word}`"))
-                .in_file(f)
-                .label(r.kind.span, "");
-            cx.error(match did_you_mean(word, claim_kind::plurals()) {
-                Some(s) => d.help(format!("did you mean `{s}`?")),
-                None => d.help(format!(
-                    "claims lexrun checks: {}",
-                    claim_kind::PLURALS.join(", ")
-                )),
-            });
-            ok = false;
-            continue;
-        };
-        let req = r
-            .requirement
-            .node
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        let must = Must::parse(&req).filter(|m| kind.allows(*m));
-        let Some(must) = must else {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadRule,
-                    format!("`{word} must {req}` is not a rule lexrun applies"),
-                )
-                .in_file(f)
-                .label(r.requirement.span, "")
-                .help(kind.row().help),
-            );
-            ok = false;
-            continue;
-        };
-        let p = match &r.policy {
-            Some(p) => match policy(cx, f, p) {
-                Some(p) => Some(p),
-                None => {
-                    ok = false;
-                    continue;
-                }
-            },
-            None => None,
-        };
-        out.retain(|x| x.0.claims != kind);
-        out.push((
-            VerifyRule {
-                claims: kind,
-                must,
-                policy: p.unwrap_or(Policy::Block),
-                from: "inline".into(),
-            },
-            p,
-        ));
-    }
-    ok.then_some((out, on_failure))
+    Some((
+        VerifyRule {
+            claims: kind,
+            must,
+            policy: p.unwrap_or(Policy::Block),
+            from: "inline".into(),
+        },
+        p,
+    ))
 }
 
 pub(crate) fn verify(cx: &mut Cx, steps: &[Step]) -> Vec<Verify> {
     let mut out = Vec::new();
     let decls = cx.verify_decls();
     for (f, v) in decls {
-        let mut ok = true;
-        match cx.lookup(&v.target, f, &[Kind::Stage, Kind::Tool]) {
-            Some(e) if matches!(e.decl, Decl::Tool(_)) => {
-                cx.error(
-                    Diagnostic::new(
-                        Code::WrongKind,
-                        format!(
-                            "`{}` is a tool; `verify` checks what a model wrote",
-                            v.target.node
-                        ),
-                    )
-                    .in_file(f)
-                    .label(v.target.span, "")
-                    .help("verify a model stage; to check a draft file use a `verify-draft` tool"),
-                );
-                ok = false;
-            }
-            Some(_) => {}
-            None => ok = false,
-        }
-        if out.iter().any(|x: &Verify| x.stage == v.target.node) {
-            cx.error(
-                Diagnostic::new(
-                    Code::DuplicateName,
-                    format!("`{}` is verified twice", v.target.node),
-                )
-                .in_file(f)
-                .label(v.target.span, "")
-                .help("put all rules for one stage in one `verify` block"),
-            );
-            ok = false;
-        }
-        for a in &v.against {
-            let Some(e) = cx.lookup(a, f, &[Kind::Sources, Kind::Stage, Kind::Tool]) else {
-                ok = false;
-                continue;
-            };
-            let is_evidence = match e.decl {
-                Decl::Sources(_) => true,
-                _ => steps.iter().any(|s| s.name == a.node && s.evidence),
-            };
-            if !is_evidence {
-                cx.error(
-                    Diagnostic::new(
-                        Code::VerifyAgainstOutput,
-                        format!("`{}` would be checked against `{}`, which is an output, not evidence", v.target.node, a.node),
-                    )
-                    .in_file(f)
-                    .label(a.span, "an output")
-                    .help("verify against `sources` (or a bates/ocr/merge tool reading them); a model's own text can never prove a claim"),
-                );
-                ok = false;
-            }
-        }
-        let mut allow_reporters = Vec::new();
-        let judge = match &v.body.judge {
-            Some(j) => {
-                if cx.lookup(j, f, &[Kind::Model]).is_none() {
-                    ok = false;
-                }
-                Some(j)
-            }
-            None => None,
-        };
-        let Some((drafts, fail)) = rules(cx, f, &v.body, 0, &mut allow_reporters) else {
-            continue;
-        };
-        let judged = drafts
-            .iter()
-            .find(|(r, _)| r.claims == ClaimKind::Proposition);
-        match (judged, judge) {
-            (Some((r, _)), None) => {
-                cx.error(
-                    Diagnostic::new(
-                        Code::BadRule,
-                        format!(
-                            "`propositions must hold`{} needs a judge, and the `verify` block for `{}` names none",
-                            if r.from == "inline" { String::new() } else { format!(" (from {})", r.from) },
-                            v.target.node
-                        ),
-                    )
-                    .in_file(f)
-                    .label(v.span, "")
-                    .help("add `judge MODEL` to the block: the model that reads the cited pages and judges each sentence citing them"),
-                );
-                ok = false;
-            }
-            (None, Some(j)) => {
-                cx.error(
-                    Diagnostic::new(
-                        Code::BadRule,
-                        format!("the judge `{}` has nothing to judge", j.node),
-                    )
-                    .in_file(f)
-                    .label(j.span, "")
-                    .help("add `propositions must hold` (or `rules std.verify.filing`), or remove the `judge`"),
-                );
-                ok = false;
-            }
-            _ => {}
-        }
-        if drafts.is_empty() {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadRule,
-                    format!("the `verify` block for `{}` checks nothing", v.target.node),
-                )
-                .in_file(f)
-                .label(v.span, "")
-                .help("add rules such as `citations must appear`, or `rules std.verify.strict`"),
-            );
-            continue;
-        }
-        let (on_failure, rounds) = fail.unwrap_or((Policy::Block, None));
-        let rs: Vec<VerifyRule> = drafts
-            .into_iter()
-            .map(|(mut r, own)| {
-                r.policy = own.unwrap_or(on_failure);
-                r
-            })
-            .collect();
-        if ok {
-            out.push(Verify {
-                stage: v.target.node.clone(),
-                against: v.against.iter().map(|a| a.node.clone()).collect(),
-                rules: rs,
-                on_failure,
-                max_rounds: rounds.unwrap_or(2),
-                allow_reporters,
-                judge: judge.map(|j| j.node.clone()),
-            });
+        if let Some(block) = block(cx, f, v, steps, &out) {
+            out.push(block);
         }
     }
     out
+}
+
+/// Checks one `verify` block: its stage, what it is checked against, its judge and its
+/// rules; `None` when any is wrong (reported). `seen` are the blocks before it.
+fn block(
+    cx: &mut Cx,
+    f: FileId,
+    v: &ast::VerifyDecl,
+    steps: &[Step],
+    seen: &[Verify],
+) -> Option<Verify> {
+    let mut ok = target(cx, f, v, seen);
+    ok &= against(cx, f, v, steps);
+    let mut allow_reporters = Vec::new();
+    let judge = v.body.judge.as_ref();
+    if let Some(j) = judge {
+        ok &= cx.lookup(j, f, &[Kind::Model]).is_some();
+    }
+    let (drafts, fail) = rules(cx, f, &v.body, 0, &mut allow_reporters)?;
+    ok &= judge_needed(cx, f, v, &drafts, judge);
+    if drafts.is_empty() {
+        cx.error(
+            Diagnostic::new(
+                Code::BadRule,
+                format!("the `verify` block for `{}` checks nothing", v.target.node),
+            )
+            .in_file(f)
+            .label(v.span, "")
+            .help("add rules such as `citations must appear`, or `rules std.verify.strict`"),
+        );
+        return None;
+    }
+    let (on_failure, rounds) = fail.unwrap_or((Policy::Block, None));
+    let rs: Vec<VerifyRule> = drafts
+        .into_iter()
+        .map(|(mut r, own)| {
+            r.policy = own.unwrap_or(on_failure);
+            r
+        })
+        .collect();
+    ok.then(|| Verify {
+        stage: v.target.node.clone(),
+        against: v.against.iter().map(|a| a.node.clone()).collect(),
+        rules: rs,
+        on_failure,
+        max_rounds: rounds.unwrap_or(2),
+        allow_reporters,
+        judge: judge.map(|j| j.node.clone()),
+    })
+}
+
+/// The block verifies a model stage, one no block before it verifies.
+fn target(cx: &mut Cx, f: FileId, v: &ast::VerifyDecl, seen: &[Verify]) -> bool {
+    let mut ok = true;
+    match cx.lookup(&v.target, f, &[Kind::Stage, Kind::Tool]) {
+        Some(e) if matches!(e.decl, Decl::Tool(_)) => {
+            cx.error(
+                Diagnostic::new(
+                    Code::WrongKind,
+                    format!(
+                        "`{}` is a tool; `verify` checks what a model wrote",
+                        v.target.node
+                    ),
+                )
+                .in_file(f)
+                .label(v.target.span, "")
+                .help("verify a model stage; to check a draft file use a `verify-draft` tool"),
+            );
+            ok = false;
+        }
+        Some(_) => {}
+        None => ok = false,
+    }
+    if seen.iter().any(|x| x.stage == v.target.node) {
+        cx.error(
+            Diagnostic::new(
+                Code::DuplicateName,
+                format!("`{}` is verified twice", v.target.node),
+            )
+            .in_file(f)
+            .label(v.target.span, "")
+            .help("put all rules for one stage in one `verify` block"),
+        );
+        ok = false;
+    }
+    ok
+}
+
+/// What the block checks against is evidence: sources, or steps that carry them.
+fn against(cx: &mut Cx, f: FileId, v: &ast::VerifyDecl, steps: &[Step]) -> bool {
+    let mut ok = true;
+    for a in &v.against {
+        let Some(e) = cx.lookup(a, f, &[Kind::Sources, Kind::Stage, Kind::Tool]) else {
+            ok = false;
+            continue;
+        };
+        let is_evidence = match e.decl {
+            Decl::Sources(_) => true,
+            _ => steps.iter().any(|s| s.name == a.node && s.evidence),
+        };
+        if !is_evidence {
+            cx.error(
+                Diagnostic::new(
+                    Code::VerifyAgainstOutput,
+                    format!("`{}` would be checked against `{}`, which is an output, not evidence", v.target.node, a.node),
+                )
+                .in_file(f)
+                .label(a.span, "an output")
+                .help("verify against `sources` (or a bates/ocr/merge tool reading them); a model's own text can never prove a claim"),
+            );
+            ok = false;
+        }
+    }
+    ok
+}
+
+/// A block names a judge exactly when its rules judge propositions.
+fn judge_needed(
+    cx: &mut Cx,
+    f: FileId,
+    v: &ast::VerifyDecl,
+    drafts: &[RuleDraft],
+    judge: Option<&ast::Name>,
+) -> bool {
+    let judged = drafts
+        .iter()
+        .find(|(r, _)| r.claims == ClaimKind::Proposition);
+    match (judged, judge) {
+        (Some((r, _)), None) => {
+            cx.error(
+                Diagnostic::new(
+                    Code::BadRule,
+                    format!(
+                        "`propositions must hold`{} needs a judge, and the `verify` block for `{}` names none",
+                        if r.from == "inline" { String::new() } else { format!(" (from {})", r.from) },
+                        v.target.node
+                    ),
+                )
+                .in_file(f)
+                .label(v.span, "")
+                .help("add `judge MODEL` to the block: the model that reads the cited pages and judges each sentence citing them"),
+            );
+            false
+        }
+        (None, Some(j)) => {
+            cx.error(
+                Diagnostic::new(
+                    Code::BadRule,
+                    format!("the judge `{}` has nothing to judge", j.node),
+                )
+                .in_file(f)
+                .label(j.span, "")
+                .help("add `propositions must hold` (or `rules std.verify.filing`), or remove the `judge`"),
+            );
+            false
+        }
+        _ => true,
+    }
 }
