@@ -6,7 +6,7 @@
 //! silently replaced), a stream past [`MAX_STREAM_BYTES`] is refused, and [`Budget`] ends an
 //! answer at the stage's token limit (or the model's context) when the server does not.
 
-use super::types::{Call, CallError, Reply, Timings};
+use super::types::{Call, CallError, OnToken, Reply, Timings};
 
 /// The most bytes one answer's stream may carry, framing included: far above any answer a
 /// stage's token limit allows, far below what would exhaust memory.
@@ -158,8 +158,8 @@ impl Budget {
         text: &mut String,
         piece: &str,
         tokens: &mut u64,
-        on_token: super::OnToken<'_>,
-    ) -> Option<super::Reply> {
+        on_token: OnToken<'_>,
+    ) -> Option<Reply> {
         if self.take() {
             return Some(self.cut(std::mem::take(text)));
         }

@@ -6,6 +6,7 @@
 //! Only what the draft claims is recorded (its dates, amounts, cases, statutes, quotations),
 //! plus every page's Bates stamp; each claim is then one hash lookup.
 
+mod build;
 mod check;
 mod records;
 mod scan;

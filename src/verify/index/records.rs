@@ -7,9 +7,7 @@
 //! when the file is named exactly as the cite (`lee-decl.txt` for `Lee Decl.`). Otherwise the
 //! cite stays unchecked, never supported from the wrong document.
 
-use super::table::Index;
 use crate::verify::catalogue::squash;
-use crate::verify::claim::{Claim, Key, Location, Outcome, Status};
 
 /// What a filing of the record is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -416,7 +414,7 @@ impl RecordFile {
 
     /// The pages paragraph `n` is on: from the page it begins on to the page the next one
     /// begins on; `None` if the file has no such paragraph.
-    fn pages_of(&self, n: u32) -> Option<(u32, u32)> {
+    pub(super) fn pages_of(&self, n: u32) -> Option<(u32, u32)> {
         let start = self.paras.iter().find(|(p, _, _)| *p == n)?.1;
         // It ends where the next begins, or on the page before if the next opens its page.
         let end = self
@@ -446,95 +444,5 @@ pub(super) fn record_named<'a>(files: &'a [RecordFile], document: &str) -> Optio
     match (by_title.next(), by_title.next()) {
         (Some(f), None) => Some(f),
         _ => None,
-    }
-}
-
-impl Index {
-    /// The filing a record cite names and the paragraphs it cites, where that filing is among
-    /// the sources with numbered paragraphs, so the cite can be checked.
-    fn record_cited(&self, key: &Key) -> Option<(&RecordFile, Vec<u32>)> {
-        let Key::Record { document, pin } = key else {
-            return None;
-        };
-        let f = record_named(&self.records, document)?;
-        let paras = cited_paragraphs(pin)?;
-        (!f.paras.is_empty()).then_some((f, paras))
-    }
-
-    /// Whether a record cite can be checked against the sources.
-    pub fn is_record_cite(&self, key: &Key) -> bool {
-        !self.records.is_empty() && self.record_cited(key).is_some()
-    }
-
-    /// The pages a record cite's paragraphs are on.
-    pub(super) fn record_pages(&self, key: &Key) -> Vec<((usize, u32), Location)> {
-        let Some((f, paras)) = self.record_cited(key) else {
-            return Vec::new();
-        };
-        let mut pages: Vec<u32> = paras
-            .iter()
-            .filter_map(|&n| f.pages_of(n))
-            .flat_map(|(a, b)| a..=b)
-            .collect();
-        pages.sort_unstable();
-        pages.dedup();
-        pages
-            .into_iter()
-            .map(|p| {
-                (
-                    (f.file, p),
-                    Location {
-                        file: f.path.clone(),
-                        page: p,
-                        bates: f.stamps.get(p as usize - 1).cloned().flatten(),
-                        star: None,
-                        snippet: String::new(),
-                        span: (0, 0),
-                    },
-                )
-            })
-            .collect()
-    }
-
-    /// Checks a record cite that names a filing among the sources: every paragraph it cites
-    /// must be one of the filing's.
-    pub fn check_record(&self, claim: Claim) -> Outcome {
-        let (status, source, reason) = match self.record_cited(&claim.key) {
-            None => (
-                Status::Unsupported,
-                None,
-                Some("the record it cites is not among the sources".to_string()),
-            ),
-            Some((f, paras)) => {
-                let missing: Vec<String> = paras
-                    .iter()
-                    .filter(|&&n| f.pages_of(n).is_none())
-                    .map(u32::to_string)
-                    .collect();
-                if missing.is_empty() {
-                    let at = self.record_pages(&claim.key);
-                    (Status::Supported, at.first().map(|(_, l)| l.clone()), None)
-                } else {
-                    let last = f.paras.iter().map(|(n, _, _)| *n).max().unwrap_or(0);
-                    (
-                        Status::Unsupported,
-                        None,
-                        Some(format!(
-                            "{} has no paragraph {} (its numbered paragraphs run to {last}); cite the paragraph that says it",
-                            f.path,
-                            missing.join(", ")
-                        )),
-                    )
-                }
-            }
-        };
-        Outcome {
-            claim,
-            status,
-            source,
-            reason,
-            cited: Vec::new(),
-            judgement: None,
-        }
     }
 }
