@@ -1,19 +1,28 @@
 //! Text made safe inside HTML, XML and a script's JSON, each by its format's rules: the one
 //! place lexrun escapes what it writes into markup. A leaf any layer may use.
 
+/// The character reference for `&`, `<`, `>` or `"`, which HTML and XML both escape.
+#[inline]
+fn markup_ref(c: char) -> Option<&'static str> {
+    Some(match c {
+        '&' => "&amp;",
+        '<' => "&lt;",
+        '>' => "&gt;",
+        '"' => "&quot;",
+        _ => return None,
+    })
+}
+
 /// Text for HTML, inside an element or a quoted attribute (`"…"` or `'…'`): `&`, `<`, `>`,
 /// `"` and `'` as character references. Control characters are kept: HTML shows them as text,
 /// and none of them can end an element or an attribute.
 pub fn html(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + s.len() / 8);
     for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+        match (c, markup_ref(c)) {
+            (_, Some(r)) => out.push_str(r),
+            ('\'', None) => out.push_str("&#39;"),
+            (c, None) => out.push(c),
         }
     }
     out
@@ -27,14 +36,11 @@ pub fn html(s: &str) -> String {
 pub fn xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\t' | '\n' | '\r' => out.push(' '),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
-            c => out.push(c),
+        match (c, markup_ref(c)) {
+            (_, Some(r)) => out.push_str(r),
+            ('\t' | '\n' | '\r', None) => out.push(' '),
+            (c, None) if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            (c, None) => out.push(c),
         }
     }
     out
@@ -62,24 +68,41 @@ pub fn script_json(json: &str) -> String {
 mod tests {
     use super::{html, script_json, xml};
 
+    /// Each input, escaped by `f`, reads as given.
+    fn each(f: fn(&str) -> String, cases: &[(&str, &str)]) {
+        for (input, want) in cases {
+            assert_eq!(f(input), *want, "{input:?}");
+        }
+    }
+
     #[test]
     fn html_escapes_markup_and_both_quotes_and_keeps_the_rest() {
-        assert_eq!(
-            html("<a href=\"x\" title='y'>R&D</a>"),
-            "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;R&amp;D&lt;/a&gt;"
+        each(
+            html,
+            &[
+                (
+                    "<a href=\"x\" title='y'>R&D</a>",
+                    "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;R&amp;D&lt;/a&gt;",
+                ),
+                ("tab\tline\nbell\u{7} é ✓", "tab\tline\nbell\u{7} é ✓"),
+                ("&amp;", "&amp;amp;"),
+            ],
         );
-        assert_eq!(html("tab\tline\nbell\u{7} é ✓"), "tab\tline\nbell\u{7} é ✓");
-        assert_eq!(html("&amp;"), "&amp;amp;");
     }
 
     #[test]
     fn xml_escapes_markup_and_drops_what_xml_forbids() {
-        assert_eq!(
-            xml("A & B <c> \"d\" 'e'\u{1}\u{FFFD}"),
-            "A &amp; B &lt;c&gt; &quot;d&quot; 'e'\u{FFFD}"
+        each(
+            xml,
+            &[
+                ("a\tb\nc\r\nd", "a b c  d"),
+                ("\u{0}\u{1F}\u{FFFE}\u{FFFF}x\u{7F}", "x\u{7F}"),
+                (
+                    "A & B <c> \"d\" 'e'\u{1}\u{FFFD}",
+                    "A &amp; B &lt;c&gt; &quot;d&quot; 'e'\u{FFFD}",
+                ),
+            ],
         );
-        assert_eq!(xml("a\tb\nc\r\nd"), "a b c  d");
-        assert_eq!(xml("\u{0}\u{1F}\u{FFFE}\u{FFFF}x\u{7F}"), "x\u{7F}");
     }
 
     #[test]

@@ -5,20 +5,11 @@ use super::output::{exit, print_out};
 
 pub(super) fn cmd_bates(a: BatesArgs) -> u8 {
     use crate::exhibits::bates;
-    let BatesArgs {
-        prefix,
-        start,
-        width,
-        suffix,
-        position,
-        font_size,
-        out,
-        inputs,
-    } = a;
-    let Some(position) = bates::Position::parse(&position) else {
-        eprintln!("error: `{position}` is not a position; use bottom-right, bottom-center, bottom-left, top-right, top-center or top-left");
+    let Some(position) = bates::Position::parse(&a.position) else {
+        eprintln!("error: `{}` is not a position; use bottom-right, bottom-center, bottom-left, top-right, top-center or top-left", a.position);
         return exit::USAGE;
     };
+    let prefix = a.prefix;
     if prefix.is_empty()
         || !prefix
             .chars()
@@ -27,17 +18,18 @@ pub(super) fn cmd_bates(a: BatesArgs) -> u8 {
         eprintln!("error: `{prefix}` is not a usable Bates prefix; use letters, digits, `_` or `-`, e.g. SMITH");
         return exit::USAGE;
     }
-    if !(1..=12).contains(&width) || !(4.0..=36.0).contains(&font_size) {
+    if !(1..=12).contains(&a.width) || !(4.0..=36.0).contains(&a.font_size) {
         eprintln!("error: --width takes 1 to 12 digits and --font-size 4 to 36 points");
         return exit::USAGE;
     }
+    let (out, inputs) = (a.out, a.inputs);
     let opts = bates::Options {
         prefix,
-        start,
-        width,
-        suffix,
+        start: a.start,
+        width: a.width,
+        suffix: a.suffix,
         position,
-        font_size,
+        font_size: a.font_size,
     };
     match bates::stamp_files(&inputs, &out, &opts) {
         Ok(map) => {

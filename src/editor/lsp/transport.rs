@@ -121,17 +121,28 @@ impl<R: BufRead> Reader<R> {
         Some(parse(&body))
     }
 
+    /// The bytes buffered, reading more when there are none (again when a read is
+    /// interrupted); empty at the end of the input, `None` when reading fails.
+    fn fill(&mut self) -> Option<&[u8]> {
+        loop {
+            match self.r.fill_buf() {
+                Ok([]) => return Some(&[]),
+                Ok(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        // What is buffered, without reading again.
+        self.r.fill_buf().ok()
+    }
+
     /// One line, `\n` included, and whether it fit in [`MAX_HEADER_LINE`] (the rest of a
     /// longer one is read and dropped). `None` at the end of the input.
     fn line(&mut self) -> Option<(Vec<u8>, bool)> {
         let mut out = Vec::new();
         let mut whole = true;
         loop {
-            let buf = match self.r.fill_buf() {
-                Ok(b) => b,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return None,
-            };
+            let buf = self.fill()?;
             if buf.is_empty() {
                 return (!out.is_empty()).then_some((out, whole));
             }
@@ -155,11 +166,7 @@ impl<R: BufRead> Reader<R> {
     fn skip_to_marker(&mut self) -> Option<()> {
         let mut matched = 0;
         loop {
-            let buf = match self.r.fill_buf() {
-                Ok(b) => b,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return None,
-            };
+            let buf = self.fill()?;
             if buf.is_empty() {
                 return None;
             }
