@@ -71,52 +71,8 @@ pub(crate) fn explain(raw: &str) -> Option<Mistake> {
             );
         }
         let inner = inner.trim_start_matches('~').trim();
-        if let Some(block) = inner.strip_prefix('#') {
-            let name = block.split_whitespace().next().unwrap_or("");
-            let name = name.trim_start_matches('>').trim_start_matches('*');
-            if name.is_empty() {
-                return mistake(
-                    "a `{{#…}}` block names no helper".to_string(),
-                    "write `{{#if …}}`, `{{#each …}}`, `{{#unless …}}` or `{{#with …}}`"
-                        .to_string(),
-                    at,
-                    end,
-                );
-            }
-            open.push((name, at, end));
-        } else if let Some(name) = inner.strip_prefix('/') {
-            let name = name.trim();
-            match open.pop() {
-                None => {
-                    return mistake(
-                        format!("`{{{{/{name}}}}}` closes a block that was never opened"),
-                        format!("remove it, or open the block before it with `{{{{#{name} …}}}}`"),
-                        at,
-                        end,
-                    )
-                }
-                Some((opened, o_at, o_end)) if opened != name => {
-                    // The block still open is the one left unclosed.
-                    return mistake(
-                        format!(
-                            "`{{{{#{opened}}}}}` on line {} is never closed: `{{{{/{name}}}}}` on line {} comes first",
-                            line_of(raw, o_at),
-                            line_of(raw, at)
-                        ),
-                        format!("add `{{{{/{opened}}}}}` where the `{opened}` block should end, before `{{{{/{name}}}}}`"),
-                        o_at,
-                        o_end,
-                    );
-                }
-                Some(_) => {}
-            }
-        } else if inner.is_empty() {
-            return mistake(
-                format!("an empty `{{{{}}}}` on line {}", line_of(raw, at)),
-                "put a variable inside, e.g. `{{matter.name}}`, or remove it".to_string(),
-                at,
-                end,
-            );
+        if let Some(m) = tag(raw, inner, at, end, &mut open) {
+            return Some(m);
         }
         i = end;
     }
@@ -135,6 +91,64 @@ pub(crate) fn explain(raw: &str) -> Option<Mistake> {
         at,
         end,
     )
+}
+
+/// One tag's words (`inner`, the tag at `at..end`): a block opened on `open` with a helper
+/// named, a close that matches the block still open, or anything but an empty tag.
+fn tag<'r>(
+    raw: &str,
+    inner: &'r str,
+    at: usize,
+    end: usize,
+    open: &mut Vec<(&'r str, usize, usize)>,
+) -> Option<Mistake> {
+    if let Some(block) = inner.strip_prefix('#') {
+        let name = block.split_whitespace().next().unwrap_or("");
+        let name = name.trim_start_matches('>').trim_start_matches('*');
+        if name.is_empty() {
+            return mistake(
+                "a `{{#…}}` block names no helper".to_string(),
+                "write `{{#if …}}`, `{{#each …}}`, `{{#unless …}}` or `{{#with …}}`".to_string(),
+                at,
+                end,
+            );
+        }
+        open.push((name, at, end));
+    } else if let Some(name) = inner.strip_prefix('/') {
+        let name = name.trim();
+        match open.pop() {
+            None => {
+                return mistake(
+                    format!("`{{{{/{name}}}}}` closes a block that was never opened"),
+                    format!("remove it, or open the block before it with `{{{{#{name} …}}}}`"),
+                    at,
+                    end,
+                )
+            }
+            Some((opened, o_at, o_end)) if opened != name => {
+                // The block still open is the one left unclosed.
+                return mistake(
+                    format!(
+                        "`{{{{#{opened}}}}}` on line {} is never closed: `{{{{/{name}}}}}` on line {} comes first",
+                        line_of(raw, o_at),
+                        line_of(raw, at)
+                    ),
+                    format!("add `{{{{/{opened}}}}}` where the `{opened}` block should end, before `{{{{/{name}}}}}`"),
+                    o_at,
+                    o_end,
+                );
+            }
+            Some(_) => {}
+        }
+    } else if inner.is_empty() {
+        return mistake(
+            format!("an empty `{{{{}}}}` on line {}", line_of(raw, at)),
+            "put a variable inside, e.g. `{{matter.name}}`, or remove it".to_string(),
+            at,
+            end,
+        );
+    }
+    None
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use camino::Utf8Path;
 use handlebars::template::{Parameter, Template, TemplateElement};
 
 use super::context::{Analysis, Cx, Decl, Kind, Use};
@@ -268,55 +269,7 @@ fn locate(
         )),
         ast::Prompt::File(path) => {
             let (display, text) = match cx.dir_of(module).clone() {
-                Origin::Disk { dir } => {
-                    let full = dir.join(&path.node);
-                    // A template is part of the workflow: it is read only from inside the
-                    // workflow library, whether by `..`, an absolute path or a symbolic link.
-                    let escape = cx
-                        .library
-                        .as_ref()
-                        .and_then(|l| l.admit(dir.as_std_path(), &path.node, "the template").err());
-                    if let Some(why) = escape {
-                        cx.error(
-                            Diagnostic::new(Code::TemplateOutside, why)
-                            .in_file(file)
-                            .label(path.span, "outside the workflow library")
-                            .help("move the template into the library (e.g. a `prompts/` folder beside the workflows), or mark the folder that holds both with an empty `lexrun.toml`"),
-                        );
-                        return None;
-                    }
-                    match std::fs::read(&full) {
-                        Ok(bytes) => match String::from_utf8(bytes) {
-                            Ok(t) => (full.to_string(), t),
-                            Err(_) => {
-                                cx.error(
-                                    Diagnostic::new(
-                                        Code::InvalidUtf8,
-                                        format!("template `{}` is not UTF-8 text", path.node),
-                                    )
-                                    .in_file(file)
-                                    .label(path.span, "")
-                                    .help("save the template as UTF-8"),
-                                );
-                                return None;
-                            }
-                        },
-                        Err(e) => {
-                            cx.error(
-                                Diagnostic::new(
-                                    Code::TemplateNotFound,
-                                    format!("cannot read template `{}`: {e}", path.node),
-                                )
-                                .in_file(file)
-                                .label(path.span, format!("looked for {full}"))
-                                .help(
-                                    "template paths are relative to the .lex file that names them",
-                                ),
-                            );
-                            return None;
-                        }
-                    }
-                }
+                Origin::Disk { dir } => read_template(cx, file, &dir, path)?,
                 Origin::Std { .. } => match stdlib::file(&path.node) {
                     Some(t) => (format!("std/{}", path.node), t.to_string()),
                     None => {
@@ -356,6 +309,61 @@ fn locate(
                 format!("{} ({origin})", name.node)
             };
             Some((origin, text, at))
+        }
+    }
+}
+
+/// A template file on disk, read from inside the workflow library as UTF-8 text: its full
+/// path and its text.
+fn read_template(
+    cx: &mut Cx,
+    file: FileId,
+    dir: &Utf8Path,
+    path: &ast::Spanned<String>,
+) -> Option<(String, String)> {
+    let full = dir.join(&path.node);
+    // A template is part of the workflow: it is read only from inside the workflow library,
+    // whether by `..`, an absolute path or a symbolic link.
+    let escape = cx
+        .library
+        .as_ref()
+        .and_then(|l| l.admit(dir.as_std_path(), &path.node, "the template").err());
+    if let Some(why) = escape {
+        cx.error(
+            Diagnostic::new(Code::TemplateOutside, why)
+            .in_file(file)
+            .label(path.span, "outside the workflow library")
+            .help("move the template into the library (e.g. a `prompts/` folder beside the workflows), or mark the folder that holds both with an empty `lexrun.toml`"),
+        );
+        return None;
+    }
+    match std::fs::read(&full) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(t) => Some((full.to_string(), t)),
+            Err(_) => {
+                cx.error(
+                    Diagnostic::new(
+                        Code::InvalidUtf8,
+                        format!("template `{}` is not UTF-8 text", path.node),
+                    )
+                    .in_file(file)
+                    .label(path.span, "")
+                    .help("save the template as UTF-8"),
+                );
+                None
+            }
+        },
+        Err(e) => {
+            cx.error(
+                Diagnostic::new(
+                    Code::TemplateNotFound,
+                    format!("cannot read template `{}`: {e}", path.node),
+                )
+                .in_file(file)
+                .label(path.span, format!("looked for {full}"))
+                .help("template paths are relative to the .lex file that names them"),
+            );
+            None
         }
     }
 }
@@ -478,6 +486,24 @@ fn check_path(path: &str, top: bool, provided: &Provided, stage: &str) -> Option
     let head = segs.next()?;
     let next = segs.next();
 
+    let known = known_names(provided);
+    if let Some((_, fields)) = ALWAYS.iter().find(|(n, _)| *n == head) {
+        return match next {
+            Some(f) if !fields.is_empty() && !fields.contains(&f) => Some((
+                format!("`{head}` has no `{f}` (in the prompt of `{stage}`)"),
+                format!("`{head}` has: {}", fields.join(", ")),
+            )),
+            _ => None,
+        };
+    }
+    if known.contains(head) {
+        return known_use(head, next, provided, stage);
+    }
+    Some(not_provided(head, &known, stage))
+}
+
+/// The names a stage's prompt can use: those every prompt has, and what the stage provides.
+fn known_names(provided: &Provided) -> BTreeSet<String> {
     let mut known: BTreeSet<String> = ALWAYS.iter().map(|(n, _)| n.to_string()).collect();
     if !provided.evidence.is_empty() {
         known.insert("evidence".into());
@@ -490,53 +516,53 @@ fn check_path(path: &str, top: bool, provided: &Provided, stage: &str) -> Option
         known.insert("schema".into());
     }
     known.extend(provided.stages.keys().cloned());
+    known
+}
 
-    if let Some((_, fields)) = ALWAYS.iter().find(|(n, _)| *n == head) {
-        return match next {
-            Some(f) if !fields.is_empty() && !fields.contains(&f) => Some((
-                format!("`{head}` has no `{f}` (in the prompt of `{stage}`)"),
-                format!("`{head}` has: {}", fields.join(", ")),
+/// A use of a name the stage provides: sources it reads, and fields its stages return.
+fn known_use(
+    head: &str,
+    next: Option<&str>,
+    provided: &Provided,
+    stage: &str,
+) -> Option<(String, String)> {
+    if head == "sources" {
+        if let Some(s) = next.filter(|s| !provided.evidence.iter().any(|e| e == s)) {
+            return Some((
+                format!("`{stage}` does not read sources `{s}`"),
+                format!(
+                    "it reads {}; add `{s}` to its `reads`",
+                    provided.evidence.join(", ")
+                ),
+            ));
+        }
+    }
+    if let (Some(fields), Some(f)) = (provided.stages.get(head), next) {
+        return match fields {
+            None => Some((
+                format!("`{head}` is text and has no field `{f}` (in the prompt of `{stage}`)"),
+                format!("use `{{{{{head}}}}}` for its output, or declare `returns` on `{head}`"),
             )),
-            _ => None,
+            Some(fields) if !fields.iter().any(|x| x.name == f) => Some((
+                format!("`{head}` returns no field `{f}` (in the prompt of `{stage}`)"),
+                format!(
+                    "`{head}` returns: {}",
+                    fields
+                        .iter()
+                        .map(|x| x.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+            Some(_) => None,
         };
     }
-    if known.contains(head) {
-        if head == "sources" {
-            if let Some(s) = next.filter(|s| !provided.evidence.iter().any(|e| e == s)) {
-                return Some((
-                    format!("`{stage}` does not read sources `{s}`"),
-                    format!(
-                        "it reads {}; add `{s}` to its `reads`",
-                        provided.evidence.join(", ")
-                    ),
-                ));
-            }
-        }
-        if let (Some(fields), Some(f)) = (provided.stages.get(head), next) {
-            return match fields {
-                None => Some((
-                    format!("`{head}` is text and has no field `{f}` (in the prompt of `{stage}`)"),
-                    format!(
-                        "use `{{{{{head}}}}}` for its output, or declare `returns` on `{head}`"
-                    ),
-                )),
-                Some(fields) if !fields.iter().any(|x| x.name == f) => Some((
-                    format!("`{head}` returns no field `{f}` (in the prompt of `{stage}`)"),
-                    format!(
-                        "`{head}` returns: {}",
-                        fields
-                            .iter()
-                            .map(|x| x.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )),
-                Some(_) => None,
-            };
-        }
-        return None;
-    }
-    Some(match head {
+    None
+}
+
+/// Why a name the stage does not provide cannot be used, and what to do: `(message, help)`.
+fn not_provided(head: &str, known: &BTreeSet<String>, stage: &str) -> (String, String) {
+    match head {
         "evidence" | "sources" => (
             format!("the prompt of `{stage}` uses `{head}`, but `{stage}` reads no sources"),
             format!("add `reads SOURCES` to `{stage}`, naming the evidence the model must see"),
@@ -561,7 +587,7 @@ fn check_path(path: &str, top: bool, provided: &Provided, stage: &str) -> Option
             };
             (msg, help)
         }
-    })
+    }
 }
 
 #[cfg(test)]
