@@ -123,107 +123,11 @@ impl Loader<'_> {
         }
     }
 
+    /// One `use`: a stdlib module, or a file when the importing file is on disk.
     fn import(&mut self, from: FileId, origin: &Origin, u: &ast::UseDecl) {
         match (&u.target, origin) {
-            (ast::UseTarget::Module(m), _) => {
-                let Some(path) = stdlib::module_path(&m.node) else {
-                    let modules: Vec<String> = stdlib::modules().collect();
-                    let mut d = Diagnostic::new(
-                        Code::ImportNotFound,
-                        format!("there is no stdlib module `{}`", m.node),
-                    )
-                    .in_file(from)
-                    .label(m.span, "unknown module");
-                    d = match did_you_mean(&m.node, modules.iter().map(String::as_str)) {
-                        Some(s) => d.help(format!("did you mean `{s}`?")),
-                        None => d.help(format!(
-                            "the stdlib has: {}; to use a file, quote its path: `use \"common.lex\"`",
-                            modules.join(", ")
-                        )),
-                    };
-                    self.diags.push(d);
-                    return;
-                };
-                let key = format!("std:{path}");
-                if self.seen.contains(&key) {
-                    return;
-                }
-                self.seen.push(key);
-                let text = stdlib::file(&path).unwrap_or_default();
-                self.add(
-                    format!("std/{path}"),
-                    text.as_bytes().to_vec(),
-                    Origin::Std {
-                        module: m.node.clone(),
-                    },
-                );
-            }
-            (ast::UseTarget::File(p), Origin::Disk { dir }) => {
-                let path = dir.join(&p.node);
-                let edited = (self.open)(&path);
-                if let Err(why) = self.library.admit(dir.as_std_path(), &p.node, "the import") {
-                    self.diags.push(
-                        Diagnostic::new(Code::ImportOutside, why)
-                            .in_file(from)
-                            .label(p.span, "outside the workflow library")
-                            .help("move the file into the library, or mark the folder that holds both with an empty `lexrun.toml`"),
-                    );
-                    return;
-                }
-                if edited.is_none() && !path.is_file() {
-                    self.diags.push(
-                        Diagnostic::new(
-                            Code::ImportNotFound,
-                            format!("cannot find `{}` to import", p.node),
-                        )
-                        .in_file(from)
-                        .label(p.span, format!("looked for {path}"))
-                        .help("paths in `use` are relative to the file that contains the `use`"),
-                    );
-                    return;
-                }
-                let key = canonical(&path);
-                if let Some(pos) = self.stack.iter().position(|s| s.0 == key) {
-                    let chain: Vec<&str> = self.stack[pos..].iter().map(|s| s.1.as_str()).collect();
-                    self.diags.push(
-                        Diagnostic::new(Code::ImportCycle, "these files import each other in a circle")
-                            .in_file(from)
-                            .label(p.span, "this import closes the circle")
-                            .help(format!(
-                                "the circle: {} → back to the start; move what both need into a third file",
-                                chain.join(" → ")
-                            )),
-                    );
-                    return;
-                }
-                if self.seen.contains(&key) {
-                    return;
-                }
-                let read = match edited {
-                    Some(b) => Ok(b),
-                    None => std::fs::read(&path),
-                };
-                let bytes = match read {
-                    Ok(b) => b,
-                    Err(e) => {
-                        self.diags.push(
-                            Diagnostic::new(
-                                Code::UnreadableFile,
-                                format!("cannot read `{path}`: {e}"),
-                            )
-                            .in_file(from)
-                            .label(p.span, "imported here")
-                            .help("check the file's permissions"),
-                        );
-                        return;
-                    }
-                };
-                self.seen.push(key.clone());
-                self.stack.push((key, path.to_string()));
-                let child_dir = path.parent().map(Utf8Path::to_path_buf).unwrap_or_default();
-                self.add(path.to_string(), bytes, Origin::Disk { dir: child_dir });
-                self.stack.pop();
-            }
+            (ast::UseTarget::Module(m), _) => self.import_module(from, m),
+            (ast::UseTarget::File(p), Origin::Disk { dir }) => self.import_file(from, dir, p),
             (ast::UseTarget::File(p), Origin::Std { .. }) => {
                 self.diags.push(
                     Diagnostic::new(Code::ImportNotFound, "stdlib modules cannot import files")
@@ -232,6 +136,110 @@ impl Loader<'_> {
                 );
             }
         }
+    }
+
+    /// `use std.MODULE`: a stdlib module, loaded once.
+    fn import_module(&mut self, from: FileId, m: &ast::Name) {
+        let Some(path) = stdlib::module_path(&m.node) else {
+            let modules: Vec<String> = stdlib::modules().collect();
+            let mut d = Diagnostic::new(
+                Code::ImportNotFound,
+                format!("there is no stdlib module `{}`", m.node),
+            )
+            .in_file(from)
+            .label(m.span, "unknown module");
+            d = match did_you_mean(&m.node, modules.iter().map(String::as_str)) {
+                Some(s) => d.help(format!("did you mean `{s}`?")),
+                None => d.help(format!(
+                    "the stdlib has: {}; to use a file, quote its path: `use \"common.lex\"`",
+                    modules.join(", ")
+                )),
+            };
+            self.diags.push(d);
+            return;
+        };
+        let key = format!("std:{path}");
+        if self.seen.contains(&key) {
+            return;
+        }
+        self.seen.push(key);
+        let text = stdlib::file(&path).unwrap_or_default();
+        self.add(
+            format!("std/{path}"),
+            text.as_bytes().to_vec(),
+            Origin::Std {
+                module: m.node.clone(),
+            },
+        );
+    }
+
+    /// `use "FILE"`: a file inside the workflow library, relative to the importing file,
+    /// loaded once; a file that imports itself through others is a cycle.
+    fn import_file(&mut self, from: FileId, dir: &Utf8Path, p: &ast::Spanned<String>) {
+        let path = dir.join(&p.node);
+        let edited = (self.open)(&path);
+        if let Err(why) = self.library.admit(dir.as_std_path(), &p.node, "the import") {
+            self.diags.push(
+                Diagnostic::new(Code::ImportOutside, why)
+                    .in_file(from)
+                    .label(p.span, "outside the workflow library")
+                    .help("move the file into the library, or mark the folder that holds both with an empty `lexrun.toml`"),
+            );
+            return;
+        }
+        if edited.is_none() && !path.is_file() {
+            self.diags.push(
+                Diagnostic::new(
+                    Code::ImportNotFound,
+                    format!("cannot find `{}` to import", p.node),
+                )
+                .in_file(from)
+                .label(p.span, format!("looked for {path}"))
+                .help("paths in `use` are relative to the file that contains the `use`"),
+            );
+            return;
+        }
+        let key = canonical(&path);
+        if let Some(pos) = self.stack.iter().position(|s| s.0 == key) {
+            let chain: Vec<&str> = self.stack[pos..].iter().map(|s| s.1.as_str()).collect();
+            self.diags.push(
+                Diagnostic::new(
+                    Code::ImportCycle,
+                    "these files import each other in a circle",
+                )
+                .in_file(from)
+                .label(p.span, "this import closes the circle")
+                .help(format!(
+                    "the circle: {} → back to the start; move what both need into a third file",
+                    chain.join(" → ")
+                )),
+            );
+            return;
+        }
+        if self.seen.contains(&key) {
+            return;
+        }
+        let read = match edited {
+            Some(b) => Ok(b),
+            None => std::fs::read(&path),
+        };
+        let bytes = match read {
+            Ok(b) => b,
+            Err(e) => {
+                self.diags.push(
+                    Diagnostic::new(Code::UnreadableFile, format!("cannot read `{path}`: {e}"))
+                        .in_file(from)
+                        .label(p.span, "imported here")
+                        .help("check the file's permissions"),
+                );
+                return;
+            }
+        };
+        self.seen.push(key.clone());
+        self.stack.push((key, path.to_string()));
+        let child_dir = path.parent().map(Utf8Path::to_path_buf).unwrap_or_default();
+        self.add(path.to_string(), bytes, Origin::Disk { dir: child_dir });
+        self.stack.pop();
     }
 }
 
