@@ -12,6 +12,7 @@ use crate::gguf;
 use crate::plan::workflow::{Decode, Model, Pool, ServerKind, Shape, Weights};
 use crate::syntax::ast;
 
+/// Every declared model, checked against its pool; the models that can be served.
 pub(crate) fn models(cx: &mut Cx, pools: &[Pool]) -> Vec<Model> {
     let pool_by_name: HashMap<&str, &Pool> = pools.iter().map(|p| (p.name.as_str(), p)).collect();
     let mut out = Vec::new();

@@ -7,6 +7,7 @@ use crate::syntax::ast;
 
 pub(crate) const FORMATS: &[&str] = &["md", "txt", "json", "docx", "pdf"];
 
+/// Every `output`, in file order; the outputs that checked.
 pub(crate) fn outputs(cx: &mut Cx, steps: &[Step], verify: &[Verify]) -> Vec<Output> {
     let decls: Vec<(FileId, &ast::OutputDecl)> = cx
         .modules

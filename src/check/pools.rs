@@ -9,6 +9,7 @@ use crate::diagnostic::{Code, Diagnostic, FileId, Span};
 use crate::plan::workflow::{Link, Pool, ServerKind};
 use crate::syntax::ast;
 
+/// Every declared pool, checked, then the GPUs pools share; the pools that name a server.
 pub(crate) fn pools(cx: &mut Cx) -> Vec<Pool> {
     let mut out = Vec::new();
     for e in cx.decls(Kind::Pool) {
@@ -304,6 +305,7 @@ pub(crate) fn vram_count(
     d.help("give one size per GPU (`vram 32 GiB + 16 GiB`), `N x SIZE` with N the number of GPUs, or one size for all")
 }
 
+/// No GPU of a host is claimed by two pools: models stay resident.
 pub(crate) fn shared_gpus(cx: &mut Cx) {
     let pools: Vec<_> = cx
         .decls(Kind::Pool)

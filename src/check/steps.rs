@@ -19,6 +19,8 @@ use super::tools::tool_stage;
 /// The step graph's edges: for each step, the steps it waits for, with where each is named.
 type Edges = BTreeMap<String, Vec<(String, Span, FileId)>>;
 
+/// Every stage and tool, in file order: their references and run order first, then each step
+/// in full; the steps that checked.
 pub(crate) fn steps(cx: &mut Cx, models: &[Model]) -> Vec<Step> {
     let mut entries: Vec<Entry> = cx.decls(Kind::Stage);
     entries.extend(cx.decls(Kind::Tool));

@@ -216,6 +216,7 @@ fn rule(cx: &mut Cx, f: FileId, r: &ast::Rule) -> Option<RuleDraft> {
     ))
 }
 
+/// Every `verify` block, in file order; the blocks that checked.
 pub(crate) fn verify(cx: &mut Cx, steps: &[Step]) -> Vec<Verify> {
     let mut out = Vec::new();
     let decls = cx.verify_decls();
