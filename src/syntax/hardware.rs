@@ -4,7 +4,7 @@ use pest::iterators::Pair;
 
 use super::ast::*;
 use super::grammar::{Block, Rule};
-use super::parse::{entry_key, Builder};
+use super::parse::Builder;
 use crate::diagnostic::Span;
 
 impl Builder {
@@ -30,13 +30,7 @@ impl Builder {
             min_build_because: None,
             api_key_env: None,
         };
-        let mut firsts: Vec<(String, Span)> = Vec::new();
-        for e in it {
-            let espan = self.span(&e);
-            let rule = e.as_rule();
-            let (key, first) = entry_key(&e, espan, &mut firsts);
-            let mut inner = e.clone().into_inner();
-            inner.next();
+        for (e, rule, espan, key, first, _, mut inner) in self.entries(it) {
             let _ = (|| -> Option<()> {
                 match rule {
                     Rule::host_e => {
@@ -152,13 +146,7 @@ impl Builder {
             active: None,
             sampling: Vec::new(),
         };
-        let mut firsts: Vec<(String, Span)> = Vec::new();
-        for e in it {
-            let espan = self.span(&e);
-            let rule = e.as_rule();
-            let (key, first) = entry_key(&e, espan, &mut firsts);
-            let mut inner = e.clone().into_inner();
-            let head = inner.next();
+        for (e, rule, espan, key, first, head, mut inner) in self.entries(it) {
             let _ = (|| -> Option<()> {
                 match rule {
                     Rule::gguf_e => {

@@ -5,7 +5,7 @@
 //! rule and the node it builds are read side by side; recovery from bad text lives in
 //! `recover.rs`, the lexical checks that run first in `lexical.rs`.
 
-use pest::iterators::Pair;
+use pest::iterators::{Pair, Pairs};
 use pest::Parser as _;
 
 use super::ast::*;
@@ -419,13 +419,7 @@ impl Builder {
             sampling: Vec::new(),
             timeout: None,
         };
-        let mut firsts: Vec<(String, Span)> = Vec::new();
-        for e in it {
-            let espan = self.span(&e);
-            let rule = e.as_rule();
-            let (key, first) = entry_key(&e, espan, &mut firsts);
-            let mut inner = e.clone().into_inner();
-            let head = inner.next();
+        for (e, rule, espan, key, first, head, mut inner) in self.entries(it) {
             let _ = (|| -> Option<()> {
                 match rule {
                     Rule::after_clause | Rule::after_e => {
@@ -650,11 +644,35 @@ impl Builder {
 
 /// A setting's key, and where that key was first set in its block (itself, the first time), so
 /// a second occurrence can be reported next to the first.
-pub(super) fn entry_key(
-    e: &Pair<Rule>,
-    span: Span,
-    firsts: &mut Vec<(String, Span)>,
-) -> (String, Span) {
+/// One entry of a block, as every block reads it: the entry, its rule and span, its key and
+/// where that key was first set, its first part (the keyword) and the parts after it.
+pub(super) type Entry<'i> = (
+    Pair<'i, Rule>,
+    Rule,
+    Span,
+    String,
+    Span,
+    Option<Pair<'i, Rule>>,
+    Pairs<'i, Rule>,
+);
+
+impl Builder {
+    /// The entries of a block, in order, each with its key and where that key was first set.
+    pub(super) fn entries<'i>(&self, it: Pairs<'i, Rule>) -> Vec<Entry<'i>> {
+        let mut firsts: Vec<(String, Span)> = Vec::new();
+        it.map(|e| {
+            let espan = self.span(&e);
+            let rule = e.as_rule();
+            let (key, first) = entry_key(&e, espan, &mut firsts);
+            let mut inner = e.clone().into_inner();
+            let head = inner.next();
+            (e, rule, espan, key, first, head, inner)
+        })
+        .collect()
+    }
+}
+
+fn entry_key(e: &Pair<Rule>, span: Span, firsts: &mut Vec<(String, Span)>) -> (String, Span) {
     let key = e
         .as_str()
         .split_whitespace()

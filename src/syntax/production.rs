@@ -6,7 +6,7 @@ use pest::iterators::{Pair, Pairs};
 
 use super::ast::*;
 use super::grammar::{Block, Rule};
-use super::parse::{entry_key, Builder};
+use super::parse::Builder;
 use crate::diagnostic::Span;
 
 impl Builder {
@@ -26,13 +26,7 @@ impl Builder {
             production: None,
         };
         let mut p = ProductionDecl::default();
-        let mut firsts: Vec<(String, Span)> = Vec::new();
-        for e in it {
-            let espan = self.span(&e);
-            let rule = e.as_rule();
-            let (key, first) = entry_key(&e, espan, &mut firsts);
-            let mut inner = e.clone().into_inner();
-            inner.next();
+        for (e, rule, espan, key, first, _, mut inner) in self.entries(it) {
             let _ = (|| -> Option<()> {
                 match rule {
                     Rule::after_clause => {
