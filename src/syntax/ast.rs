@@ -335,6 +335,22 @@ pub struct ToolDecl {
     pub production: Option<Box<ProductionDecl>>,
 }
 
+impl ToolDecl {
+    /// A tool named `name` of `kind`, with nothing read, waited for or set yet.
+    pub fn new(name: Name, kind: Name, span: Span) -> ToolDecl {
+        ToolDecl {
+            name,
+            kind,
+            span,
+            reads: Vec::new(),
+            after: Vec::new(),
+            options: Vec::new(),
+            broken: Vec::new(),
+            production: None,
+        }
+    }
+}
+
 /// `production NAME { … }`: a volume of documents handed to the other side.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ProductionDecl {

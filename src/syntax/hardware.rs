@@ -9,9 +9,7 @@ use crate::diagnostic::Span;
 
 impl Builder {
     pub(super) fn pool(&mut self, pair: Pair<Rule>, span: Span) -> Option<PoolDecl> {
-        let mut it = pair.into_inner();
-        it.next();
-        let name = self.name(it.next()?);
+        let (it, name) = self.named(pair)?;
         let mut d = PoolDecl {
             broken: Vec::new(),
             name,
@@ -118,9 +116,7 @@ impl Builder {
     }
 
     pub(super) fn model(&mut self, pair: Pair<Rule>, span: Span) -> Option<ModelDecl> {
-        let mut it = pair.into_inner();
-        it.next();
-        let name = self.name(it.next()?);
+        let (mut it, name) = self.named(pair)?;
         it.next();
         let pool = self.name(it.next()?);
         let mut d = ModelDecl {

@@ -44,24 +44,12 @@ fn parse_with(text: &str, file: FileId, reuse: Option<&mut Reuse>) -> Parsed {
     }
     let scan = lexical::scan(text, file);
     let read = scan.repaired.as_deref().unwrap_or(text);
-    let mut b = Builder {
-        file,
-        base: 0,
-        diags: Vec::new(),
-        broken: Vec::new(),
-        recovered: false,
-    };
+    let mut b = Builder::new(file);
     // An unclosed comment or text blanks the rest of the file: that file is read whole.
     let mut items = match reuse {
         Some(r) if scan.cut.is_none() => {
             let read = r.read(read, file, &mut |piece| {
-                let mut b = Builder {
-                    file,
-                    base: 0,
-                    diags: Vec::new(),
-                    broken: Vec::new(),
-                    recovered: false,
-                };
+                let mut b = Builder::new(file);
                 let items = b.items(piece);
                 Piece {
                     items,
@@ -130,6 +118,17 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
+    /// A builder for `file`, from its start, with nothing said yet.
+    pub(crate) fn new(file: FileId) -> Builder {
+        Builder {
+            file,
+            base: 0,
+            diags: Vec::new(),
+            broken: Vec::new(),
+            recovered: false,
+        }
+    }
+
     /// The declarations of `text`, read as a whole file.
     fn items(&mut self, text: &str) -> Vec<Item> {
         let mut items = Vec::new();
@@ -207,9 +206,7 @@ impl Builder {
                 Item::Use(UseDecl { target, span })
             }
             Rule::template_decl => {
-                let mut it = pair.into_inner();
-                it.next();
-                let name = self.name(it.next()?);
+                let (mut it, name) = self.named(pair)?;
                 let body = self.prompt(it.next()?);
                 Item::Template(TemplateDecl { name, body, span })
             }
@@ -254,9 +251,7 @@ impl Builder {
                 }))
             }
             Rule::ruleset_decl => {
-                let mut it = pair.into_inner();
-                it.next();
-                let name = self.name(it.next()?);
+                let (it, name) = self.named(pair)?;
                 let mut body = VerifyBody::default();
                 for p in it {
                     self.verify_entry(p, &mut body);
@@ -299,6 +294,25 @@ impl Builder {
         }
     }
 
+    /// Sets `slot` to `v` the first time `key` is set; a second time is a duplicate
+    /// setting, at `span`, of the first (whose span `span_of` gives).
+    fn set_once<T>(
+        &mut self,
+        slot: &mut Option<T>,
+        v: T,
+        key: &str,
+        span: Span,
+        span_of: fn(&T) -> Span,
+    ) {
+        match slot {
+            Some(prev) => {
+                let first = span_of(prev);
+                self.duplicate(key, span, first);
+            }
+            None => *slot = Some(v),
+        }
+    }
+
     pub(super) fn duplicate(&mut self, key: &str, span: Span, first: Span) {
         self.diags.push(
             Diagnostic::new(Code::DuplicateSetting, format!("`{key}` is set twice"))
@@ -310,9 +324,7 @@ impl Builder {
     }
 
     pub(super) fn sources(&mut self, pair: Pair<Rule>, span: Span) -> Option<SourcesDecl> {
-        let mut it = pair.into_inner();
-        it.next();
-        let name = self.name(it.next()?);
+        let (it, name) = self.named(pair)?;
         let mut d = SourcesDecl {
             broken: Vec::new(),
             name,
@@ -401,9 +413,7 @@ impl Builder {
     }
 
     pub(super) fn stage(&mut self, pair: Pair<Rule>, span: Span) -> Option<StageDecl> {
-        let mut it = pair.into_inner();
-        it.next();
-        let name = self.name(it.next()?);
+        let (it, name) = self.named(pair)?;
         let mut d = StageDecl {
             broken: Vec::new(),
             name,
@@ -491,21 +501,10 @@ impl Builder {
     }
 
     pub(super) fn tool(&mut self, pair: Pair<Rule>, span: Span) -> Option<ToolDecl> {
-        let mut it = pair.into_inner();
-        it.next();
-        let name = self.name(it.next()?);
+        let (mut it, name) = self.named(pair)?;
         it.next();
         let kind = self.name(it.next()?);
-        let mut d = ToolDecl {
-            broken: Vec::new(),
-            name,
-            kind,
-            span,
-            reads: Vec::new(),
-            after: Vec::new(),
-            options: Vec::new(),
-            production: None,
-        };
+        let mut d = ToolDecl::new(name, kind, span);
         for e in it {
             let espan = self.span(&e);
             let mut inner = e.clone().into_inner();
@@ -575,12 +574,7 @@ impl Builder {
                     return;
                 };
                 let model = self.name(model);
-                if let Some(prev) = &body.judge {
-                    let prev_span = prev.span;
-                    self.duplicate("judge", espan, prev_span);
-                } else {
-                    body.judge = Some(model);
-                }
+                self.set_once(&mut body.judge, model, "judge", espan, |p| p.span);
             }
             Rule::allow_e => {
                 let mut it = e.into_inner().skip(1);
@@ -601,12 +595,7 @@ impl Builder {
                     max_rounds,
                     span: espan,
                 };
-                if let Some(prev) = &body.on_failure {
-                    let prev_span = prev.span;
-                    self.duplicate("on failure", espan, prev_span);
-                } else {
-                    body.on_failure = Some(v);
-                }
+                self.set_once(&mut body.on_failure, v, "on failure", espan, |p| p.span);
             }
             Rule::bad_entry => {
                 self.bad_entry(&e, Block::Verify);
@@ -657,6 +646,14 @@ pub(super) type Entry<'i> = (
 );
 
 impl Builder {
+    /// A declaration's parts after its keyword and the name that follows it, and that name.
+    pub(super) fn named<'i>(&self, pair: Pair<'i, Rule>) -> Option<(Pairs<'i, Rule>, Name)> {
+        let mut it = pair.into_inner();
+        it.next();
+        let name = self.name(it.next()?);
+        Some((it, name))
+    }
+
     /// The entries of a block, in order, each with its key and where that key was first set.
     pub(super) fn entries<'i>(&self, it: Pairs<'i, Rule>) -> Vec<Entry<'i>> {
         let mut firsts: Vec<(String, Span)> = Vec::new();

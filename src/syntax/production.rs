@@ -15,16 +15,7 @@ impl Builder {
         let kw = it.next()?;
         let kind = Spanned::new("production".to_string(), self.span(&kw));
         let name = self.name(it.next()?);
-        let mut d = ToolDecl {
-            broken: Vec::new(),
-            name,
-            kind,
-            span,
-            reads: Vec::new(),
-            after: Vec::new(),
-            options: Vec::new(),
-            production: None,
-        };
+        let mut d = ToolDecl::new(name, kind, span);
         let mut p = ProductionDecl::default();
         for (e, rule, espan, key, first, _, mut inner) in self.entries(it) {
             let _ = (|| -> Option<()> {
