@@ -326,7 +326,6 @@ impl Builder {
     pub(super) fn sources(&mut self, pair: Pair<Rule>, span: Span) -> Option<SourcesDecl> {
         let (it, name) = self.named(pair)?;
         let mut d = SourcesDecl {
-            broken: Vec::new(),
             name,
             span,
             files: Vec::new(),
@@ -334,13 +333,11 @@ impl Builder {
             description: None,
             admit: Vec::new(),
             ocr_optional: false,
+            broken: Vec::new(),
         };
         let mut first_bates = None;
         let mut first_desc = None;
-        for e in it {
-            let espan = self.span(&e);
-            let mut inner = e.clone().into_inner();
-            inner.next();
+        for (e, _, espan, _, _, _, mut inner) in self.entries(it) {
             let _ = (|| -> Option<()> {
                 match e.as_rule() {
                     Rule::files_e => d.files.extend(inner.map(|p| self.string(p))),
@@ -415,7 +412,6 @@ impl Builder {
     pub(super) fn stage(&mut self, pair: Pair<Rule>, span: Span) -> Option<StageDecl> {
         let (it, name) = self.named(pair)?;
         let mut d = StageDecl {
-            broken: Vec::new(),
             name,
             span,
             model: None,
@@ -428,6 +424,7 @@ impl Builder {
             revise: None,
             sampling: Vec::new(),
             timeout: None,
+            broken: Vec::new(),
         };
         for (e, rule, espan, key, first, head, mut inner) in self.entries(it) {
             let _ = (|| -> Option<()> {
@@ -505,10 +502,7 @@ impl Builder {
         it.next();
         let kind = self.name(it.next()?);
         let mut d = ToolDecl::new(name, kind, span);
-        for e in it {
-            let espan = self.span(&e);
-            let mut inner = e.clone().into_inner();
-            inner.next();
+        for (e, _, espan, _, _, _, inner) in self.entries(it) {
             let _ = (|| -> Option<()> {
                 match e.as_rule() {
                     Rule::after_clause | Rule::after_e => {
