@@ -19,7 +19,7 @@ mod record;
 mod steps;
 mod template;
 
-pub(super) use model_call::{returns_parser, CallLog, ModelCall, Parse};
+pub(super) use model_call::{CallLog, ModelCall, Parse};
 use steps::StageCall;
 
 /// Renders, counts, sends and checks one call of a model stage; writes its files.

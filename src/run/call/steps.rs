@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::plan::workflow::{Model, ModelStage, Step};
 use crate::plan::Node;
+use crate::run::call::model_call::{returns_parser, CallLog, ModelCall};
 use crate::run::call::template::template_vars;
-use crate::run::call::{returns_parser, CallLog, ModelCall};
 use crate::run::failure::{write_failure, CallFailure};
 use crate::run::record::StepRecord;
 use crate::run::shared::{Matter, PoolRt, Produced, Shared};
