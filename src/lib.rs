@@ -19,6 +19,7 @@ pub mod calendar;
 pub mod check;
 pub mod claim_kind;
 pub mod cli;
+pub mod compare;
 pub mod confine;
 pub mod diagnostic;
 pub mod document;

@@ -5,35 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-/// A comparison operator; serialised as the operator itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum CmpOp {
-    #[serde(rename = "==")]
-    Eq,
-    #[serde(rename = "!=")]
-    Ne,
-    #[serde(rename = "<")]
-    Lt,
-    #[serde(rename = "<=")]
-    Le,
-    #[serde(rename = ">")]
-    Gt,
-    #[serde(rename = ">=")]
-    Ge,
-}
-
-impl CmpOp {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CmpOp::Eq => "==",
-            CmpOp::Ne => "!=",
-            CmpOp::Lt => "<",
-            CmpOp::Le => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::Ge => ">=",
-        }
-    }
-}
+pub use crate::compare::CmpOp;
 
 /// A checked condition: every field resolved to its stage and type.
 #[derive(Clone, Debug, PartialEq, Serialize)]

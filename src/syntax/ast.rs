@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+pub use crate::compare::CmpOp;
 use crate::diagnostic::Span;
 
 /// A value with the span of the text it came from.
@@ -259,35 +260,6 @@ impl Cond {
             Cond::Compare { left, right, .. } => left.span().to(right.span()),
             Cond::IsEmpty { span, .. } => *span,
             Cond::Operand(o) => o.span(),
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum CmpOp {
-    #[serde(rename = "==")]
-    Eq,
-    #[serde(rename = "!=")]
-    Ne,
-    #[serde(rename = "<")]
-    Lt,
-    #[serde(rename = "<=")]
-    Le,
-    #[serde(rename = ">")]
-    Gt,
-    #[serde(rename = ">=")]
-    Ge,
-}
-
-impl CmpOp {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CmpOp::Eq => "==",
-            CmpOp::Ne => "!=",
-            CmpOp::Lt => "<",
-            CmpOp::Le => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::Ge => ">=",
         }
     }
 }
