@@ -7,7 +7,7 @@ use super::super::analysis::Analysis;
 use super::super::index::Kind;
 use super::super::lines::Lines;
 use super::hover::ty;
-use super::word_at;
+use super::word::word_at;
 use crate::check::stdlib;
 use crate::syntax::keywords as kw;
 use crate::syntax::CLAIM_KINDS;

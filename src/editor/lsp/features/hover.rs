@@ -5,7 +5,7 @@ use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
 use super::super::analysis::Analysis;
 use super::super::index::Index;
 use super::super::lines::Lines;
-use super::word_at;
+use super::word::word_at;
 use crate::check::stdlib;
 use crate::diagnostic::{Code, Severity};
 use crate::plan::workflow::Workflow;

@@ -8,6 +8,7 @@ mod navigate;
 mod signature;
 mod symbols;
 mod tokens;
+mod word;
 
 use lsp_types::Url;
 
@@ -20,23 +21,6 @@ pub use navigate::{definition, references, rename, rename_target};
 pub use signature::signature_help;
 pub use symbols::{code_actions, document_symbols, workspace_symbols};
 pub use tokens::{semantic_tokens, TOKEN_TYPES};
-
-/// The word (letters, digits, `_` and `.`) around a byte offset.
-pub(super) fn word_at(text: &str, offset: usize) -> (usize, &str) {
-    let ok = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
-    let offset = offset.min(text.len());
-    let start = text[..offset]
-        .char_indices()
-        .rev()
-        .take_while(|&(_, c)| ok(c))
-        .last()
-        .map_or(offset, |(i, _)| i);
-    let end = text[offset..]
-        .char_indices()
-        .find(|&(_, c)| !ok(c))
-        .map_or(text.len(), |(i, _)| offset + i);
-    (start, &text[start..end])
-}
 
 /// The stdlib file a document URL points into, if it is one of the read-only copies.
 pub fn is_stdlib(url: &Url) -> bool {
