@@ -27,9 +27,11 @@ use crate::syntax::{self, LexParser, Rule};
 
 mod gap;
 mod render;
+mod types;
 
 use gap::{join, Gap, GapTok};
 use render::render;
+use types::{Entry, Printer, Unit};
 
 const INDENT: &str = "  ";
 
@@ -56,50 +58,6 @@ pub fn format_lex(text: &str) -> Result<String, Vec<Diagnostic>> {
         .in_file(0)
         .label(Span::new(0, 0), "")
         .help("run `lexrun check` on it to see why")]),
-    }
-}
-
-/// One printed unit of a block body or of the file.
-#[derive(Debug)]
-enum Unit {
-    Blank,
-    /// A comment on its own line.
-    Comment(String),
-    /// A comment at the end of the line before.
-    Trailing(String),
-    Line(Vec<Entry>),
-    /// Finished text (a block declaration, or something kept as written).
-    Text(String),
-}
-
-/// A setting or a one-line declaration: `key` is what the value column is aligned after.
-#[derive(Debug)]
-struct Entry {
-    key: String,
-    rest: String,
-    align: bool,
-    /// Only entries of one kind align with each other (top level: the declaration's rule).
-    kind: Option<Rule>,
-}
-
-impl Entry {
-    fn whole(text: String) -> Entry {
-        Entry {
-            key: text,
-            rest: String::new(),
-            align: false,
-            kind: None,
-        }
-    }
-
-    fn render(&self, width: usize) -> String {
-        if self.rest.is_empty() {
-            return self.key.clone();
-        }
-        // A value over several lines opens next to its key (`returns {`, `prompt """`).
-        let width = if self.rest.contains('\n') { 0 } else { width };
-        let pad = width.saturating_sub(self.key.chars().count());
-        format!("{}{} {}", self.key, " ".repeat(pad), self.rest)
     }
 }
 
@@ -194,10 +152,6 @@ fn is_block(rule: Rule) -> bool {
             | Rule::ruleset_decl
             | Rule::production_decl
     )
-}
-
-struct Printer<'a> {
-    text: &'a str,
 }
 
 impl<'a> Printer<'a> {

@@ -3,7 +3,7 @@
 
 use pest::iterators::Pair;
 
-use super::Printer;
+use super::types::Printer;
 use crate::syntax::Rule;
 
 /// What lies between two pairs of the tree.

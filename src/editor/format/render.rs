@@ -1,6 +1,6 @@
 //! Printing units at an indentation: runs of one-setting lines share a value column.
 
-use super::Unit;
+use super::types::Unit;
 use crate::syntax::Rule;
 
 /// Prints units at an indentation, aligning runs of one-setting lines.
