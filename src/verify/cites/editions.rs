@@ -12,7 +12,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{pin_after_comma, words_after, year_parenthetical, Cite, Found, Reporter};
+use super::found::{Cite, Found, Reporter};
+use super::parts::{pin_after_comma, words_after, year_parenthetical};
 
 /// The courts whose neutral citations are one dashed word: `YEAR-COURT-NUMBER`.
 const DASHED_COURTS: &[(&str, &str)] = &[

@@ -1,7 +1,8 @@
 //! Whether words the catalogue does not know still look like a reporter's abbreviation, so
 //! that a cite to an unknown reporter is reported as unrecognised rather than passed over.
 
-use super::CATALOGUE;
+use super::parts::{pin_after_comma, year_parenthetical};
+use crate::verify::catalogue::CATALOGUE;
 
 /// Words that never name a reporter: months, street words, the draft's own numbering, units.
 const NOT_REPORTER_WORDS: &[&str] = &[
@@ -237,11 +238,11 @@ pub fn case_form(text: &str, start: usize, page: usize) -> bool {
     let digits = text[page..].bytes().take_while(u8::is_ascii_digit).count();
     let mut end = page + digits;
     if text[end..].starts_with(',') {
-        if let Some((_, e)) = super::pin_after_comma(text, end + 1) {
+        if let Some((_, e)) = pin_after_comma(text, end + 1) {
             end = e;
         }
     }
-    super::year_parenthetical(text, end).is_some()
+    year_parenthetical(text, end).is_some()
 }
 
 /// Whether words may be a reporter's name written out or without periods (`Exch`,
