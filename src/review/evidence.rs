@@ -11,10 +11,14 @@ use std::path::Path;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Mutex;
 
+mod found;
 mod scan;
+mod words;
 
-use crate::verify::{normalize, Doc, DocSource, Evidence, Key, Outcome};
+use crate::verify::{normalize, Evidence, Key, Outcome};
+use found::{Best, Found, Sought, Vocab};
 use scan::{keep, scan, would_keep, Wants};
+use words::{term, terms, words};
 
 /// A page shown on the review page.
 pub struct Page {
@@ -54,111 +58,6 @@ pub struct Gathered {
     pub candidates: Vec<Vec<Candidate>>,
     /// Files that a claim cites but that can no longer be read, with the problem.
     pub missing: Vec<(String, String)>,
-}
-
-/// How many candidates a claim gets.
-const CANDIDATES: usize = 2;
-/// Characters of context either side of a candidate's words.
-const CONTEXT: usize = 160;
-/// Words that say nothing about where a claim comes from.
-const STOP: [&str; 16] = [
-    "the", "of", "and", "or", "to", "in", "on", "at", "by", "for", "is", "was", "id", "see",
-    "that", "a",
-];
-
-/// The distinct words of a text that can find its nearest pages (lower-case; numbers without
-/// leading zeros), at most 64.
-fn terms(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for w in words(text) {
-        let t = term(&text[w.0..w.1]);
-        if (t.len() >= 2 || t.bytes().all(|b| b.is_ascii_digit()))
-            && !STOP.contains(&t.as_str())
-            && !out.contains(&t)
-        {
-            out.push(t);
-            if out.len() == 64 {
-                break;
-            }
-        }
-    }
-    out
-}
-
-fn term(w: &str) -> String {
-    let mut t = w.to_lowercase();
-    if t.bytes().all(|b| b.is_ascii_digit()) {
-        let trimmed = t.trim_start_matches('0');
-        t = if trimmed.is_empty() { "0" } else { trimmed }.to_string();
-    }
-    t
-}
-
-/// Byte ranges of the words (letters and digits) of a text.
-fn words(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let mut it = text.char_indices().peekable();
-    std::iter::from_fn(move || {
-        while let Some(&(_, c)) = it.peek() {
-            if c.is_alphanumeric() {
-                break;
-            }
-            it.next();
-        }
-        let (s, _) = *it.peek()?;
-        let mut e = s;
-        while let Some(&(i, c)) = it.peek() {
-            if !c.is_alphanumeric() {
-                break;
-            }
-            e = i + c.len_utf8();
-            it.next();
-        }
-        Some((s, e))
-    })
-}
-
-/// The words of the claims looked for: an id per word, and per id the (claim, word) pairs.
-struct Vocab {
-    ids: HashMap<String, usize>,
-    uses: Vec<Vec<(u32, u32)>>,
-}
-
-/// A claim looked for among the pages.
-struct Sought {
-    outcome: usize,
-    terms: Vec<String>,
-    weights: Vec<u32>,
-    total: u32,
-    /// Bates claims are near the pages stamped with the nearest numbers.
-    bates: Option<(String, u64)>,
-}
-
-/// The best pages found so far for one claim: (score, -distance for Bates, source order).
-#[derive(Clone)]
-struct Best {
-    score: i64,
-    order: (usize, u32),
-    cand: CandidateAt,
-}
-
-#[derive(Clone)]
-struct CandidateAt {
-    file: String,
-    page: u32,
-    bates: Option<String>,
-    excerpt: String,
-    highlights: Vec<(usize, usize)>,
-}
-
-/// What one thread found.
-#[derive(Default)]
-struct Found {
-    pages: HashMap<(String, u32), (String, Option<String>)>,
-    best: Vec<Vec<Best>>,
-    unreadable: Vec<(String, String)>,
-    from: HashMap<(String, u32), String>,
-    /// Stamped pages with a prefix some Bates claim has: prefix, number, order, the foot.
-    stamps: Vec<(String, u64, (usize, u32), CandidateAt)>,
 }
 
 pub fn gather(outcomes: &[Outcome], evidence: &Evidence, images: bool) -> Gathered {
@@ -390,53 +289,6 @@ fn candidates_of(outcomes: &[Outcome], sought: &[Sought], all: &Found) -> Vec<Ve
             .collect();
     }
     candidates
-}
-
-/// Loads a source's pages, with how each page's text was read when that is known.
-fn load(source: &DocSource, images: bool, wanted_files: &HashSet<String>) -> (Doc, Vec<String>) {
-    let pdf_or_image = |p: &str| {
-        let l = p.to_ascii_lowercase();
-        [".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff"]
-            .iter()
-            .any(|e| l.ends_with(e))
-    };
-    match source {
-        DocSource::File(p) => {
-            let opts = crate::sources::Options::default();
-            match crate::sources::read(p, &opts) {
-                Ok(docs) => {
-                    let pages: Vec<_> = docs.into_iter().flat_map(|d| d.pages).collect();
-                    let from = pages.iter().map(|p| p.from.clone()).collect();
-                    (
-                        Doc::Pages {
-                            path: p.display().to_string(),
-                            pages: pages.into_iter().map(|p| p.text).collect(),
-                        },
-                        from,
-                    )
-                }
-                Err(e) => (
-                    Doc::Unreadable {
-                        path: p.display().to_string(),
-                        problem: e.to_string(),
-                    },
-                    Vec::new(),
-                ),
-            }
-        }
-        // Pages given in memory by a run: how they were read is known from the text cache
-        // when the file is still there (it was read through it).
-        DocSource::Memory(Doc::Pages { path, .. })
-            if images && pdf_or_image(path) && wanted_files.contains(path) =>
-        {
-            let opts = crate::sources::scan::Options::default();
-            let from = crate::sources::scan::pages(Path::new(path), &opts)
-                .map(|p| p.into_iter().map(|p| p.from).collect())
-                .unwrap_or_default();
-            (source.load(), from)
-        }
-        _ => (source.load(), Vec::new()),
-    }
 }
 
 /// The first place a normalised text's words appear in order in a raw page, as a byte range.

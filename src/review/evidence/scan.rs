@@ -3,11 +3,18 @@
 //! around each match.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{load, term, words, Best, CandidateAt, Found, Sought, Vocab, CANDIDATES, CONTEXT};
+use super::found::{Best, CandidateAt, Found, Sought, Vocab};
+use super::words::{term, words};
 use crate::sources::stamp_of;
-use crate::verify::{Doc, Evidence};
+use crate::verify::{Doc, DocSource, Evidence};
+
+/// How many candidates a claim gets.
+const CANDIDATES: usize = 2;
+/// Characters of context either side of a candidate's words.
+const CONTEXT: usize = 160;
 
 /// Keeps the best few, higher score first, then earlier in the sources.
 pub(super) fn keep(best: &mut Vec<Best>, b: Best) {
@@ -285,5 +292,52 @@ fn excerpt(
             .iter()
             .map(|&(a, b)| (a - s + shift, b - s + shift))
             .collect(),
+    }
+}
+
+/// Loads a source's pages, with how each page's text was read when that is known.
+fn load(source: &DocSource, images: bool, wanted_files: &HashSet<String>) -> (Doc, Vec<String>) {
+    let pdf_or_image = |p: &str| {
+        let l = p.to_ascii_lowercase();
+        [".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff"]
+            .iter()
+            .any(|e| l.ends_with(e))
+    };
+    match source {
+        DocSource::File(p) => {
+            let opts = crate::sources::Options::default();
+            match crate::sources::read(p, &opts) {
+                Ok(docs) => {
+                    let pages: Vec<_> = docs.into_iter().flat_map(|d| d.pages).collect();
+                    let from = pages.iter().map(|p| p.from.clone()).collect();
+                    (
+                        Doc::Pages {
+                            path: p.display().to_string(),
+                            pages: pages.into_iter().map(|p| p.text).collect(),
+                        },
+                        from,
+                    )
+                }
+                Err(e) => (
+                    Doc::Unreadable {
+                        path: p.display().to_string(),
+                        problem: e.to_string(),
+                    },
+                    Vec::new(),
+                ),
+            }
+        }
+        // Pages given in memory by a run: how they were read is known from the text cache
+        // when the file is still there (it was read through it).
+        DocSource::Memory(Doc::Pages { path, .. })
+            if images && pdf_or_image(path) && wanted_files.contains(path) =>
+        {
+            let opts = crate::sources::scan::Options::default();
+            let from = crate::sources::scan::pages(Path::new(path), &opts)
+                .map(|p| p.into_iter().map(|p| p.from).collect())
+                .unwrap_or_default();
+            (source.load(), from)
+        }
+        _ => (source.load(), Vec::new()),
     }
 }
