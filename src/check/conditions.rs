@@ -180,12 +180,7 @@ pub(crate) fn expr(
             let (v, t) = operand(cx, f, o, scope)?;
             if let Some(t) = &t {
                 if !matches!(t, Type::List { .. } | Type::Text) {
-                    cx.error(
-                        Diagnostic::new(Code::TypeMismatch, format!("only a list or a text can be empty; this is {t}"))
-                            .in_file(f)
-                            .label(*span, "")
-                            .help("use `is empty` on lists and texts; compare numbers and dates with ==, <, >"),
-                    );
+                    cx.error_at(Code::TypeMismatch, f, *span, format!("only a list or a text can be empty; this is {t}"), "use `is empty` on lists and texts; compare numbers and dates with ==, <, >");
                     return None;
                 }
             }
@@ -235,12 +230,7 @@ fn compare(
             _ => false,
         };
         if !comparable {
-            cx.error(
-                Diagnostic::new(Code::TypeMismatch, format!("`{}` does not apply to {lt}", op.as_str()))
-                    .in_file(f)
-                    .label(span, "")
-                    .help("order comparisons (<, <=, >, >=) apply to numbers and dates; lists and records cannot be compared, test lists with `is empty`"),
-            );
+            cx.error_at(Code::TypeMismatch, f, span, format!("`{}` does not apply to {lt}", op.as_str()), "order comparisons (<, <=, >, >=) apply to numbers and dates; lists and records cannot be compared, test lists with `is empty`");
             return None;
         }
     }
@@ -284,14 +274,12 @@ pub(crate) fn operand(
         ),
         ast::Operand::Date(d) => {
             if !valid_date(&d.node) {
-                cx.error(
-                    Diagnostic::new(
-                        Code::InvalidValue,
-                        format!("{} is not a calendar date", d.node),
-                    )
-                    .in_file(f)
-                    .label(d.span, "")
-                    .help("write dates as YYYY-MM-DD"),
+                cx.error_at(
+                    Code::InvalidValue,
+                    f,
+                    d.span,
+                    format!("{} is not a calendar date", d.node),
+                    "write dates as YYYY-MM-DD",
                 );
                 return None;
             }
@@ -322,24 +310,22 @@ fn field_operand(
             CondScope::Upstream { infos, .. } => infos.get(&stage_name).is_some_and(|i| i.is_tool),
             _ => false,
         };
-        cx.error(
-            Diagnostic::new(
-                Code::NoReturns,
-                format!(
-                    "`{stage_name}` has no `returns`, so it has no `{}` to test",
-                    field.node
-                ),
-            )
-            .in_file(f)
-            .label(stage_span.to(field.span), "")
-            .help(if declared {
+        cx.error_at(
+            Code::NoReturns,
+            f,
+            stage_span.to(field.span),
+            format!(
+                "`{stage_name}` has no `returns`, so it has no `{}` to test",
+                field.node
+            ),
+            if declared {
                 "tools produce files, not answers; test a model stage's answer".to_string()
             } else {
                 format!(
                     "declare the answer in `{stage_name}`: `returns {{ {}: bool }}`",
                     field.node
                 )
-            }),
+            },
         );
         return None;
     };
@@ -441,26 +427,19 @@ fn answering_stage(
                 return None;
             };
             if s.node == *own {
-                cx.error(
-                    Diagnostic::new(Code::ReadsLaterStage, format!("`{own}` cannot run on a condition about its own answer"))
-                        .in_file(f)
-                        .label(s.span, "")
-                        .help("`when` decides whether the stage runs at all; test an earlier stage's answer, or use `stop when` to halt after it"),
-                );
+                cx.error_at(Code::ReadsLaterStage, f, s.span, format!("`{own}` cannot run on a condition about its own answer"), "`when` decides whether the stage runs at all; test an earlier stage's answer, or use `stop when` to halt after it");
                 return None;
             }
             if !ancestors.contains(&s.node) {
-                cx.error(
-                    Diagnostic::new(
-                        Code::ReadsLaterStage,
-                        format!(
-                            "`{own}` tests `{}`'s answer, but `{}` does not run before it",
-                            s.node, s.node
-                        ),
-                    )
-                    .in_file(f)
-                    .label(s.span, "")
-                    .help(format!("add `after {}` to the header of `{own}`", s.node)),
+                cx.error_at(
+                    Code::ReadsLaterStage,
+                    f,
+                    s.span,
+                    format!(
+                        "`{own}` tests `{}`'s answer, but `{}` does not run before it",
+                        s.node, s.node
+                    ),
+                    format!("add `after {}` to the header of `{own}`", s.node),
                 );
                 return None;
             }

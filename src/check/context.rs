@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::load::{Module, Origin};
-use crate::diagnostic::{Code, Diagnostic, FileId, SourceMap};
+use crate::diagnostic::{Code, Diagnostic, FileId, SourceMap, Span};
 use crate::suggest::did_you_mean;
 use crate::syntax::ast;
 
@@ -108,6 +108,24 @@ pub(crate) type Use = (String, Option<(usize, usize)>, bool);
 impl<'a> Cx<'a> {
     pub(crate) fn error(&mut self, d: Diagnostic) {
         self.diags.push(d);
+    }
+
+    /// Reports an error in file `f` at `span` with a hint, the shape most of the checker's
+    /// errors take.
+    pub(crate) fn error_at(
+        &mut self,
+        code: Code,
+        f: FileId,
+        span: Span,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) {
+        self.error(
+            Diagnostic::new(code, message)
+                .in_file(f)
+                .label(span, "")
+                .help(help),
+        );
     }
 
     /// Resolves a reference, reporting an unknown name (with a suggestion among names of the

@@ -86,16 +86,12 @@ pub(crate) fn sources(cx: &mut Cx) -> Vec<Sources> {
         let f = e.file;
         let mut ok = true;
         if s.files.is_empty() && !ast::is_broken(&s.broken, "files") {
-            cx.error(
-                Diagnostic::new(
-                    Code::NoFiles,
-                    format!("sources `{}` lists no files", s.name.node),
-                )
-                .in_file(f)
-                .label(s.name.span, "")
-                .help(
-                    "add `files \"intake/**/*.pdf\"` with patterns relative to the matter folder",
-                ),
+            cx.error_at(
+                Code::NoFiles,
+                f,
+                s.name.span,
+                format!("sources `{}` lists no files", s.name.node),
+                "add `files \"intake/**/*.pdf\"` with patterns relative to the matter folder",
             );
             ok = false;
         }
@@ -110,15 +106,7 @@ pub(crate) fn sources(cx: &mut Cx) -> Vec<Sources> {
                 } else {
                     (reason.span, "the reason a person admits it")
                 };
-                cx.error(
-                    Diagnostic::new(
-                        Code::BadAdmit,
-                        format!("`admit` in sources `{}` needs {what}", s.name.node),
-                    )
-                    .in_file(f)
-                    .label(span, "")
-                    .help("write `admit \"intake/annotated-draft.txt\" because \"the client's own corrections\"`: the file relative to the matter, and why it may be used although lexrun wrote it"),
-                );
+                cx.error_at(Code::BadAdmit, f, span, format!("`admit` in sources `{}` needs {what}", s.name.node), "write `admit \"intake/annotated-draft.txt\" because \"the client's own corrections\"`: the file relative to the matter, and why it may be used although lexrun wrote it");
                 ok = false;
             }
         }
@@ -156,21 +144,17 @@ pub(crate) fn check_glob(
     let m = match glob(&pat.node) {
         Ok(m) => m,
         Err(e) => {
-            cx.error(
-                Diagnostic::new(Code::BadGlob, format!("`{}` is not a file pattern: {}", pat.node, e.kind()))
-                    .in_file(f)
-                    .label(pat.span, "")
-                    .help("patterns use `*` (any name), `**` (any folders), `?` and `[abc]`, e.g. \"intake/**/*.pdf\""),
-            );
+            cx.error_at(Code::BadGlob, f, pat.span, format!("`{}` is not a file pattern: {}", pat.node, e.kind()), "patterns use `*` (any name), `**` (any folders), `?` and `[abc]`, e.g. \"intake/**/*.pdf\"");
             return false;
         }
     };
     if pat.node.starts_with('/') || pat.node.split('/').any(|c| c == "..") {
-        cx.error(
-            Diagnostic::new(Code::BadGlob, format!("`{}` reaches outside the matter folder", pat.node))
-                .in_file(f)
-                .label(pat.span, "")
-                .help("source patterns are relative to the matter folder; pass other folders with `--matter`"),
+        cx.error_at(
+            Code::BadGlob,
+            f,
+            pat.span,
+            format!("`{}` reaches outside the matter folder", pat.node),
+            "source patterns are relative to the matter folder; pass other folders with `--matter`",
         );
         return false;
     }
@@ -206,12 +190,7 @@ pub(crate) fn check_glob(
 pub(crate) fn bates(cx: &mut Cx, f: FileId, b: &ast::BatesDecl) -> Option<Bates> {
     let p = &b.prefix.node;
     let bad = |cx: &mut Cx, span: Span, msg: String, help: &str| {
-        cx.error(
-            Diagnostic::new(Code::BadBates, msg)
-                .in_file(f)
-                .label(span, "")
-                .help(help.to_string()),
-        );
+        cx.error_at(Code::BadBates, f, span, msg, help.to_string());
     };
     if p.is_empty()
         || p.len() > 16

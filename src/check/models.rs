@@ -77,15 +77,7 @@ fn model(
             Some((Weights::Gguf { present: false, .. }, ..)) | Some((Weights::Tag { .. }, ..))
         )
     {
-        cx.error(
-            Diagnostic::new(
-                Code::NoKvShape,
-                format!("the KV cache of model `{}` cannot be estimated, so the memory check counts weights only", m.name.node),
-            )
-            .in_file(f)
-            .label(m.name.span, "")
-            .help("declare the model's attention shape, e.g. `layers 48  kv_heads 4  head_dim 128` (from its model card or config.json)"),
-        );
+        cx.error_at(Code::NoKvShape, f, m.name.span, format!("the KV cache of model `{}` cannot be estimated, so the memory check counts weights only", m.name.node), "declare the model's attention shape, e.g. `layers 48  kv_heads 4  head_dim 128` (from its model card or config.json)");
     }
 
     // GPUs too old for what an OpenAI-compatible server (vLLM and the like) would run.
@@ -207,12 +199,7 @@ fn header(cx: &mut Cx, f: FileId, weights: &Option<Named>) -> Option<gguf::Heade
     match gguf::Header::read_path(path.as_std_path()) {
         Ok(h) => Some(h),
         Err(err) => {
-            cx.error(
-                Diagnostic::new(Code::BadGguf, format!("cannot read the GGUF header of `{path}`: {err}"))
-                    .in_file(f)
-                    .label(*span, "")
-                    .help("check that the download finished (compare its size or checksum with the source), or point `gguf` at another file"),
-            );
+            cx.error_at(Code::BadGguf, f, *span, format!("cannot read the GGUF header of `{path}`: {err}"), "check that the download finished (compare its size or checksum with the source), or point `gguf` at another file");
             None
         }
     }
@@ -231,12 +218,7 @@ fn size_unknown(cx: &mut Cx, f: FileId, m: &ast::ModelDecl, w: &Weights, span: S
             "declare the size of its weights, e.g. `weights 17 GiB`, so lexrun can check it fits the pool",
         ),
     };
-    cx.error(
-        Diagnostic::new(Code::NoWeights, msg)
-            .in_file(f)
-            .label(span, "")
-            .help(help),
-    );
+    cx.error_at(Code::NoWeights, f, span, msg, help);
 }
 
 /// The KV cache types (K, V) and flash attention: known types, and the pairs llama.cpp runs
@@ -293,15 +275,7 @@ fn kv_cache(cx: &mut Cx, f: FileId, m: &ast::ModelDecl) -> (String, String, bool
             .map(|n| n.span)
             .or(v_span)
             .unwrap_or(m.name.span);
-        cx.error(
-            Diagnostic::new(
-                Code::MixedKvWithFlash,
-                format!("model `{}` uses different K ({kv_k}) and V ({kv_v}) cache types with flash attention", m.name.node),
-            )
-            .in_file(f)
-            .label(span, "")
-            .help("llama.cpp's GPU flash-attention kernels cover only matching K/V types in default builds; other pairs fall back to slow CPU attention. Use one type, e.g. `kv q8_0`"),
-        );
+        cx.error_at(Code::MixedKvWithFlash, f, span, format!("model `{}` uses different K ({kv_k}) and V ({kv_v}) cache types with flash attention", m.name.node), "llama.cpp's GPU flash-attention kernels cover only matching K/V types in default builds; other pairs fall back to slow CPU attention. Use one type, e.g. `kv q8_0`");
     }
     (kv_k, kv_v, flash_attn)
 }
@@ -346,24 +320,17 @@ fn shape(header: Option<&gguf::Header>, m: &ast::ModelDecl) -> Option<Shape> {
 fn context(cx: &mut Cx, f: FileId, m: &ast::ModelDecl, shape: Option<&Shape>) -> u64 {
     let ctx = m.ctx.as_ref().map_or(4096, |c| c.node);
     if let Some(c) = m.ctx.as_ref().filter(|c| c.node == 0) {
-        cx.error(
-            Diagnostic::new(Code::InvalidValue, "a context of 0 tokens")
-                .in_file(f)
-                .label(c.span, "")
-                .help("give the context the server should allocate, e.g. `ctx 32k`"),
+        cx.error_at(
+            Code::InvalidValue,
+            f,
+            c.span,
+            "a context of 0 tokens",
+            "give the context the server should allocate, e.g. `ctx 32k`",
         );
     }
     if let (Some(trained), Some(c)) = (shape.and_then(|s| s.trained_context), &m.ctx) {
         if c.node > trained {
-            cx.error(
-                Diagnostic::new(
-                    Code::CtxOverTrained,
-                    format!("model `{}` asks for {} tokens of context but was trained for {trained}", m.name.node, c.node),
-                )
-                .in_file(f)
-                .label(c.span, "")
-                .help("quality drops past the trained context unless the model is set up for RoPE scaling; lower `ctx`"),
-            );
+            cx.error_at(Code::CtxOverTrained, f, c.span, format!("model `{}` asks for {} tokens of context but was trained for {trained}", m.name.node, c.node), "quality drops past the trained context unless the model is set up for RoPE scaling; lower `ctx`");
         }
     }
     ctx
@@ -373,11 +340,12 @@ fn context(cx: &mut Cx, f: FileId, m: &ast::ModelDecl, shape: Option<&Shape>) ->
 /// above 0 and at most the total.
 fn speed_settings(cx: &mut Cx, f: FileId, m: &ast::ModelDecl) {
     if let Some(md) = m.min_decode.as_ref().filter(|d| d.node <= 0.0) {
-        cx.error(
-            Diagnostic::new(Code::InvalidValue, "a decode floor must be above 0 tok/s")
-                .in_file(f)
-                .label(md.span, "")
-                .help("write e.g. `min_decode 40 tok/s`"),
+        cx.error_at(
+            Code::InvalidValue,
+            f,
+            md.span,
+            "a decode floor must be above 0 tok/s",
+            "write e.g. `min_decode 40 tok/s`",
         );
     }
     if let Some(p) = m.params.as_ref() {
@@ -386,11 +354,12 @@ fn speed_settings(cx: &mut Cx, f: FileId, m: &ast::ModelDecl) {
             .as_ref()
             .filter(|a| a.node > p.node || a.node <= 0.0);
         if p.node <= 0.0 || bad_active.is_some() {
-            cx.error(
-                Diagnostic::new(Code::InvalidValue, "active parameters must be more than 0 and at most the total")
-                    .in_file(f)
-                    .label(bad_active.map_or(p.span, |a| a.span), "")
-                    .help("write the parameters in all, then those one token uses: `params 122B active 10B`"),
+            cx.error_at(
+                Code::InvalidValue,
+                f,
+                bad_active.map_or(p.span, |a| a.span),
+                "active parameters must be more than 0 and at most the total",
+                "write the parameters in all, then those one token uses: `params 122B active 10B`",
             );
         }
     }

@@ -33,14 +33,12 @@ pub(crate) fn outputs(cx: &mut Cx, steps: &[Step], verify: &[Verify]) -> Vec<Out
         if let Some(s) = steps.iter().find(|s| s.name == o.from.node) {
             if let StepKind::Tool(t) = &s.kind {
                 if ext != "pdf" && matches!(t.tool.as_str(), "bates" | "merge") {
-                    cx.error(
-                        Diagnostic::new(
-                            Code::BadOutput,
-                            format!("`{}` produces PDF files", o.from.node),
-                        )
-                        .in_file(f)
-                        .label(o.path.span, "")
-                        .help("write it to a `.pdf` path"),
+                    cx.error_at(
+                        Code::BadOutput,
+                        f,
+                        o.path.span,
+                        format!("`{}` produces PDF files", o.from.node),
+                        "write it to a `.pdf` path",
                     );
                     ok = false;
                 }
@@ -73,31 +71,24 @@ fn path_usable(
     let path = &o.path.node;
     let mut ok = true;
     if !FORMATS.contains(&ext) {
-        cx.error(
-            Diagnostic::new(
-                Code::BadOutput,
-                format!("lexrun cannot write `{path}`: unknown format"),
-            )
-            .in_file(f)
-            .label(o.path.span, "")
-            .help(format!(
+        cx.error_at(
+            Code::BadOutput,
+            f,
+            o.path.span,
+            format!("lexrun cannot write `{path}`: unknown format"),
+            format!(
                 "the extension picks the format: {}",
                 FORMATS
                     .iter()
                     .map(|e| format!(".{e}"))
                     .collect::<Vec<_>>()
                     .join(", ")
-            )),
+            ),
         );
         ok = false;
     }
     if path.starts_with('/') || path.split(['/', '\\']).any(|c| c == "..") || path.contains(':') {
-        cx.error(
-            Diagnostic::new(Code::BadOutput, format!("`{path}` points outside the output folder"))
-                .in_file(f)
-                .label(o.path.span, "")
-                .help("output paths are relative to the output folder (`--out`); drop the leading `/` or `..`"),
-        );
+        cx.error_at(Code::BadOutput, f, o.path.span, format!("`{path}` points outside the output folder"), "output paths are relative to the output folder (`--out`); drop the leading `/` or `..`");
         ok = false;
     }
     if let Some((_, first)) = seen.iter().find(|(x, _)| x.path == *path) {
@@ -141,34 +132,30 @@ fn appendix(
                 && !written
                 && steps.iter().any(|s| s.name == o.from.node)
             {
-                cx.error(
-                    Diagnostic::new(
-                        Code::BadOutput,
-                        format!(
-                            "`{}` is not verified, so there is no verification report to append",
-                            o.from.node
-                        ),
-                    )
-                    .in_file(f)
-                    .label(a.span, "")
-                    .help(format!(
+                cx.error_at(
+                    Code::BadOutput,
+                    f,
+                    a.span,
+                    format!(
+                        "`{}` is not verified, so there is no verification report to append",
+                        o.from.node
+                    ),
+                    format!(
                         "add `verify {} against SOURCES {{ … }}`, or drop the appendix",
                         o.from.node
-                    )),
+                    ),
                 );
                 ok = false;
             }
             (Some(a.node.clone()), ok)
         }
         Some(a) => {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadOutput,
-                    format!("`{}` is not an appendix lexrun writes", a.node),
-                )
-                .in_file(f)
-                .label(a.span, "")
-                .help("write `appendix verification`"),
+            cx.error_at(
+                Code::BadOutput,
+                f,
+                a.span,
+                format!("`{}` is not an appendix lexrun writes", a.node),
+                "write `appendix verification`",
             );
             (None, false)
         }

@@ -38,24 +38,17 @@ fn pool(cx: &mut Cx, f: FileId, p: &ast::PoolDecl) -> Option<Pool> {
     let compute = p.compute.as_ref().map(|c| c.node);
     if let Some(c) = &p.compute {
         if !(1.0..=15.0).contains(&c.node) {
-            cx.error(
-                Diagnostic::new(Code::InvalidValue, format!("{} is not a CUDA compute capability", c.node))
-                    .in_file(f)
-                    .label(c.span, "")
-                    .help("write the card's compute capability: 7.0 for V100, 7.5 for T4, 8.0 for A100, 8.6 for RTX 3090, 8.9 for RTX 4090, 9.0 for H100"),
-            );
+            cx.error_at(Code::InvalidValue, f, c.span, format!("{} is not a CUDA compute capability", c.node), "write the card's compute capability: 7.0 for V100, 7.5 for T4, 8.0 for A100, 8.6 for RTX 3090, 8.9 for RTX 4090, 9.0 for H100");
         }
     }
     let slots = p.slots.as_ref().map_or(1, |s| s.node);
     if let Some(s) = p.slots.as_ref().filter(|s| s.node == 0 || s.node > 256) {
-        cx.error(
-            Diagnostic::new(
-                Code::InvalidValue,
-                format!("{} slots is not a usable number", s.node),
-            )
-            .in_file(f)
-            .label(s.span, "")
-            .help("a pool serves between 1 and 256 requests at a time"),
+        cx.error_at(
+            Code::InvalidValue,
+            f,
+            s.span,
+            format!("{} slots is not a usable number", s.node),
+            "a pool serves between 1 and 256 requests at a time",
         );
     }
     let host = p
@@ -142,14 +135,12 @@ fn api_key_env(cx: &mut Cx, f: FileId, k: &ast::Spanned<String>) {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !valid {
-        cx.error(
-            Diagnostic::new(
-                Code::InvalidValue,
-                format!("`{}` is not the name of an environment variable", k.node),
-            )
-            .in_file(f)
-            .label(k.span, "")
-            .help("name the variable that holds the key, not the key: `api_key env \"FIRM_KEY\"`"),
+        cx.error_at(
+            Code::InvalidValue,
+            f,
+            k.span,
+            format!("`{}` is not the name of an environment variable", k.node),
+            "name the variable that holds the key, not the key: `api_key env \"FIRM_KEY\"`",
         );
     }
 }
@@ -272,11 +263,12 @@ fn gpu_model(cx: &mut Cx, f: FileId, p: &ast::PoolDecl) -> Option<&'static Gpu> 
         }
     });
     if let Some(b) = p.bandwidth.as_ref().filter(|b| b.node == 0) {
-        cx.error(
-            Diagnostic::new(Code::InvalidValue, "a memory bandwidth of 0")
-                .in_file(f)
-                .label(b.span, "")
-                .help("give each GPU's memory bandwidth, e.g. `bandwidth 900 GB/s`"),
+        cx.error_at(
+            Code::InvalidValue,
+            f,
+            b.span,
+            "a memory bandwidth of 0",
+            "give each GPU's memory bandwidth, e.g. `bandwidth 900 GB/s`",
         );
     }
     gpu
@@ -383,15 +375,7 @@ pub(crate) fn check_endpoint(cx: &mut Cx, f: FileId, e: &ast::Spanned<String>) {
             .as_ref()
             .is_ok_and(|u| !u.username().is_empty() || u.password().is_some());
     if credentials {
-        cx.error(
-            Diagnostic::new(
-                Code::BadEndpoint,
-                format!("`{shown}` carries credentials in its address; lexrun never sends or keeps them"),
-            )
-            .in_file(f)
-            .label(e.span, "")
-            .help("write the address without `user:password@`, and give the pool its key from the environment: `api_key env \"FIRM_KEY\"`"),
-        );
+        cx.error_at(Code::BadEndpoint, f, e.span, format!("`{shown}` carries credentials in its address; lexrun never sends or keeps them"), "write the address without `user:password@`, and give the pool its key from the environment: `api_key env \"FIRM_KEY\"`");
         return;
     }
     let problem = match parsed {
@@ -403,14 +387,12 @@ pub(crate) fn check_endpoint(cx: &mut Cx, f: FileId, e: &ast::Spanned<String>) {
         Ok(_) => None,
     };
     if let Some(p) = problem {
-        cx.error(
-            Diagnostic::new(
-                Code::BadEndpoint,
-                format!("`{shown}` is not a server address: {p}"),
-            )
-            .in_file(f)
-            .label(e.span, "")
-            .help("write the server's base URL, e.g. \"http://127.0.0.1:8081\""),
+        cx.error_at(
+            Code::BadEndpoint,
+            f,
+            e.span,
+            format!("`{shown}` is not a server address: {p}"),
+            "write the server's base URL, e.g. \"http://127.0.0.1:8081\"",
         );
     }
 }

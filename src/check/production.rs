@@ -461,23 +461,16 @@ fn pattern(
     let parsed = super::evidence::glob(&g.node);
     let outside = g.node.starts_with('/') || g.node.split('/').any(|c| c == "..");
     if let Err(e) = &parsed {
-        cx.error(
-            Diagnostic::new(Code::BadGlob, format!("`{}` is not a file pattern: {}", g.node, e.kind()))
-                .in_file(f)
-                .label(g.span, "")
-                .help("patterns use `*` (any name), `**` (any folders), `?` and `[abc]`, e.g. \"finance/**/*.xlsx\""),
-        );
+        cx.error_at(Code::BadGlob, f, g.span, format!("`{}` is not a file pattern: {}", g.node, e.kind()), "patterns use `*` (any name), `**` (any folders), `?` and `[abc]`, e.g. \"finance/**/*.xlsx\"");
         return false;
     }
     if outside {
-        cx.error(
-            Diagnostic::new(
-                Code::BadGlob,
-                format!("`{}` reaches outside the matter folder", g.node),
-            )
-            .in_file(f)
-            .label(g.span, "")
-            .help("document patterns are relative to the matter folder"),
+        cx.error_at(
+            Code::BadGlob,
+            f,
+            g.span,
+            format!("`{}` reaches outside the matter folder", g.node),
+            "document patterns are relative to the matter folder",
         );
         return false;
     }

@@ -248,12 +248,7 @@ fn model_stage(
         Some(p) => templates::resolve(cx, e.module, f, p, &provided, &s.name.node),
         None if ast::is_broken(&s.broken, "prompt") => None,
         None => {
-            cx.error(
-                Diagnostic::new(Code::MissingSetting, format!("stage `{}` has no prompt", s.name.node))
-                    .in_file(f)
-                    .label(s.name.span, "")
-                    .help("add `prompt std.prompts.summary`, a template file (`prompt \"prompts/x.hbs\"`), or inline text in `\"\"\"`"),
-            );
+            cx.error_at(Code::MissingSetting, f, s.name.span, format!("stage `{}` has no prompt", s.name.node), "add `prompt std.prompts.summary`, a template file (`prompt \"prompts/x.hbs\"`), or inline text in `\"\"\"`");
             None
         }
     };
@@ -284,16 +279,12 @@ fn stage_model<'m>(
             .and_then(|_| models.iter().find(|x| x.name == m.node)),
         None if ast::is_broken(&s.broken, "model") => None,
         None => {
-            cx.error(
-                Diagnostic::new(
-                    Code::MissingSetting,
-                    format!("stage `{}` names no model", s.name.node),
-                )
-                .in_file(f)
-                .label(s.name.span, "")
-                .help(
-                    "add `model NAME` with a declared model; for work without a model use a `tool`",
-                ),
+            cx.error_at(
+                Code::MissingSetting,
+                f,
+                s.name.span,
+                format!("stage `{}` names no model", s.name.node),
+                "add `model NAME` with a declared model; for work without a model use a `tool`",
             );
             None
         }
@@ -314,60 +305,50 @@ fn revise(
     let target = cx.lookup(&r.target, f, &[Kind::Stage, Kind::Tool])?;
     let mut ok = true;
     if r.target.node == s.name.node {
-        cx.error(
-            Diagnostic::new(
-                Code::BadRevise,
-                format!("`{}` cannot revise itself", s.name.node),
-            )
-            .in_file(f)
-            .label(r.target.span, "")
-            .help(
-                "a reviewer stage revises an earlier drafting stage: `revise draft until passes`",
-            ),
+        cx.error_at(
+            Code::BadRevise,
+            f,
+            r.target.span,
+            format!("`{}` cannot revise itself", s.name.node),
+            "a reviewer stage revises an earlier drafting stage: `revise draft until passes`",
         );
         ok = false;
     } else if matches!(target.decl, Decl::Tool(_)) {
-        cx.error(
-            Diagnostic::new(
-                Code::BadRevise,
-                format!(
-                    "`{}` is a tool; only a model stage can be sent back for revision",
-                    r.target.node
-                ),
-            )
-            .in_file(f)
-            .label(r.target.span, "")
-            .help("revise the stage that wrote the text"),
+        cx.error_at(
+            Code::BadRevise,
+            f,
+            r.target.span,
+            format!(
+                "`{}` is a tool; only a model stage can be sent back for revision",
+                r.target.node
+            ),
+            "revise the stage that wrote the text",
         );
         ok = false;
     } else if !anc.contains(&r.target.node) {
-        cx.error(
-            Diagnostic::new(
-                Code::BadRevise,
-                format!(
-                    "`{}` revises `{}`, which does not run before it",
-                    s.name.node, r.target.node
-                ),
-            )
-            .in_file(f)
-            .label(r.target.span, "")
-            .help(format!(
+        cx.error_at(
+            Code::BadRevise,
+            f,
+            r.target.span,
+            format!(
+                "`{}` revises `{}`, which does not run before it",
+                s.name.node, r.target.node
+            ),
+            format!(
                 "the reviewer must run after what it reviews: add `after {}` to `{}`",
                 r.target.node, s.name.node
-            )),
+            ),
         );
         ok = false;
     }
     let until = until.and_then(|scope| cond(cx, f, &r.until, &scope));
     if let Some(n) = r.max_rounds.as_ref().filter(|n| n.node == 0 || n.node > 20) {
-        cx.error(
-            Diagnostic::new(
-                Code::BadRevise,
-                format!("{} rounds is not a usable limit", n.node),
-            )
-            .in_file(f)
-            .label(n.span, "")
-            .help("allow between 1 and 20 rounds; 2 or 3 is usual"),
+        cx.error_at(
+            Code::BadRevise,
+            f,
+            n.span,
+            format!("{} rounds is not a usable limit", n.node),
+            "allow between 1 and 20 rounds; 2 or 3 is usual",
         );
         ok = false;
     }

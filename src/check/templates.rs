@@ -341,14 +341,12 @@ fn read_template(
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(t) => Some((full.to_string(), t)),
             Err(_) => {
-                cx.error(
-                    Diagnostic::new(
-                        Code::InvalidUtf8,
-                        format!("template `{}` is not UTF-8 text", path.node),
-                    )
-                    .in_file(file)
-                    .label(path.span, "")
-                    .help("save the template as UTF-8"),
+                cx.error_at(
+                    Code::InvalidUtf8,
+                    file,
+                    path.span,
+                    format!("template `{}` is not UTF-8 text", path.node),
+                    "save the template as UTF-8",
                 );
                 None
             }

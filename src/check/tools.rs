@@ -95,14 +95,12 @@ pub(crate) fn tool_stage(
     }
     ok &= evidence_reads(cx, f, t, infos);
     if t.reads.is_empty() {
-        cx.error(
-            Diagnostic::new(
-                Code::MissingSetting,
-                format!("tool `{}` reads nothing", t.name.node),
-            )
-            .in_file(f)
-            .label(t.name.span, "")
-            .help("add `reads SOURCES` naming the files it works on"),
+        cx.error_at(
+            Code::MissingSetting,
+            f,
+            t.name.span,
+            format!("tool `{}` reads nothing", t.name.node),
+            "add `reads SOURCES` naming the files it works on",
         );
         ok = false;
     }
@@ -174,14 +172,12 @@ fn option(
             OptKind::Choice(c) => format!("one of {}", c.join(", ")),
             OptKind::Model => "a model's name".to_string(),
         };
-        cx.error(
-            Diagnostic::new(
-                Code::InvalidValue,
-                format!("option `{}` of `{}` takes {want}", o.key.node, t.kind.node),
-            )
-            .in_file(f)
-            .label(o.value.span, "")
-            .help(format!("write e.g. `{} {}`", o.key.node, example(kind))),
+        cx.error_at(
+            Code::InvalidValue,
+            f,
+            o.value.span,
+            format!("option `{}` of `{}` takes {want}", o.key.node, t.kind.node),
+            format!("write e.g. `{} {}`", o.key.node, example(kind)),
         );
     }
     value
@@ -231,25 +227,18 @@ fn required_options(
             matches!(cx.names.get(&r.node).map(|e| e.decl), Some(Decl::Sources(s)) if s.bates.is_some())
         });
         if !has_bates {
-            cx.error(
-                Diagnostic::new(Code::MissingSetting, format!("tool `{}` has no Bates prefix", t.name.node))
-                    .in_file(f)
-                    .label(t.name.span, "")
-                    .help("add `prefix \"SMITH\"`, or declare `bates \"SMITH\" width 6` in the sources it reads"),
-            );
+            cx.error_at(Code::MissingSetting, f, t.name.span, format!("tool `{}` has no Bates prefix", t.name.node), "add `prefix \"SMITH\"`, or declare `bates \"SMITH\" width 6` in the sources it reads");
             ok = false;
         }
     }
     if t.kind.node == "verify-draft" && !options.contains_key("draft") && !meant.contains(&"draft")
     {
-        cx.error(
-            Diagnostic::new(
-                Code::MissingSetting,
-                format!("tool `{}` does not say which draft to check", t.name.node),
-            )
-            .in_file(f)
-            .label(t.name.span, "")
-            .help("add `draft \"drafts/affidavit.md\"`"),
+        cx.error_at(
+            Code::MissingSetting,
+            f,
+            t.name.span,
+            format!("tool `{}` does not say which draft to check", t.name.node),
+            "add `draft \"drafts/affidavit.md\"`",
         );
         ok = false;
     }

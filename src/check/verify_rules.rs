@@ -14,14 +14,12 @@ pub(crate) fn policy(cx: &mut Cx, f: FileId, n: &ast::Name) -> Option<Policy> {
         "revise" => Policy::Revise,
         "flag" => Policy::Flag,
         _ => {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadRule,
-                    format!("`{}` is not a failure policy", n.node),
-                )
-                .in_file(f)
-                .label(n.span, "")
-                .help("policies: block, revise, flag"),
+            cx.error_at(
+                Code::BadRule,
+                f,
+                n.span,
+                format!("`{}` is not a failure policy", n.node),
+                "policies: block, revise, flag",
             );
             return None;
         }
@@ -47,12 +45,7 @@ pub(crate) fn rules(
     let mut on_failure = None;
     let mut ok = true;
     if let (Some(j), true) = (&body.judge, depth > 0) {
-        cx.error(
-            Diagnostic::new(Code::BadRule, "a rule set cannot name a judge")
-                .in_file(f)
-                .label(j.span, "")
-                .help("name the judge in each `verify` block that uses this rule set: `judge MODEL`, a model of that workflow"),
-        );
+        cx.error_at(Code::BadRule, f, j.span, "a rule set cannot name a judge", "name the judge in each `verify` block that uses this rule set: `judge MODEL`, a model of that workflow");
         ok = false;
     }
     ok &= allow(cx, f, body, allowed);
@@ -92,26 +85,13 @@ fn allow(cx: &mut Cx, f: FileId, body: &ast::VerifyBody, allowed: &mut Vec<Strin
     let mut ok = true;
     for (what, names) in &body.allow {
         if !matches!(what.node.as_str(), "reporter" | "reporters") {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadRule,
-                    format!("lexrun cannot allow `{}`", what.node),
-                )
-                .in_file(f)
-                .label(what.span, "")
-                .help("write `allow reporter \"ABBREVIATION\"` to accept a reporter abbreviation lexrun's catalogue does not list"),
-            );
+            cx.error_at(Code::BadRule, f, what.span, format!("lexrun cannot allow `{}`", what.node), "write `allow reporter \"ABBREVIATION\"` to accept a reporter abbreviation lexrun's catalogue does not list");
             ok = false;
             continue;
         }
         for n in names {
             if n.node.trim().is_empty() || !n.node.chars().any(char::is_alphabetic) {
-                cx.error(
-                    Diagnostic::new(Code::BadRule, "an allowed reporter needs its abbreviation")
-                        .in_file(f)
-                        .label(n.span, "")
-                        .help("write the abbreviation as it appears in citations, e.g. `allow reporter \"Betts' Dec.\"`"),
-                );
+                cx.error_at(Code::BadRule, f, n.span, "an allowed reporter needs its abbreviation", "write the abbreviation as it appears in citations, e.g. `allow reporter \"Betts' Dec.\"`");
                 ok = false;
             } else if !allowed.contains(&n.node) {
                 allowed.push(n.node.clone());
@@ -150,14 +130,12 @@ fn on_failure_of(cx: &mut Cx, f: FileId, of: &ast::OnFailure) -> Option<OnFailur
         .as_ref()
         .filter(|n| n.node == 0 || n.node > 20)
     {
-        cx.error(
-            Diagnostic::new(
-                Code::BadRule,
-                format!("{} rounds is not a usable limit", n.node),
-            )
-            .in_file(f)
-            .label(n.span, "")
-            .help("allow between 1 and 20 rounds of revision; 2 is usual"),
+        cx.error_at(
+            Code::BadRule,
+            f,
+            n.span,
+            format!("{} rounds is not a usable limit", n.node),
+            "allow between 1 and 20 rounds of revision; 2 is usual",
         );
         ok = false;
     }
@@ -247,14 +225,12 @@ fn block(
     let (drafts, fail) = rules(cx, f, &v.body, 0, &mut allow_reporters)?;
     ok &= judge_needed(cx, f, v, &drafts, judge);
     if drafts.is_empty() {
-        cx.error(
-            Diagnostic::new(
-                Code::BadRule,
-                format!("the `verify` block for `{}` checks nothing", v.target.node),
-            )
-            .in_file(f)
-            .label(v.span, "")
-            .help("add rules such as `citations must appear`, or `rules std.verify.strict`"),
+        cx.error_at(
+            Code::BadRule,
+            f,
+            v.span,
+            format!("the `verify` block for `{}` checks nothing", v.target.node),
+            "add rules such as `citations must appear`, or `rules std.verify.strict`",
         );
         return None;
     }
@@ -282,17 +258,15 @@ fn target(cx: &mut Cx, f: FileId, v: &ast::VerifyDecl, seen: &[Verify]) -> bool 
     let mut ok = true;
     match cx.lookup(&v.target, f, &[Kind::Stage, Kind::Tool]) {
         Some(e) if matches!(e.decl, Decl::Tool(_)) => {
-            cx.error(
-                Diagnostic::new(
-                    Code::WrongKind,
-                    format!(
-                        "`{}` is a tool; `verify` checks what a model wrote",
-                        v.target.node
-                    ),
-                )
-                .in_file(f)
-                .label(v.target.span, "")
-                .help("verify a model stage; to check a draft file use a `verify-draft` tool"),
+            cx.error_at(
+                Code::WrongKind,
+                f,
+                v.target.span,
+                format!(
+                    "`{}` is a tool; `verify` checks what a model wrote",
+                    v.target.node
+                ),
+                "verify a model stage; to check a draft file use a `verify-draft` tool",
             );
             ok = false;
         }
@@ -300,14 +274,12 @@ fn target(cx: &mut Cx, f: FileId, v: &ast::VerifyDecl, seen: &[Verify]) -> bool 
         None => ok = false,
     }
     if seen.iter().any(|x| x.stage == v.target.node) {
-        cx.error(
-            Diagnostic::new(
-                Code::DuplicateName,
-                format!("`{}` is verified twice", v.target.node),
-            )
-            .in_file(f)
-            .label(v.target.span, "")
-            .help("put all rules for one stage in one `verify` block"),
+        cx.error_at(
+            Code::DuplicateName,
+            f,
+            v.target.span,
+            format!("`{}` is verified twice", v.target.node),
+            "put all rules for one stage in one `verify` block",
         );
         ok = false;
     }
@@ -355,31 +327,15 @@ fn judge_needed(
         .find(|(r, _)| r.claims == ClaimKind::Proposition);
     match (judged, judge) {
         (Some((r, _)), None) => {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadRule,
-                    format!(
+            cx.error_at(Code::BadRule, f, v.span, format!(
                         "`propositions must hold`{} needs a judge, and the `verify` block for `{}` names none",
                         if r.from == "inline" { String::new() } else { format!(" (from {})", r.from) },
                         v.target.node
-                    ),
-                )
-                .in_file(f)
-                .label(v.span, "")
-                .help("add `judge MODEL` to the block: the model that reads the cited pages and judges each sentence citing them"),
-            );
+                    ), "add `judge MODEL` to the block: the model that reads the cited pages and judges each sentence citing them");
             false
         }
         (None, Some(j)) => {
-            cx.error(
-                Diagnostic::new(
-                    Code::BadRule,
-                    format!("the judge `{}` has nothing to judge", j.node),
-                )
-                .in_file(f)
-                .label(j.span, "")
-                .help("add `propositions must hold` (or `rules std.verify.filing`), or remove the `judge`"),
-            );
+            cx.error_at(Code::BadRule, f, j.span, format!("the judge `{}` has nothing to judge", j.node), "add `propositions must hold` (or `rules std.verify.filing`), or remove the `judge`");
             false
         }
         _ => true,
