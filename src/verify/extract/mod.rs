@@ -92,6 +92,21 @@ mod tests {
     }
 
     #[test]
+    fn a_codes_edition_year_is_not_its_section() {
+        let k = |t: &str| keys(statutes_and_ids(t, &[]));
+        // The Code's 1940 edition, then its section.
+        assert_eq!(
+            k("(Title 26 U. S. Code, 1940 Ed., § 811 (j)) provides"),
+            vec!["26usc § 811"]
+        );
+        assert_eq!(k("26 U.S.C. 1940 ed. § 23(a)"), vec!["26usc § 23(a)"]);
+        // The edition as a whole is no section's claim.
+        assert!(k("the 1940 edition of 26 U.S. Code, 1940 Ed., is cited").is_empty());
+        // A section with no edition is unchanged.
+        assert_eq!(k("26 U.S. Code 1940"), vec!["26usc § 1940"]);
+    }
+
+    #[test]
     fn statutes_in_every_typography_key_alike() {
         let k = |t: &str| keys(statutes_and_ids(t, &[]));
         assert_eq!(k("Fed.R.Civ.P. 56(a)"), k("Fed. R. Civ. P. 56(a)"));

@@ -39,6 +39,14 @@ static PART_SECTION: LazyLock<Regex> = LazyLock::new(|| {
     .expect("part section pattern compiles")
 });
 
+/// An edition year after a code's name (`26 U.S. Code, 1940 Ed., § 811`): the section follows it.
+static EDITION: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r"^(?-u:\s)*(?:[Ee]d\.|[Ee]dition)(?:,?(?-u:\s)*(?:§§?|[Ss]ec(?:tion)?s?\.?)(?-u:\s)*(?P<num>{SECTION}))?"
+    ))
+    .expect("edition pattern compiles")
+});
+
 /// Words after a law's name that introduce its section.
 fn is_marker_word(w: &str) -> bool {
     matches!(
@@ -218,6 +226,18 @@ fn statutes(text: &str) -> Vec<Claim> {
                 end_at = m.end() + after.get(0).expect("match").end();
             }
             from = end_at.max(from);
+        }
+        // `26 U.S. Code, 1940 Ed., § 811`: the number before `Ed.` is the edition, not the
+        // section; without a section after it, the whole edition is cited and there is no claim.
+        if let (None, None, Some(n)) = (marker, &sub, num_m) {
+            if let Some(after) = EDITION.captures(&text[n.end()..]) {
+                let Some(sec) = after.name("num") else {
+                    continue;
+                };
+                num = Some(section(sec.as_str()));
+                end_at = n.end() + sec.end();
+                from = end_at.max(from);
+            }
         }
         let Some(section_key) = num.clone().or_else(|| sub.clone()) else {
             continue;
