@@ -39,6 +39,41 @@ pub(super) fn print_out(out: &str) -> u8 {
     }
 }
 
+/// How a table's column aligns its cells.
+#[derive(Clone, Copy)]
+pub(super) enum Align {
+    Left,
+    Right,
+}
+
+/// A column of a plain-text table: its heading, its width and how it aligns.
+pub(super) struct Column(pub &'static str, pub usize, pub Align);
+
+/// A plain-text table, headings first: each cell padded to its column's width, one space
+/// between columns and two before the last, which is not padded.
+pub(super) fn table(columns: &[Column], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut out = String::new();
+    let mut line = |cells: &[&str]| {
+        for (i, (Column(_, width, align), cell)) in columns.iter().zip(cells).enumerate() {
+            if i + 1 == columns.len() {
+                out.push(' ');
+                out.push_str(cell);
+            } else {
+                match align {
+                    Align::Left => out.push_str(&format!("{cell:<width$} ")),
+                    Align::Right => out.push_str(&format!("{cell:>width$} ")),
+                }
+            }
+        }
+        out.push('\n');
+    };
+    line(&columns.iter().map(|c| c.0).collect::<Vec<_>>());
+    for row in rows {
+        line(&row.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    out
+}
+
 /// Whether a command shows a check's warnings or only counts them.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Warnings {
@@ -90,4 +125,24 @@ pub(super) fn summary(checked: &Checked) -> String {
     let warnings = checked.diagnostics.len() - errors;
     let n = |k: usize, w: &str| format!("{k} {w}{}", if k == 1 { "" } else { "s" });
     format!("{}, {}", n(errors, "error"), n(warnings, "warning"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{table, Align, Column};
+
+    #[test]
+    fn a_table_pads_each_column_and_leaves_the_last_free() {
+        let columns = [
+            Column("pool", 6, Align::Left),
+            Column("ctx", 5, Align::Right),
+            Column("detail", 0, Align::Left),
+        ];
+        let rows = vec![vec!["gpu0".into(), "8192".into(), "http://h:1".into()]];
+        let want = format!(
+            "{:<6} {:>5}  {}\n{:<6} {:>5}  {}\n",
+            "pool", "ctx", "detail", "gpu0", 8192, "http://h:1"
+        );
+        assert_eq!(table(&columns, rows), want);
+    }
 }

@@ -5,7 +5,11 @@ use camino::Utf8Path;
 use super::args::ServerArgs;
 use super::compile::checked_plan;
 use super::failure::fail;
-use super::output::{exit, print_out};
+use super::output::{
+    exit, print_out, table,
+    Align::{Left, Right},
+    Column,
+};
 use super::run::parse_endpoints;
 use crate::plan;
 
@@ -142,33 +146,42 @@ pub(super) fn cmd_status(file: &Utf8Path, json: bool, a: &ServerArgs, color: boo
     if json {
         return print_out(&(serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n"));
     }
-    let mut out = format!(
-        "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10} {:<16}  {}\n",
-        "pool", "model", "server", "state", "ctx", "busy", "decode", "build", "detail"
+    let columns = [
+        Column("pool", 10, Left),
+        Column("model", 12, Left),
+        Column("server", 10, Left),
+        Column("state", 11, Left),
+        Column("ctx", 8, Right),
+        Column("busy", 6, Right),
+        Column("decode", 10, Right),
+        Column("build", 16, Left),
+        Column("detail", 0, Left),
+    ];
+    let out = table(
+        &columns,
+        rows.iter().map(|r| {
+            vec![
+                r.pool.to_string(),
+                r.model.to_string(),
+                r.server.to_string(),
+                r.state.to_string(),
+                r.ctx.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+                match (r.slots_busy, r.slots) {
+                    (Some(b), Some(n)) => format!("{b}/{n}"),
+                    _ => "-".into(),
+                },
+                r.last_decode
+                    .map(|d| format!("{d:.1} t/s"))
+                    .unwrap_or_else(|| "-".into()),
+                r.build.as_deref().unwrap_or("-").to_string(),
+                if r.detail.is_empty() {
+                    r.url.clone()
+                } else {
+                    format!("{} ({})", r.url, r.detail)
+                },
+            ]
+        }),
     );
-    for r in &rows {
-        out.push_str(&format!(
-            "{:<10} {:<12} {:<10} {:<11} {:>8} {:>6} {:>10} {:<16}  {}\n",
-            r.pool,
-            r.model,
-            r.server,
-            r.state,
-            r.ctx.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
-            match (r.slots_busy, r.slots) {
-                (Some(b), Some(n)) => format!("{b}/{n}"),
-                _ => "-".into(),
-            },
-            r.last_decode
-                .map(|d| format!("{d:.1} t/s"))
-                .unwrap_or_else(|| "-".into()),
-            r.build.as_deref().unwrap_or("-"),
-            if r.detail.is_empty() {
-                r.url.clone()
-            } else {
-                format!("{} ({})", r.url, r.detail)
-            },
-        ));
-    }
     print_out(&out)
 }
 
@@ -204,42 +217,43 @@ pub(super) fn cmd_bench(
         let _ = print_out(&(serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n"));
         return code;
     }
-    let mut out = format!(
-        "{:<12} {:<10} {:>8} {:>12} {:>8} {:>12} {:>11} {:>10} {:<16}  {}\n",
-        "model",
-        "pool",
-        "prompt",
-        "prompt t/s",
-        "decoded",
-        "decode t/s",
-        "min_decode",
-        "predicted",
-        "build",
-        "verdict"
+    let columns = [
+        Column("model", 12, Left),
+        Column("pool", 10, Left),
+        Column("prompt", 8, Right),
+        Column("prompt t/s", 12, Right),
+        Column("decoded", 8, Right),
+        Column("decode t/s", 12, Right),
+        Column("min_decode", 11, Right),
+        Column("predicted", 10, Right),
+        Column("build", 16, Left),
+        Column("verdict", 0, Left),
+    ];
+    let mut out = table(
+        &columns,
+        rows.iter().map(|r| {
+            vec![
+                r.model.to_string(),
+                r.pool.to_string(),
+                r.prompt_tokens.to_string(),
+                format!("{:.1}", r.prompt_per_second),
+                r.decode_tokens.to_string(),
+                format!("{:.1}", r.decode_per_second),
+                r.min_decode
+                    .map(|m| format!("{m}"))
+                    .unwrap_or_else(|| "-".into()),
+                r.predicted
+                    .map(|m| format!("{m:.0}"))
+                    .unwrap_or_else(|| "-".into()),
+                r.build.as_deref().unwrap_or("-").to_string(),
+                match (&r.error, r.ok) {
+                    (Some(e), _) => format!("error: {e}"),
+                    (None, true) => "ok".into(),
+                    (None, false) => "UNDER min_decode".into(),
+                },
+            ]
+        }),
     );
-    for r in &rows {
-        out.push_str(&format!(
-            "{:<12} {:<10} {:>8} {:>12.1} {:>8} {:>12.1} {:>11} {:>10} {:<16}  {}\n",
-            r.model,
-            r.pool,
-            r.prompt_tokens,
-            r.prompt_per_second,
-            r.decode_tokens,
-            r.decode_per_second,
-            r.min_decode
-                .map(|m| format!("{m}"))
-                .unwrap_or_else(|| "-".into()),
-            r.predicted
-                .map(|m| format!("{m:.0}"))
-                .unwrap_or_else(|| "-".into()),
-            r.build.as_deref().unwrap_or("-"),
-            match (&r.error, r.ok) {
-                (Some(e), _) => format!("error: {e}"),
-                (None, true) => "ok".into(),
-                (None, false) => "UNDER min_decode".into(),
-            }
-        ));
-    }
     out.push_str(&format!(
         "median of {runs} run{} per model\n",
         if runs == 1 { "" } else { "s" }
