@@ -3,11 +3,14 @@
 //!
 //! Run: `cargo bench --bench bates` (needs `pip install pymupdf` for the comparison).
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 #[path = "../tests/support/pdf.rs"]
 mod pdf;
+#[path = "support/pymupdf.rs"]
+mod pymupdf;
+
+use pymupdf::{compare, median, time};
 
 const PAGES: usize = 1_000;
 const RUNS: usize = 5;
@@ -23,22 +26,6 @@ fn generate(path: &std::path::Path) {
         .collect();
     let pages: Vec<pdf::PageSpec> = texts.iter().map(|t| pdf::page(t)).collect();
     std::fs::write(path, pdf::pdf(&pages)).unwrap();
-}
-
-fn time(cmd: &mut Command) -> Duration {
-    let t = Instant::now();
-    let status = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("command runs");
-    assert!(status.success(), "{cmd:?} failed");
-    t.elapsed()
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 fn main() {
@@ -65,36 +52,12 @@ fn main() {
         "lexrun bates (median of {RUNS}): {:.1} ms",
         lex.as_secs_f64() * 1e3
     );
-    let has_fitz = Command::new("python3")
-        .args(["-c", "import fitz"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !has_fitz {
-        println!("PyMuPDF is not installed: `pip install pymupdf` for the comparison");
-        return;
-    }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/bates_pymupdf.py");
     let py_out = dir.path().join("pymupdf.pdf");
-    let py = median(
-        (0..RUNS)
-            .map(|_| {
-                time(
-                    Command::new("python3")
-                        .arg(script)
-                        .arg(&input)
-                        .arg(&py_out)
-                        .arg("SMITH"),
-                )
-            })
-            .collect(),
-    );
-    println!(
-        "PyMuPDF script (median of {RUNS}): {:.1} ms",
-        py.as_secs_f64() * 1e3
-    );
-    println!(
-        "ratio: lexrun bates = {:.2} × PyMuPDF (target ≤ 1.00)",
-        lex.as_secs_f64() / py.as_secs_f64()
+    compare(
+        "lexrun bates",
+        lex,
+        RUNS,
+        "bates_pymupdf.py",
+        &[input.as_ref(), py_out.as_ref(), "SMITH".as_ref()],
     );
 }

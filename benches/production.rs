@@ -13,11 +13,14 @@
 //! each side's median is of (3 unless set).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 #[path = "../tests/support/pdf.rs"]
 mod pdf;
+#[path = "support/pymupdf.rs"]
+mod pymupdf;
+
+use pymupdf::{compare, median, time};
 
 const PAGES: usize = 1_000;
 const LINES: usize = 40;
@@ -70,22 +73,6 @@ fn generate(dir: &Path, pages: usize) -> std::path::PathBuf {
     input
 }
 
-fn time(cmd: &mut Command) -> Duration {
-    let t = Instant::now();
-    let out = cmd.stdout(Stdio::null()).output().expect("command runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    t.elapsed()
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn main() {
     let runs: usize = std::env::var("PRODUCTION_BENCH_RUNS")
         .ok()
@@ -128,36 +115,17 @@ fn main() {
         "lexrun production (median of {runs}): {:.1} ms",
         lex.as_secs_f64() * 1e3
     );
-    let has_fitz = Command::new("python3")
-        .args(["-c", "import fitz"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !has_fitz {
-        println!("PyMuPDF is not installed: `pip install pymupdf` for the comparison");
-        return;
-    }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/production_pymupdf.py");
     let py_out = dir.path().join("pymupdf.pdf");
-    let py = median(
-        (0..runs)
-            .map(|_| {
-                time(
-                    Command::new("python3")
-                        .arg(script)
-                        .arg(&input)
-                        .arg(&py_out)
-                        .args(["SMITH", "CONFIDENTIAL"]),
-                )
-            })
-            .collect(),
-    );
-    println!(
-        "PyMuPDF script (median of {runs}): {:.1} ms",
-        py.as_secs_f64() * 1e3
-    );
-    println!(
-        "ratio: lexrun production = {:.2} × PyMuPDF (target ≤ 1.00)",
-        lex.as_secs_f64() / py.as_secs_f64()
+    compare(
+        "lexrun production",
+        lex,
+        runs,
+        "production_pymupdf.py",
+        &[
+            input.as_ref(),
+            py_out.as_ref(),
+            "SMITH".as_ref(),
+            "CONFIDENTIAL".as_ref(),
+        ],
     );
 }
