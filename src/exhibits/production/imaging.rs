@@ -11,6 +11,7 @@ use super::page::{self, Gray, Label, PxBox, TextPage};
 use super::redact::spans;
 use super::tiff;
 use super::types::{BoxRule, Pattern, ProductionError};
+use super::vector::{self, VectorPage};
 use super::words::{self, Word};
 use crate::sources::limits;
 
@@ -30,6 +31,8 @@ pub enum Body {
         labels: Vec<Label>,
     },
     Text(TextPage),
+    /// A PDF page produced as itself, its redacted glyphs taken out of its content.
+    Vector(Box<VectorPage>),
 }
 
 /// A character of a text page, and the label it is redacted under (and whether only a
@@ -237,16 +240,17 @@ fn tool_err(document: &str, e: limits::ToolError) -> ProductionError {
     }
 }
 
-/// Pages of a PDF (or of an image, made a PDF by tesseract first), rasterised, with their
-/// redactions blacked out in the pixels.
+/// Pages of a PDF (or of an image, made a PDF by tesseract first), each produced as itself
+/// where `vector.rs` can vouch for every glyph on it (`texts`, what `pdftotext` read of each
+/// page, is its check), else rasterised with its redactions blacked out in the pixels.
 #[allow(clippy::too_many_arguments)]
 pub fn raster_pages(
     name: &str,
     pdf: &Path,
     image: bool,
     work: &Path,
-    dpi: u32,
-    lang: &str,
+    (dpi, lang): (u32, &str),
+    texts: &[String],
     hits: &mut Hits,
     boxes: &[&BoxRule],
 ) -> Result<Vec<Prepared>, ProductionError> {
@@ -262,15 +266,145 @@ pub fn raster_pages(
     } else {
         pdf.to_path_buf()
     };
-    let pages = r.word_layers(&pdf, boxes)?;
+    let source = if image {
+        None
+    } else {
+        vector::Source::open(&pdf).filter(|s| s.len() > 0)
+    };
+    let mut layers = None;
+    let count = match &source {
+        Some(s) => s.len(),
+        None => layers.insert(r.word_layers(&pdf, boxes)?).len(),
+    };
+    if let Some(b) = boxes.iter().find(|b| b.page as usize > count) {
+        return Err(ProductionError::BoxOutside {
+            document: name.into(),
+            page: b.page,
+            rect: b.rect,
+            size: (0.0, 0.0),
+        });
+    }
     let mut out = Vec::new();
-    for (i, (pw, ph, layer)) in pages.into_iter().enumerate() {
+    for i in 0..count {
+        let boxed = boxes.iter().any(|b| b.page as usize == i + 1);
+        if let (Some(src), false) = (&source, boxed) {
+            if let Some(p) = vector_page(name, src, i, texts.get(i), dpi, hits)? {
+                out.push(p);
+                continue;
+            }
+        }
+        let pages = match &mut layers {
+            Some(l) => l,
+            None => layers.insert(r.word_layers(&pdf, boxes)?),
+        };
+        let Some((pw, ph, layer)) = pages
+            .get_mut(i)
+            .map(|p| (p.0, p.1, std::mem::take(&mut p.2)))
+        else {
+            return Err(ProductionError::Unimageable {
+                document: name.into(),
+                why: format!("pdftotext reads no page {}", i + 1),
+            });
+        };
         // One page at a time, so a long document never fills the disk with rasters.
         let img = r.rasterise(&pdf, i)?;
         let words = r.words(&img, layer, i)?;
         out.push(r.page(i, img, (pw, ph), &words, hits, boxes)?);
     }
     Ok(out)
+}
+
+/// Page `i` produced as itself, if every glyph on it can be vouched for: its letters and
+/// digits, and every pattern's matches, the same as in `expected` (what `pdftotext` read of
+/// it). `None`: the page is to be rasterised.
+fn vector_page(
+    name: &str,
+    src: &vector::Source,
+    i: usize,
+    expected: Option<&String>,
+    dpi: u32,
+    hits: &mut Hits,
+) -> Result<Option<Prepared>, ProductionError> {
+    let (Some(read), Some(expected)) = (src.page(i), expected) else {
+        return Ok(None);
+    };
+    let (words, members) = read.words(dpi as f64);
+    let joined = words::join(&words);
+    if !same_letters(&joined.text, expected) {
+        return Ok(None);
+    }
+    let ms = matches(&joined.text, hits.patterns);
+    let found = |text: &str| {
+        let mut v: Vec<(usize, String)> = matches(text, hits.patterns)
+            .into_iter()
+            .map(|m| (m.3, collapse(&text[m.0..m.1])))
+            .collect();
+        v.sort();
+        v
+    };
+    if found(&joined.text) != found(expected) {
+        return Ok(None);
+    }
+    let label_of = word_labels(&joined, &ms);
+    if whole_raster_page(&words, &label_of) {
+        return Err(ProductionError::WholePage {
+            document: name.into(),
+            page: i as u32 + 1,
+        });
+    }
+    let removed = label_of
+        .iter()
+        .zip(&members)
+        .filter(|(l, _)| l.is_some())
+        .flat_map(|(_, m)| m.iter().copied())
+        .collect();
+    let labels = point_labels(&word_boxes(&words, &label_of), read.crop, dpi);
+    let Some(v) = src.produce(read, &removed, labels) else {
+        return Ok(None);
+    };
+    for m in &ms {
+        hits.counts[m.3] += 1;
+    }
+    let redacted = ms
+        .iter()
+        .map(|m| (joined.text[m.0..m.1].to_string(), m.2.clone(), false))
+        .filter(|(s, _, _)| !s.trim().is_empty())
+        .collect();
+    Ok(Some(Prepared {
+        body: Body::Vector(Box::new(v)),
+        text: produced_text(&words, &label_of),
+        redacted,
+    }))
+}
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether two texts hold the same letters and digits, in any order.
+fn same_letters(a: &str, b: &str) -> bool {
+    let sorted = |s: &str| {
+        let mut v: Vec<char> = s.chars().filter(|c| c.is_alphanumeric()).collect();
+        v.sort_unstable();
+        v
+    };
+    sorted(a) == sorted(b)
+}
+
+/// The labels of a vector page's redactions, a little padded, in the page's own space.
+fn point_labels(px_boxes: &[(PxBox, String)], crop: [f64; 4], dpi: u32) -> Vec<Label> {
+    let k = dpi as f64 / 72.0;
+    let pad = 1.0;
+    px_boxes
+        .iter()
+        .map(|(b, why)| Label {
+            x: crop[0] + b.x0 as f64 / k - pad,
+            y: crop[3] - b.y1 as f64 / k - pad,
+            w: (b.x1 - b.x0) as f64 / k + 2.0 * pad,
+            h: (b.y1 - b.y0) as f64 / k + 2.0 * pad,
+            text: why.clone(),
+        })
+        .collect()
 }
 
 /// One document being rasterised: its name, its working folder, and the production's

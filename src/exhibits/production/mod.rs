@@ -22,6 +22,7 @@
 //! and reading it back (`reread.rs`). The types they share are in `types.rs`.
 
 mod collect;
+mod fonts;
 mod imaging;
 pub mod loadfile;
 mod number;
@@ -33,6 +34,7 @@ mod redact;
 pub mod reread;
 pub mod tiff;
 mod types;
+mod vector;
 mod words;
 mod write;
 

@@ -147,7 +147,7 @@ fn push_text(c: &mut Vec<u8>, font: &str, size: f64, x: f64, y: f64, text: &str)
 }
 
 /// The black box and its label, drawn on top of everything else.
-fn push_label(c: &mut Vec<u8>, l: &Label) {
+pub(super) fn push_label(c: &mut Vec<u8>, l: &Label, font: &str) {
     let _ = writeln!(c, "0 g {:.2} {:.2} {:.2} {:.2} re f", l.x, l.y, l.w, l.h);
     let n = l.text.chars().count().max(1) as f64;
     let size = (l.h * 0.7)
@@ -158,21 +158,21 @@ fn push_label(c: &mut Vec<u8>, l: &Label) {
     let x = l.x + ((l.w - tw) / 2.0).max(0.5);
     let y = l.y + (l.h - size * 0.7) / 2.0;
     c.extend_from_slice(b"1 g\n");
-    push_text(c, "F2", size, x, y, &l.text);
+    push_text(c, font, size, x, y, &l.text);
     c.extend_from_slice(b"0 g\n");
 }
 
-fn push_stamps(c: &mut Vec<u8>, width: f64, s: &Stamps) {
+pub(super) fn push_stamps(c: &mut Vec<u8>, width: f64, s: &Stamps, font: &str) {
     let size = 9.0;
     let y = 12.0;
     let bw = s.bates.chars().count() as f64 * COURIER * size;
     c.extend_from_slice(b"0 g\n");
-    push_text(c, "F2", size, width - 18.0 - bw, y, s.bates);
+    push_text(c, font, size, width - 18.0 - bw, y, s.bates);
     if !s.legend.is_empty() {
         let room = width - 18.0 - bw - 36.0;
         let n = s.legend.chars().count() as f64;
         let lsize = size.min(room / (n * COURIER)).max(4.0);
-        push_text(c, "F2", lsize, 18.0, y, s.legend);
+        push_text(c, font, lsize, 18.0, y, s.legend);
     }
 }
 
@@ -206,9 +206,10 @@ pub fn raster_pdf(img: &Packed, dpi: f64, labels: &[Label], s: &Stamps) -> Vec<u
                 y: l.y + BAND,
                 ..l.clone()
             },
+            "F2",
         );
     }
-    push_stamps(&mut c, w, s);
+    push_stamps(&mut c, w, s, "F2");
     write_pdf(w, h + BAND, &c, Some(img))
 }
 
@@ -233,9 +234,9 @@ pub fn text_pdf(page: &TextPage, s: &Stamps) -> Vec<u8> {
         }
     }
     for l in &labels {
-        push_label(&mut c, l);
+        push_label(&mut c, l, "F2");
     }
-    push_stamps(&mut c, PAGE_W, s);
+    push_stamps(&mut c, PAGE_W, s, "F2");
     write_pdf(PAGE_W, PAGE_H, &c, None)
 }
 

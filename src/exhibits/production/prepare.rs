@@ -136,7 +136,14 @@ fn prepare(
                 None => d.path.clone(),
             };
             imaging::raster_pages(
-                &d.name, &file, image, work, spec.dpi, &spec.lang, hits, &boxes,
+                &d.name,
+                &file,
+                image,
+                work,
+                (spec.dpi, &spec.lang),
+                &d.texts,
+                hits,
+                &boxes,
             )
         }
         Kind::Heic => Err(ProductionError::Unimageable {

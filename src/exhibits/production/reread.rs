@@ -221,7 +221,10 @@ fn page(volume: &Path, spec: &Spec, p: &Page, needles: &[&Redacted], problems: &
     let Ok(bytes) = std::fs::read(&path) else {
         return;
     };
-    let layer = run_text(Command::new("pdftotext").arg("-layout").arg(&path).arg("-"));
+    // The text layer as the page's own bytes show it; `pdftotext` for a page lexrun's reader
+    // cannot take.
+    let layer = super::vector::text_of(&bytes)
+        .or_else(|| run_text(Command::new("pdftotext").arg("-layout").arg(&path).arg("-")));
     let Some(layer) = layer else {
         problems.push(format!("{rel}: pdftotext cannot read it"));
         return;

@@ -160,14 +160,15 @@ fn imaged(
             bates: &bates,
             legend,
         };
-        let pdf = match &p.body {
+        let raster = matches!(p.body, Body::Raster { .. });
+        let pdf = match p.body {
             Body::Raster { image, labels } => {
-                page::raster_pdf(image, spec.dpi as f64, labels, &stamps)
+                page::raster_pdf(&image, spec.dpi as f64, &labels, &stamps)
             }
-            Body::Text(t) => page::text_pdf(t, &stamps),
+            Body::Text(t) => page::text_pdf(&t, &stamps),
+            Body::Vector(v) => v.finish(&stamps),
         };
         let image = write_image(vol, a + k as u64, &pdf, &d.name)?;
-        let raster = matches!(p.body, Body::Raster { .. });
         for (s, why, from_box) in p.redacted {
             w.redacted.push(reread::Redacted {
                 text: s,

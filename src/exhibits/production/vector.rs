@@ -1,0 +1,665 @@
+//! A PDF page produced as itself: its content stream is read glyph by glyph, the glyphs of
+//! every redacted word are taken out of it (the text after them keeps its place), each
+//! redaction gets a black box with its label, and the page is written as a PDF of its own
+//! with only what its content uses — no annotations, no metadata, no other page's objects.
+//!
+//! Only pages whose every glyph can be read with certainty take this path: no images or
+//! forms (a scan's pixels can only be redacted in the pixels), no annotations with their own
+//! appearance, no declared boxes (a box may cover drawings), fonts `fonts.rs` reads, and a
+//! text whose letters and digits, and whose pattern matches, are exactly those `pdftotext`
+//! read from the same page when the document was collected. Any other page is rasterised.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write as _;
+use std::path::Path;
+
+use lopdf::content::{Content, Operation};
+use lopdf::{dictionary, Dictionary, Document, Object, ObjectId, Stream};
+
+use super::fonts::Font;
+use super::page::{Label, PxBox, BAND};
+use super::words::Word;
+
+type Matrix = [f64; 6];
+const IDENTITY: Matrix = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+
+fn mul(a: &Matrix, b: &Matrix) -> Matrix {
+    [
+        a[0] * b[0] + a[1] * b[2],
+        a[0] * b[1] + a[1] * b[3],
+        a[2] * b[0] + a[3] * b[2],
+        a[2] * b[1] + a[3] * b[3],
+        a[4] * b[0] + a[5] * b[2] + b[4],
+        a[4] * b[1] + a[5] * b[3] + b[5],
+    ]
+}
+
+fn apply(m: &Matrix, x: f64, y: f64) -> (f64, f64) {
+    (m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5])
+}
+
+fn num(o: &Object) -> Option<f64> {
+    match o {
+        Object::Integer(i) => Some(*i as f64),
+        Object::Real(r) => Some(*r as f64),
+        _ => None,
+    }
+}
+
+/// One glyph shown by the page: the text it stands for, where it is, and where in the
+/// content stream it was shown (operation, array element, byte offset and length).
+#[derive(Clone, Debug)]
+pub struct Glyph {
+    pub text: String,
+    /// Bounding box in the page's space: x0, y0, x1, y1.
+    pub bbox: [f64; 4],
+    /// The baseline origin and the glyph's height in the page's space.
+    origin: (f64, f64),
+    end: (f64, f64),
+    size: f64,
+    /// What a `TJ` number must be to move the text after the glyph to where it was.
+    shift: f64,
+    place: (usize, usize, usize, usize),
+}
+
+/// A source PDF, opened once for all its pages.
+pub struct Source {
+    doc: Document,
+    pages: Vec<ObjectId>,
+}
+
+impl Source {
+    /// Opens `pdf`; `None` if lopdf cannot read it (its pages are then rasterised).
+    pub fn open(pdf: &Path) -> Option<Source> {
+        let doc = Document::load(pdf).ok()?;
+        if doc.is_encrypted() {
+            return None;
+        }
+        let pages = doc.get_pages().into_values().collect();
+        Some(Source { doc, pages })
+    }
+
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Page `i` read glyph by glyph; `None` if it may not take this path.
+    pub fn page(&self, i: usize) -> Option<Read> {
+        let id = *self.pages.get(i)?;
+        let doc = &self.doc;
+        let rotate = inherited(doc, id, b"Rotate")
+            .and_then(|o| num(&o))
+            .unwrap_or(0.0);
+        if rotate.rem_euclid(360.0) != 0.0 || has_appearances(doc, id) {
+            return None;
+        }
+        let media = rect(inherited(doc, id, b"MediaBox")).unwrap_or([0.0, 0.0, 612.0, 792.0]);
+        let crop = rect(inherited(doc, id, b"CropBox")).unwrap_or(media);
+        let resources = match inherited(doc, id, b"Resources") {
+            Some(Object::Dictionary(d)) => d,
+            _ => Dictionary::new(),
+        };
+        let content = doc.get_page_content(id).ok()?;
+        let ops = Content::decode(&content).ok()?.operations;
+        let glyphs = interpret(doc, &resources, &ops)?;
+        Some(Read {
+            ops,
+            glyphs,
+            crop,
+            resources,
+        })
+    }
+
+    /// Page `read` with the glyphs in `removed` taken out and `labels` drawn: a one-page
+    /// document, to be stamped when its number is known.
+    pub fn produce(
+        &self,
+        read: Read,
+        removed: &BTreeSet<usize>,
+        labels: Vec<Label>,
+    ) -> Option<VectorPage> {
+        let ops = without(&read.ops, &read.glyphs, removed)?;
+        let content = Content { operations: ops }.encode().ok()?;
+        let mut out = Document::with_version("1.4");
+        let mut copied = HashMap::new();
+        let mut res = Dictionary::new();
+        for key in [
+            &b"Font"[..],
+            b"ExtGState",
+            b"ColorSpace",
+            b"Pattern",
+            b"Shading",
+        ] {
+            if let Ok(v) = read.resources.get(key) {
+                res.set(key, copy(&self.doc, v, &mut out, &mut copied));
+            }
+        }
+        let mut stream = Stream::new(dictionary! {}, content);
+        let _ = stream.compress();
+        let body = out.add_object(stream);
+        Some(VectorPage {
+            doc: out,
+            resources: res,
+            body,
+            crop: read.crop,
+            labels,
+        })
+    }
+}
+
+/// A page read glyph by glyph.
+pub struct Read {
+    ops: Vec<Operation>,
+    pub glyphs: Vec<Glyph>,
+    /// The page's visible box: x0, y0, x1, y1.
+    pub crop: [f64; 4],
+    resources: Dictionary,
+}
+
+impl Read {
+    /// The page's words, in pixels at `dpi` from its top-left corner, and for each the
+    /// glyphs it is made of.
+    pub fn words(&self, dpi: f64) -> (Vec<Word>, Vec<Vec<usize>>) {
+        let k = dpi / 72.0;
+        let (x0, y1) = (self.crop[0], self.crop[3]);
+        let mut words: Vec<Word> = Vec::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        let mut line = 0usize;
+        let mut prev: Option<&Glyph> = None;
+        let mut open = false;
+        for (gi, g) in self.glyphs.iter().enumerate() {
+            let blank = g.text.chars().all(char::is_whitespace);
+            let new_line = prev.is_some_and(|p| {
+                (g.origin.1 - p.origin.1).abs() > 0.5 * p.size.max(g.size)
+                    || g.origin.0 < p.origin.0 - 0.5 * p.size
+            });
+            if new_line {
+                line += 1;
+                open = false;
+            }
+            if blank {
+                open = false;
+                prev = Some(g);
+                continue;
+            }
+            let gap = prev.map_or(0.0, |p| g.origin.0 - p.end.0);
+            if open && gap > 0.15 * g.size {
+                open = false;
+            }
+            let b = PxBox {
+                x0: ((g.bbox[0] - x0) * k).floor().max(0.0) as usize,
+                y0: ((y1 - g.bbox[3]) * k).floor().max(0.0) as usize,
+                x1: ((g.bbox[2] - x0) * k).ceil().max(0.0) as usize,
+                y1: ((y1 - g.bbox[1]) * k).ceil().max(0.0) as usize,
+            };
+            match (open, words.last_mut(), members.last_mut()) {
+                (true, Some(w), Some(m)) => {
+                    w.text.push_str(&g.text);
+                    w.bx.x0 = w.bx.x0.min(b.x0);
+                    w.bx.y0 = w.bx.y0.min(b.y0);
+                    w.bx.x1 = w.bx.x1.max(b.x1);
+                    w.bx.y1 = w.bx.y1.max(b.y1);
+                    m.push(gi);
+                }
+                _ => {
+                    words.push(Word {
+                        text: g.text.clone(),
+                        bx: b,
+                        line,
+                    });
+                    members.push(vec![gi]);
+                    open = true;
+                }
+            }
+            prev = Some(g);
+        }
+        (words, members)
+    }
+}
+
+/// A produced vector page, waiting for its stamps.
+pub struct VectorPage {
+    doc: Document,
+    resources: Dictionary,
+    body: ObjectId,
+    crop: [f64; 4],
+    labels: Vec<Label>,
+}
+
+impl VectorPage {
+    /// The page with its labels, and its Bates number and legend in a strip added below
+    /// it, as a one-page PDF.
+    pub fn finish(mut self, stamps: &super::page::Stamps) -> Vec<u8> {
+        let [x0, y0, x1, y1] = self.crop;
+        let mut overlay = b"Q\n".to_vec();
+        for l in &self.labels {
+            super::page::push_label(&mut overlay, l, "LexrunF2");
+        }
+        let _ = writeln!(overlay, "q 1 0 0 1 {x0:.3} {:.3} cm", y0 - BAND);
+        super::page::push_stamps(&mut overlay, x1 - x0, stamps, "LexrunF2");
+        overlay.extend_from_slice(b"Q\n");
+        let doc = &mut self.doc;
+        let font = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Courier-Bold",
+            "Encoding" => "WinAnsiEncoding",
+        });
+        let mut fonts = match self.resources.get(b"Font") {
+            Ok(Object::Dictionary(d)) => d.clone(),
+            Ok(Object::Reference(r)) => doc.get_dictionary(*r).cloned().unwrap_or_default(),
+            _ => Dictionary::new(),
+        };
+        fonts.set("LexrunF2", Object::Reference(font));
+        self.resources.set("Font", Object::Dictionary(fonts));
+        let open = doc.add_object(Stream::new(dictionary! {}, b"q\n".to_vec()));
+        let mut over = Stream::new(dictionary! {}, overlay);
+        let _ = over.compress();
+        let over = doc.add_object(over);
+        let pages = doc.new_object_id();
+        let page = doc.add_object(dictionary! {
+            "Type" => "Page",
+            "Parent" => pages,
+            "MediaBox" => vec![x0.into(), (y0 - BAND).into(), x1.into(), y1.into()],
+            "Resources" => Object::Dictionary(self.resources),
+            "Contents" => vec![open.into(), self.body.into(), over.into()],
+        });
+        doc.objects.insert(
+            pages,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1,
+            }),
+        );
+        let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages });
+        doc.trailer.set("Root", catalog);
+        let mut bytes = Vec::new();
+        let _ = doc.save_to(&mut bytes);
+        bytes
+    }
+}
+
+/// A page attribute, looked up through the page tree.
+fn inherited(doc: &Document, page: ObjectId, key: &[u8]) -> Option<Object> {
+    crate::exhibits::bates::inherited(doc, page, key)
+}
+
+fn rect(o: Option<Object>) -> Option<[f64; 4]> {
+    let Object::Array(a) = o? else { return None };
+    let v: Vec<f64> = a.iter().filter_map(num).collect();
+    (v.len() == 4).then(|| {
+        [
+            v[0].min(v[2]),
+            v[1].min(v[3]),
+            v[0].max(v[2]),
+            v[1].max(v[3]),
+        ]
+    })
+}
+
+/// Whether the page has annotations that draw something of their own (form fields,
+/// comments, stamps): those are seen only on a raster. Links draw nothing and are dropped.
+fn has_appearances(doc: &Document, page: ObjectId) -> bool {
+    let Some(Object::Array(annots)) = inherited(doc, page, b"Annots") else {
+        return false;
+    };
+    annots.iter().any(|a| {
+        let d = doc
+            .dereference(a)
+            .ok()
+            .and_then(|(_, o)| o.as_dict().ok().cloned());
+        d.is_none_or(|d| d.get(b"Subtype").and_then(Object::as_name).ok() != Some(b"Link"))
+    })
+}
+
+/// Deep-copies `o` from `src` into `dst`, each referenced object once.
+fn copy(
+    src: &Document,
+    o: &Object,
+    dst: &mut Document,
+    done: &mut HashMap<ObjectId, ObjectId>,
+) -> Object {
+    match o {
+        Object::Reference(id) => {
+            if let Some(n) = done.get(id) {
+                return Object::Reference(*n);
+            }
+            let n = dst.new_object_id();
+            done.insert(*id, n);
+            let copied = match src.get_object(*id) {
+                Ok(obj) => copy(src, obj, dst, done),
+                Err(_) => Object::Null,
+            };
+            dst.objects.insert(n, copied);
+            Object::Reference(n)
+        }
+        Object::Array(a) => Object::Array(a.iter().map(|x| copy(src, x, dst, done)).collect()),
+        Object::Dictionary(d) => Object::Dictionary(copy_dict(src, d, dst, done)),
+        Object::Stream(s) => {
+            let mut c = s.clone();
+            c.dict = copy_dict(src, &s.dict, dst, done);
+            Object::Stream(c)
+        }
+        other => other.clone(),
+    }
+}
+
+fn copy_dict(
+    src: &Document,
+    d: &Dictionary,
+    dst: &mut Document,
+    done: &mut HashMap<ObjectId, ObjectId>,
+) -> Dictionary {
+    let mut out = Dictionary::new();
+    for (k, v) in d.iter() {
+        if k.as_slice() == b"Parent" {
+            continue;
+        }
+        out.set(k.clone(), copy(src, v, dst, done));
+    }
+    out
+}
+
+/// Text state, as the content stream sets it.
+#[derive(Clone)]
+struct State {
+    ctm: Matrix,
+    tc: f64,
+    tw: f64,
+    th: f64,
+    tl: f64,
+    size: f64,
+    rise: f64,
+    font: Option<Vec<u8>>,
+}
+
+/// Reads every glyph the operations show; `None` if the page draws anything this path
+/// cannot vouch for (an image, a form, an inline image, or a font it cannot read).
+fn interpret(doc: &Document, resources: &Dictionary, ops: &[Operation]) -> Option<Vec<Glyph>> {
+    let fonts = page_fonts(doc, resources);
+    let mut st = State {
+        ctm: IDENTITY,
+        tc: 0.0,
+        tw: 0.0,
+        th: 1.0,
+        tl: 0.0,
+        size: 0.0,
+        rise: 0.0,
+        font: None,
+    };
+    let mut stack: Vec<State> = Vec::new();
+    let (mut tm, mut tlm) = (IDENTITY, IDENTITY);
+    let mut glyphs = Vec::new();
+    for (oi, op) in ops.iter().enumerate() {
+        let n = |i: usize| op.operands.get(i).and_then(num);
+        match op.operator.as_str() {
+            "q" => stack.push(st.clone()),
+            "Q" => st = stack.pop().unwrap_or_else(|| st.clone()),
+            "cm" => {
+                let m = [n(0)?, n(1)?, n(2)?, n(3)?, n(4)?, n(5)?];
+                st.ctm = mul(&m, &st.ctm);
+            }
+            "BT" => (tm, tlm) = (IDENTITY, IDENTITY),
+            "Tc" => st.tc = n(0)?,
+            "Tw" => st.tw = n(0)?,
+            "Tz" => st.th = n(0)? / 100.0,
+            "TL" => st.tl = n(0)?,
+            "Ts" => st.rise = n(0)?,
+            "Tf" => {
+                st.font = Some(op.operands.first()?.as_name().ok()?.to_vec());
+                st.size = n(1)?;
+            }
+            "Td" | "TD" => {
+                let (tx, ty) = (n(0)?, n(1)?);
+                if op.operator == "TD" {
+                    st.tl = -ty;
+                }
+                tlm = mul(&[1.0, 0.0, 0.0, 1.0, tx, ty], &tlm);
+                tm = tlm;
+            }
+            "Tm" => {
+                tlm = [n(0)?, n(1)?, n(2)?, n(3)?, n(4)?, n(5)?];
+                tm = tlm;
+            }
+            "T*" => {
+                tlm = mul(&[1.0, 0.0, 0.0, 1.0, 0.0, -st.tl], &tlm);
+                tm = tlm;
+            }
+            "Tj" | "'" | "\"" | "TJ" => {
+                if op.operator != "Tj" && op.operator != "TJ" {
+                    if op.operator == "\"" {
+                        st.tw = n(0)?;
+                        st.tc = n(1)?;
+                    }
+                    tlm = mul(&[1.0, 0.0, 0.0, 1.0, 0.0, -st.tl], &tlm);
+                    tm = tlm;
+                }
+                let font = fonts.get(st.font.as_ref()?)?.as_ref()?;
+                let mut show = Show {
+                    st: &st,
+                    font,
+                    tm: &mut tm,
+                    glyphs: &mut glyphs,
+                };
+                match op.operator.as_str() {
+                    "TJ" => {
+                        for (ei, e) in op.operands.first()?.as_array().ok()?.iter().enumerate() {
+                            match e {
+                                Object::String(s, _) => show.string(s, (oi, ei))?,
+                                other => show.adjust(num(other)?),
+                            }
+                        }
+                    }
+                    _ => {
+                        let s = op.operands.last()?.as_str().ok()?;
+                        show.string(s, (oi, 0))?;
+                    }
+                }
+            }
+            "Do" | "BI" | "ID" | "EI" | "d0" | "d1" => return None,
+            _ => {}
+        }
+    }
+    Some(glyphs)
+}
+
+/// The page's fonts by resource name, each read once (`None`: a font this path cannot read).
+fn page_fonts(doc: &Document, resources: &Dictionary) -> BTreeMap<Vec<u8>, Option<Font>> {
+    let mut out = BTreeMap::new();
+    let fonts = resources
+        .get(b"Font")
+        .ok()
+        .and_then(|f| doc.dereference(f).ok())
+        .and_then(|(_, o)| o.as_dict().ok());
+    if let Some(fonts) = fonts {
+        for (name, f) in fonts.iter() {
+            let font = doc
+                .dereference(f)
+                .ok()
+                .and_then(|(_, o)| o.as_dict().ok())
+                .and_then(|d| Font::read(doc, d));
+            out.insert(name.clone(), font);
+        }
+    }
+    out
+}
+
+/// Glyphs being shown by one operation.
+struct Show<'a> {
+    st: &'a State,
+    font: &'a Font,
+    tm: &'a mut Matrix,
+    glyphs: &'a mut Vec<Glyph>,
+}
+
+impl Show<'_> {
+    fn adjust(&mut self, n: f64) {
+        let tx = -n / 1000.0 * self.st.size * self.st.th;
+        *self.tm = mul(&[1.0, 0.0, 0.0, 1.0, tx, 0.0], self.tm);
+    }
+
+    fn string(&mut self, s: &[u8], (op, element): (usize, usize)) -> Option<()> {
+        let step = if self.font.two_byte { 2 } else { 1 };
+        let st = self.st;
+        let mut at = 0;
+        while at + step <= s.len() {
+            let code = s[at..at + step]
+                .iter()
+                .fold(0u32, |a, b| (a << 8) | *b as u32);
+            let w0 = self.font.width(code);
+            if !w0.is_finite() || st.size == 0.0 {
+                return None;
+            }
+            let space = if step == 1 && code == 32 { st.tw } else { 0.0 };
+            let trm = mul(
+                &[st.size * st.th, 0.0, 0.0, st.size, 0.0, st.rise],
+                &mul(self.tm, &st.ctm),
+            );
+            let corners = [
+                apply(&trm, 0.0, -0.2),
+                apply(&trm, w0 / 1000.0, -0.2),
+                apply(&trm, 0.0, 0.8),
+                apply(&trm, w0 / 1000.0, 0.8),
+            ];
+            let xs = corners.map(|c| c.0);
+            let ys = corners.map(|c| c.1);
+            let min = |v: [f64; 4]| v.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = |v: [f64; 4]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let (ox, oy) = apply(&trm, 0.0, 0.0);
+            let (ex, ey) = apply(&trm, w0 / 1000.0, 0.0);
+            let (hx, hy) = apply(&trm, 0.0, 1.0);
+            self.glyphs.push(Glyph {
+                text: self.font.text(code).unwrap_or("\u{FFFD}").to_string(),
+                bbox: [min(xs), min(ys), max(xs), max(ys)],
+                origin: (ox, oy),
+                end: (ex, ey),
+                size: ((hx - ox).powi(2) + (hy - oy).powi(2)).sqrt(),
+                shift: w0 + (st.tc + space) * 1000.0 / st.size,
+                place: (op, element, at, step),
+            });
+            let tx = (w0 / 1000.0 * st.size + st.tc + space) * st.th;
+            *self.tm = mul(&[1.0, 0.0, 0.0, 1.0, tx, 0.0], self.tm);
+            at += step;
+        }
+        Some(())
+    }
+}
+
+/// The operations with the `removed` glyphs taken out: each operation that showed one
+/// becomes a `TJ` whose numbers move the text after it to where it was. Marked content
+/// keeps its tags but loses its properties (`/ActualText` and `/Alt` could carry the text).
+fn without(
+    ops: &[Operation],
+    glyphs: &[Glyph],
+    removed: &BTreeSet<usize>,
+) -> Option<Vec<Operation>> {
+    let mut by_op: BTreeMap<usize, Vec<&Glyph>> = BTreeMap::new();
+    for gi in removed {
+        let g = glyphs.get(*gi)?;
+        by_op.entry(g.place.0).or_default().push(g);
+    }
+    let mut out = Vec::with_capacity(ops.len());
+    for (oi, op) in ops.iter().enumerate() {
+        match op.operator.as_str() {
+            "BDC" => out.push(Operation::new(
+                "BMC",
+                op.operands.iter().take(1).cloned().collect(),
+            )),
+            "DP" => out.push(Operation::new(
+                "MP",
+                op.operands.iter().take(1).cloned().collect(),
+            )),
+            _ => match by_op.get(&oi) {
+                None => out.push(op.clone()),
+                Some(gone) => out.extend(cut(op, gone)?),
+            },
+        }
+    }
+    Some(out)
+}
+
+/// One showing operation without the glyphs in `gone`.
+fn cut(op: &Operation, gone: &[&Glyph]) -> Option<Vec<Operation>> {
+    let mut pre = Vec::new();
+    let elements: Vec<Object> = match op.operator.as_str() {
+        "TJ" => op.operands.first()?.as_array().ok()?.clone(),
+        "Tj" => vec![op.operands.first()?.clone()],
+        "'" => {
+            pre.push(Operation::new("T*", vec![]));
+            vec![op.operands.first()?.clone()]
+        }
+        "\"" => {
+            pre.push(Operation::new("Tw", vec![op.operands.first()?.clone()]));
+            pre.push(Operation::new("Tc", vec![op.operands.get(1)?.clone()]));
+            pre.push(Operation::new("T*", vec![]));
+            vec![op.operands.get(2)?.clone()]
+        }
+        _ => return None,
+    };
+    let mut array = Vec::new();
+    for (ei, e) in elements.iter().enumerate() {
+        let Object::String(s, format) = e else {
+            array.push(e.clone());
+            continue;
+        };
+        let mut kept = Vec::new();
+        let mut at = 0;
+        for g in gone.iter().filter(|g| g.place.1 == ei) {
+            let (_, _, from, len) = g.place;
+            kept.extend_from_slice(s.get(at..from)?);
+            if !kept.is_empty() {
+                array.push(Object::String(std::mem::take(&mut kept), *format));
+            }
+            array.push(Object::Real(-g.shift as f32));
+            at = from + len;
+        }
+        kept.extend_from_slice(s.get(at..)?);
+        if !kept.is_empty() {
+            array.push(Object::String(kept, *format));
+        }
+    }
+    pre.push(Operation::new("TJ", vec![Object::Array(array)]));
+    Some(pre)
+}
+
+/// The text a produced one-page PDF shows, read from its bytes: words on a line joined by
+/// spaces, lines by newlines. `None` if the page cannot be read this way.
+pub fn text_of(pdf: &[u8]) -> Option<String> {
+    let doc = Document::load_mem(pdf).ok()?;
+    let id = *doc.get_pages().values().next()?;
+    let resources = match inherited(&doc, id, b"Resources") {
+        Some(Object::Dictionary(d)) => d,
+        _ => Dictionary::new(),
+    };
+    let content = doc.get_page_content(id).ok()?;
+    let ops = Content::decode(&content).ok()?.operations;
+    let fonts = page_fonts(&doc, &resources);
+    if fonts.values().any(Option::is_none) {
+        return None;
+    }
+    // Images are allowed here: the stamps of a raster page are read from its text.
+    let ops: Vec<Operation> = ops
+        .into_iter()
+        .filter(|o| !matches!(o.operator.as_str(), "Do" | "BI" | "ID" | "EI"))
+        .collect();
+    let glyphs = interpret(&doc, &resources, &ops)?;
+    let media = rect(inherited(&doc, id, b"MediaBox")).unwrap_or([0.0, 0.0, 612.0, 792.0]);
+    let read = Read {
+        ops: Vec::new(),
+        glyphs,
+        crop: media,
+        resources: Dictionary::new(),
+    };
+    let (words, _) = read.words(72.0);
+    Some(super::words::join(&words).text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrices_compose_as_pdf_does() {
+        let t = [1.0, 0.0, 0.0, 1.0, 10.0, 20.0];
+        let s = [2.0, 0.0, 0.0, 2.0, 0.0, 0.0];
+        // Translate, then scale.
+        assert_eq!(apply(&mul(&t, &s), 1.0, 1.0), (22.0, 42.0));
+    }
+}
