@@ -204,22 +204,33 @@ fn to_unicode(doc: &Document, font: &Dictionary) -> Option<HashMap<u32, String>>
     let text = String::from_utf8_lossy(&bytes);
     let mut map = HashMap::new();
     let mut rest = text.as_ref();
-    while let Some(at) = rest.find("begin") {
-        let head = &rest[..at];
-        let after = &rest[at + 5..];
-        let Some(end) = after.find("end") else { break };
+    loop {
+        let char_at = rest.find("beginbfchar");
+        let range_at = rest.find("beginbfrange");
+        let (at, range) = match (char_at, range_at) {
+            (Some(c), Some(r)) if r < c => (r, true),
+            (Some(c), _) => (c, false),
+            (None, Some(r)) => (r, true),
+            (None, None) => break,
+        };
+        let (open, close) = if range {
+            ("beginbfrange", "endbfrange")
+        } else {
+            ("beginbfchar", "endbfchar")
+        };
+        let after = &rest[at + open.len()..];
+        let end = after.find(close)?;
         let body = &after[..end];
-        if head.ends_with("bfchar") {
-            let h = hexes(body);
-            for pair in h.chunks(2) {
+        if range {
+            bfrange(body, &mut map)?;
+        } else {
+            for pair in hexes(body).chunks(2) {
                 if let [src, dst] = pair {
                     map.insert(code(src), utf16(dst)?);
                 }
             }
-        } else if head.ends_with("bfrange") {
-            bfrange(body, &mut map)?;
         }
-        rest = &after[end + 3..];
+        rest = &after[end + close.len()..];
     }
     Some(map)
 }
@@ -310,6 +321,21 @@ fn utf16(bytes: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_to_unicode_stream_is_read_past_its_other_sections() {
+        let mut doc = Document::with_version("1.5");
+        let cmap = b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n\
+1 begincodespacerange <0000> <FFFF> endcodespacerange\n\
+2 beginbfchar <0001> <0041> <0002> <00660066> endbfchar\n\
+1 beginbfrange <0020> <007E> <0020> endbfrange\nendcmap end end\n";
+        let id = doc.add_object(lopdf::Stream::new(lopdf::dictionary! {}, cmap.to_vec()));
+        let font = lopdf::dictionary! { "ToUnicode" => id };
+        let map = to_unicode(&doc, &font).unwrap();
+        assert_eq!(map[&1], "A");
+        assert_eq!(map[&2], "ff");
+        assert_eq!(map[&0x35], "5");
+    }
 
     #[test]
     fn a_to_unicode_map_reads_chars_and_ranges() {

@@ -326,11 +326,20 @@ fn vector_page(
     hits: &mut Hits,
 ) -> Result<Option<Prepared>, ProductionError> {
     let (Some(read), Some(expected)) = (src.page(i), expected) else {
+        tracing::debug!(
+            "{name} page {}: rasterised, its content is not read glyph by glyph",
+            i + 1
+        );
         return Ok(None);
     };
     let (words, members) = read.words(dpi as f64);
     let joined = words::join(&words);
     if !same_letters(&joined.text, expected) {
+        tracing::debug!(
+            "{name} page {}: rasterised, its glyphs read {:?} where pdftotext read {expected:?}",
+            i + 1,
+            joined.text
+        );
         return Ok(None);
     }
     let ms = matches(&joined.text, hits.patterns);
@@ -343,6 +352,10 @@ fn vector_page(
         v
     };
     if found(&joined.text) != found(expected) {
+        tracing::debug!(
+            "{name} page {}: rasterised, its matches differ from pdftotext's",
+            i + 1
+        );
         return Ok(None);
     }
     let label_of = word_labels(&joined, &ms);
