@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use lopdf::{dictionary, Dictionary, Document, Object, ObjectId, Stream};
 use serde::Serialize;
 
+use super::metrics;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Position {
     BottomRight,
@@ -103,26 +105,11 @@ pub enum BatesError {
     InputIsOutput(String),
 }
 
-/// Widths of Helvetica's printable ASCII characters (per 1000 units of font size), from its
-/// AFM metrics, to right-align and centre the stamp exactly.
-const HELVETICA: [u16; 95] = [
-    278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, 556, 556, 556,
-    556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556, 1015, 667, 667, 722, 722, 667,
-    611, 778, 722, 278, 500, 667, 556, 833, 722, 778, 667, 778, 722, 667, 611, 722, 667, 944, 667,
-    667, 611, 278, 278, 278, 469, 556, 333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500,
-    222, 833, 556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584,
-];
-
+/// The width of `s` in Helvetica at `size` points, to right-align and centre the stamp
+/// exactly.
 pub(crate) fn text_width(s: &str, size: f64) -> f64 {
     s.chars()
-        .map(|c| {
-            let i = c as usize;
-            if (32..127).contains(&i) {
-                HELVETICA[i - 32] as f64
-            } else {
-                556.0
-            }
-        })
+        .map(|c| metrics::width(metrics::Standard::Helvetica, c).unwrap_or(556.0))
         .sum::<f64>()
         * size
         / 1000.0
@@ -597,7 +584,7 @@ pub(crate) fn inherited(doc: &Document, page: ObjectId, key: &[u8]) -> Option<Ob
     None
 }
 
-fn number(o: &Object) -> Option<f64> {
+pub(crate) fn number(o: &Object) -> Option<f64> {
     match o {
         Object::Integer(i) => Some(*i as f64),
         Object::Real(r) => Some(*r as f64),
@@ -605,7 +592,8 @@ fn number(o: &Object) -> Option<f64> {
     }
 }
 
-fn rect(o: Option<Object>) -> Option<[f64; 4]> {
+/// A rectangle's corners as lower-left and upper-right, whichever order it gives them in.
+pub(crate) fn rect(o: Option<Object>) -> Option<[f64; 4]> {
     let Object::Array(a) = o? else { return None };
     let v: Vec<f64> = a.iter().filter_map(number).collect();
     (v.len() == 4).then(|| {

@@ -4,5 +4,6 @@
 
 pub mod bates;
 pub mod merge;
+pub mod metrics;
 pub mod production;
 pub mod winansi;

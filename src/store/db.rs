@@ -149,7 +149,7 @@ impl Db {
                 }
                 Ok(acc)
             }
-            Db::Postgres(pg) => pg.fold_ints(sql, params, acc, f),
+            Db::Postgres(pg) => pg.fold_ints(sql, params, (acc, f)),
         }
     }
 

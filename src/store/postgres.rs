@@ -433,14 +433,15 @@ impl Pg {
         })
     }
 
+    /// What `Db::fold_ints` does, on PostgreSQL: `fold` is the starting value and the step.
     pub fn fold_ints<T: Send + 'static>(
         &self,
         sql: &str,
         params: Vec<Val>,
-        acc: T,
-        f: fn(&mut T, i64),
+        fold: (T, fn(&mut T, i64)),
     ) -> Result<T, DbError> {
         use postgres::fallible_iterator::FallibleIterator;
+        let (acc, f) = fold;
         let sql = dollar(sql);
         // Folded again from the start when the connection is lost midway: the first rows are
         // then folded twice, which a fold that inserts into a set (the fingerprint filter)

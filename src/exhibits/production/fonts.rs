@@ -8,15 +8,8 @@ use std::collections::HashMap;
 
 use lopdf::{Dictionary, Document, Object};
 
-/// Widths of Times-Roman's printable ASCII characters (per 1000 units of font size), from
-/// its AFM metrics.
-const TIMES_ROMAN: [u16; 95] = [
-    250, 333, 408, 500, 500, 833, 778, 180, 333, 333, 500, 564, 250, 333, 250, 278, 500, 500, 500,
-    500, 500, 500, 500, 500, 500, 500, 278, 278, 564, 564, 564, 444, 921, 722, 667, 667, 722, 611,
-    556, 722, 722, 333, 389, 722, 611, 889, 722, 722, 556, 722, 667, 556, 611, 722, 722, 944, 722,
-    722, 611, 333, 278, 333, 469, 500, 333, 444, 500, 444, 500, 444, 333, 500, 500, 278, 278, 500,
-    278, 778, 500, 500, 500, 500, 333, 389, 278, 500, 500, 722, 500, 500, 444, 480, 200, 480, 541,
-];
+use crate::exhibits::bates::number as num;
+use crate::exhibits::metrics;
 
 /// One font of a page, as far as redaction needs it.
 pub struct Font {
@@ -60,14 +53,6 @@ fn get<'a>(doc: &'a Document, d: &'a Dictionary, key: &[u8]) -> Option<&'a Objec
     d.get(key).ok().map(|o| deref(doc, o))
 }
 
-fn num(o: &Object) -> Option<f64> {
-    match o {
-        Object::Integer(i) => Some(*i as f64),
-        Object::Real(r) => Some(*r as f64),
-        _ => None,
-    }
-}
-
 /// A simple font: one byte a code, widths from `/Widths` (or a standard font's metrics),
 /// text from `ToUnicode` or the font's encoding.
 fn simple(doc: &Document, font: &Dictionary) -> Option<Font> {
@@ -103,13 +88,14 @@ fn simple(doc: &Document, font: &Dictionary) -> Option<Font> {
             }
         }
         None => {
-            let table = standard_widths(base)?;
+            let name = std::str::from_utf8(base).ok()?;
+            let table = metrics::standard(name)?;
             for (code, text) in &unicode {
                 let mut cs = text.chars();
                 let (Some(c), None) = (cs.next(), cs.next()) else {
                     continue;
                 };
-                if let Some(w) = table(c) {
+                if let Some(w) = metrics::width(table, c) {
                     widths.insert(*code, w);
                 }
             }
@@ -123,30 +109,6 @@ fn simple(doc: &Document, font: &Dictionary) -> Option<Font> {
         default_width,
         unicode,
     })
-}
-
-type Widths = fn(char) -> Option<f64>;
-
-/// The widths of a standard font without `/Widths`, for the characters they are known for.
-fn standard_widths(base: &[u8]) -> Option<Widths> {
-    let name = std::str::from_utf8(base).ok()?;
-    let name = name.split_once('+').map_or(name, |(_, n)| n);
-    if name.starts_with("Courier") {
-        return Some(|_| Some(600.0));
-    }
-    match name {
-        "Helvetica" | "Helvetica-Oblique" | "Arial" | "ArialMT" => Some(|c| {
-            let i = c as usize;
-            (32..127)
-                .contains(&i)
-                .then(|| crate::exhibits::bates::text_width(&c.to_string(), 1000.0))
-        }),
-        "Times-Roman" | "TimesNewRoman" | "TimesNewRomanPSMT" => Some(|c| {
-            let i = c as usize;
-            (32..127).contains(&i).then(|| TIMES_ROMAN[i - 32] as f64)
-        }),
-        _ => None,
-    }
 }
 
 /// A composite font with two-byte `Identity-H` codes: widths from its descendant's `/W`
@@ -350,14 +312,5 @@ mod tests {
         assert_eq!(map[&0x10], "x");
         assert_eq!(map[&0x11], "fi");
         assert_eq!(hexes("<0001> <0032>"), vec![vec![0, 1], vec![0, 0x32]]);
-    }
-
-    #[test]
-    fn standard_fonts_have_known_widths_and_others_none() {
-        let times = standard_widths(b"Times-Roman").unwrap();
-        assert_eq!(times('0'), Some(500.0));
-        assert_eq!(times('W'), Some(944.0));
-        assert_eq!(standard_widths(b"Courier-Bold").unwrap()('x'), Some(600.0));
-        assert!(standard_widths(b"Symbol").is_none());
     }
 }

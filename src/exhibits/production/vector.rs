@@ -19,6 +19,7 @@ use lopdf::{dictionary, Dictionary, Document, Object, ObjectId, Stream};
 use super::fonts::Font;
 use super::page::{Label, PxBox, BAND};
 use super::words::Word;
+use crate::exhibits::bates::{inherited, number as num, rect};
 
 type Matrix = [f64; 6];
 const IDENTITY: Matrix = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0];
@@ -36,14 +37,6 @@ fn mul(a: &Matrix, b: &Matrix) -> Matrix {
 
 fn apply(m: &Matrix, x: f64, y: f64) -> (f64, f64) {
     (m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5])
-}
-
-fn num(o: &Object) -> Option<f64> {
-    match o {
-        Object::Integer(i) => Some(*i as f64),
-        Object::Real(r) => Some(*r as f64),
-        _ => None,
-    }
 }
 
 /// One glyph shown by the page: the text it stands for, where it is, and where in the
@@ -274,24 +267,6 @@ impl VectorPage {
         let _ = doc.save_to(&mut bytes);
         bytes
     }
-}
-
-/// A page attribute, looked up through the page tree.
-fn inherited(doc: &Document, page: ObjectId, key: &[u8]) -> Option<Object> {
-    crate::exhibits::bates::inherited(doc, page, key)
-}
-
-fn rect(o: Option<Object>) -> Option<[f64; 4]> {
-    let Object::Array(a) = o? else { return None };
-    let v: Vec<f64> = a.iter().filter_map(num).collect();
-    (v.len() == 4).then(|| {
-        [
-            v[0].min(v[2]),
-            v[1].min(v[3]),
-            v[0].max(v[2]),
-            v[1].max(v[3]),
-        ]
-    })
 }
 
 /// Whether the page has annotations that draw something of their own (form fields,
