@@ -4,9 +4,11 @@
 //! every Social Security number found, `add_redact_annot` and `apply_redactions`), side by
 //! side. Target: lexrun's wall time ≤ 1.0 × PyMuPDF's.
 //!
-//! lexrun's volume is the whole of what a user runs: every page rasterised with its
-//! redactions burned into the pixels, the load files written, and everything read back
-//! (every page's text layer and OCR) before the volume is put in place.
+//! lexrun's volume is the whole of what a user runs: the document collected and read by
+//! `pdftotext`, every page produced with its redacted glyphs taken out of its content stream
+//! (the generated pages are text, so none needs rasterising), the text, load files and
+//! reconciliation written, and everything read back (every page's bytes, decompressed
+//! streams and text layer, and every other file) before the volume is put in place.
 //!
 //! Run: `cargo bench --bench production` (needs poppler-utils and tesseract-ocr, and
 //! `pip install pymupdf` for the comparison). `PRODUCTION_BENCH_RUNS` sets how many runs

@@ -44,6 +44,10 @@ pub fn width(font: Standard, c: char) -> Option<f64> {
         Standard::Helvetica => 0,
         Standard::TimesRoman => 95,
     };
+    // The curly quotes the standard encoding puts at 0x27 and 0x60.
+    if matches!(c, '\u{2018}' | '\u{2019}') {
+        return Some(if row == 0 { 222.0 } else { 333.0 });
+    }
     let i = c as usize;
     (32..127).contains(&i).then(|| WIDTHS[row + i - 32] as f64)
 }
@@ -58,6 +62,7 @@ mod tests {
         assert_eq!(width(Standard::TimesRoman, 'W'), Some(944.0));
         assert_eq!(width(Standard::Helvetica, '0'), Some(556.0));
         assert_eq!(width(Standard::Helvetica, 'é'), None);
+        assert_eq!(width(Standard::TimesRoman, '\u{2019}'), Some(333.0));
         assert_eq!(standard("ABCDEF+Courier-Bold"), Some(Standard::Courier));
         assert_eq!(standard("Symbol"), None);
     }

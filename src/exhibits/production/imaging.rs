@@ -1,4 +1,5 @@
-//! Turning a document into produced pages. PDFs and images are rasterised at the
+//! Turning a document into produced pages. A PDF's pages are produced as themselves where
+//! `vector.rs` can vouch for every glyph; other PDF pages and images are rasterised at the
 //! production's resolution (`pdftoppm`), their words found in the text layer or, for a scan,
 //! by tesseract; every other kind is set as text from what lexrun reads of it. Redactions are
 //! marked on words (raster pages) or characters (text pages) so the pixels or characters

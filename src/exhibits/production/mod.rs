@@ -8,9 +8,11 @@
 //! document, of what was produced; `DATA/` the Concordance `.dat` and Opticon `.opt` load
 //! files, the privilege log (CSV and DOCX) for what was withheld, and the reconciliation.
 //!
-//! Redactions are burned in: a PDF or image page is rasterised and the pixels under each
-//! redaction blacked out, and a text page is set without the redacted characters, so no
-//! redacted byte is written anywhere; each box carries its reason. The whole volume is built
+//! Redactions are burned in, so no redacted byte is written anywhere, and each box carries
+//! its reason: a PDF page whose every glyph lexrun can vouch for is produced as itself with
+//! the redacted glyphs taken out of its content stream (`vector.rs`); any other PDF or image
+//! page is rasterised and the pixels under each redaction blacked out; a text page is set
+//! without the redacted characters. The whole volume is built
 //! in a staging folder, then read back (`reread`) — every page's stamps, the load files
 //! against the images, and every redacted string searched for in every byte, text layer and
 //! OCR of every page — and only then moved into place. Any problem found before or while
