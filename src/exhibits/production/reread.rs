@@ -79,8 +79,61 @@ fn byte_forms(s: &str) -> Vec<Vec<u8>> {
     v
 }
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && memchr::memmem::find(hay, needle).is_some()
+/// Every needle looked for in one pass over a file: its byte forms as written, and its
+/// letters squashed (no spaces, lower case) as a text layer or OCR shows them.
+pub(super) struct Finder<'a> {
+    pub(super) needles: Vec<&'a Redacted>,
+    bytes: Option<aho_corasick::AhoCorasick>,
+    bytes_of: Vec<usize>,
+    squashed: Option<aho_corasick::AhoCorasick>,
+}
+
+impl<'a> Finder<'a> {
+    fn new(needles: Vec<&'a Redacted>) -> Finder<'a> {
+        let mut forms = Vec::new();
+        let mut bytes_of = Vec::new();
+        for (i, r) in needles.iter().enumerate() {
+            for f in byte_forms(&r.text).into_iter().filter(|f| !f.is_empty()) {
+                forms.push(f);
+                bytes_of.push(i);
+            }
+        }
+        let squashed: Vec<String> = needles.iter().map(|r| squash(&r.text)).collect();
+        let build = |pats: &[&[u8]]| {
+            aho_corasick::AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::Standard)
+                .build(pats)
+                .ok()
+        };
+        let form_refs: Vec<&[u8]> = forms.iter().map(Vec::as_slice).collect();
+        let sq_refs: Vec<&[u8]> = squashed.iter().map(|s| s.as_bytes()).collect();
+        Finder {
+            bytes: build(&form_refs),
+            bytes_of,
+            squashed: build(&sq_refs),
+            needles,
+        }
+    }
+
+    /// Which needles `hay` holds in one of their byte forms, by index.
+    fn in_bytes(&self, hay: &[u8]) -> BTreeSet<usize> {
+        let Some(ac) = &self.bytes else {
+            return BTreeSet::new();
+        };
+        ac.find_overlapping_iter(hay)
+            .map(|m| self.bytes_of[m.pattern().as_usize()])
+            .collect()
+    }
+
+    /// Which needles a squashed text (see `squash`) holds, by index.
+    fn in_squashed(&self, hay: &str) -> BTreeSet<usize> {
+        let Some(ac) = &self.squashed else {
+            return BTreeSet::new();
+        };
+        ac.find_overlapping_iter(hay)
+            .map(|m| m.pattern().as_usize())
+            .collect()
+    }
 }
 
 /// A page as written: its number, its legend, and whether it is an image (so its pixels
@@ -110,7 +163,7 @@ pub fn check(
     (first, last): (u64, u64),
 ) -> Vec<String> {
     let mut problems = Vec::new();
-    let needles = needles(redacted);
+    let finder = Finder::new(needles(redacted));
     // The images: exactly first..=last, each stamped.
     let mut have = BTreeSet::new();
     files_in(volume, "IMAGES", &mut have);
@@ -130,11 +183,11 @@ pub fn check(
         let handles: Vec<_> = stamps
             .chunks(chunk)
             .map(|pages| {
-                let needles = &needles;
+                let finder = &finder;
                 scope.spawn(move || {
                     let mut problems = Vec::new();
                     for p in pages {
-                        page(volume, spec, p, needles, &mut problems);
+                        page(volume, spec, p, finder, &mut problems);
                     }
                     problems
                 })
@@ -177,14 +230,13 @@ pub fn check(
                     }
                 }
             }
-            for r in needles.iter().filter(|r| r.page.is_none()) {
-                let forms = byte_forms(&r.text);
-                let sq = squash(&r.text);
-                let hit = texts.iter().any(|t| {
-                    forms.iter().any(|f| contains(t, f))
-                        || squash(&String::from_utf8_lossy(t)).contains(&sq)
-                });
-                if hit {
+            let mut hits = BTreeSet::new();
+            for t in &texts {
+                hits.extend(finder.in_bytes(t));
+                hits.extend(finder.in_squashed(&squash(&String::from_utf8_lossy(t))));
+            }
+            for (i, r) in finder.needles.iter().enumerate() {
+                if r.page.is_none() && hits.contains(&i) {
                     leak(&mut problems, r, rel.clone());
                 }
             }
@@ -211,9 +263,9 @@ fn files_in(volume: &Path, sub: &str, out: &mut BTreeSet<String>) {
 
 /// One page read back: its stamps in the text layer, and no redacted string in its bytes,
 /// its decompressed streams, its text layer or (an image) its OCR.
-fn page(volume: &Path, spec: &Spec, p: &Page, needles: &[&Redacted], problems: &mut Vec<String>) {
+fn page(volume: &Path, spec: &Spec, p: &Page, finder: &Finder, problems: &mut Vec<String>) {
     if spec.images == Images::Tiff {
-        return tiff_page(volume, spec, p, needles, problems);
+        return tiff_page(volume, spec, p, finder, problems);
     }
     let (bates, legend) = (&p.bates, &p.legend);
     let rel = p.file.clone();
@@ -255,23 +307,26 @@ fn page(volume: &Path, spec: &Spec, p: &Page, needles: &[&Redacted], problems: &
     } else {
         String::new()
     };
-    let layer_sq = squash(&layer);
-    let ocr_sq = squash(&ocr);
-    for r in needles {
+    let in_bytes = finder.in_bytes(&bytes);
+    let mut in_streams = BTreeSet::new();
+    for s in &streams {
+        in_streams.extend(finder.in_bytes(s));
+    }
+    let in_layer = finder.in_squashed(&squash(&layer));
+    let in_ocr = finder.in_squashed(&squash(&ocr));
+    for (i, r) in finder.needles.iter().enumerate() {
         if r.page.as_ref().is_some_and(|p| p != bates) {
             continue;
         }
-        let forms = byte_forms(&r.text);
-        if forms.iter().any(|f| contains(&bytes, f)) {
+        if in_bytes.contains(&i) {
             leak(problems, r, format!("the bytes of {rel}"));
-        } else if streams.iter().any(|s| forms.iter().any(|f| contains(s, f))) {
+        } else if in_streams.contains(&i) {
             leak(problems, r, format!("a decompressed stream of {rel}"));
         }
-        let sq = squash(&r.text);
-        if layer_sq.contains(&sq) {
+        if in_layer.contains(&i) {
             leak(problems, r, format!("the text layer of {rel}"));
         }
-        if !ocr_sq.is_empty() && ocr_sq.contains(&sq) {
+        if in_ocr.contains(&i) {
             leak(problems, r, format!("the OCR of {rel}"));
         }
     }
@@ -316,13 +371,7 @@ fn stamp_form(s: &str) -> String {
 /// A TIFF page read back: its structure (one page, Group IV, bilevel, the production's
 /// resolution) and every row decoded; its Bates number and legend in its OCR, and no
 /// redacted string in its bytes or its OCR.
-fn tiff_page(
-    volume: &Path,
-    spec: &Spec,
-    p: &Page,
-    needles: &[&Redacted],
-    problems: &mut Vec<String>,
-) {
+fn tiff_page(volume: &Path, spec: &Spec, p: &Page, finder: &Finder, problems: &mut Vec<String>) {
     let (bates, legend, rel) = (&p.bates, &p.legend, &p.file);
     let path = volume.join(rel);
     let Ok(bytes) = std::fs::read(&path) else {
@@ -364,15 +413,16 @@ fn tiff_page(
             "{rel}: its legend `{legend}` is not on the page (OCR reads no such words)"
         ));
     }
-    let ocr_sq = squash(&ocr);
-    for r in needles {
+    let in_bytes = finder.in_bytes(&bytes);
+    let in_ocr = finder.in_squashed(&squash(&ocr));
+    for (i, r) in finder.needles.iter().enumerate() {
         if r.page.as_ref().is_some_and(|p| p != bates) {
             continue;
         }
-        if byte_forms(&r.text).iter().any(|f| contains(&bytes, f)) {
+        if in_bytes.contains(&i) {
             leak(problems, r, format!("the bytes of {rel}"));
         }
-        if ocr_sq.contains(&squash(&r.text)) {
+        if in_ocr.contains(&i) {
             leak(problems, r, format!("the OCR of {rel}"));
         }
     }
