@@ -242,13 +242,13 @@ fn tool_err(document: &str, e: limits::ToolError) -> ProductionError {
 }
 
 /// Pages of a PDF (or of an image, made a PDF by tesseract first), each produced as itself
-/// where `vector.rs` can vouch for every glyph on it (`texts`, what `pdftotext` read of each
+/// (where `vector` allows it) if `vector.rs` can vouch for every glyph on it (`texts`, what `pdftotext` read of each
 /// page, is its check), else rasterised with its redactions blacked out in the pixels.
 #[allow(clippy::too_many_arguments)]
 pub fn raster_pages(
     name: &str,
     pdf: &Path,
-    image: bool,
+    (image, vector): (bool, bool),
     work: &Path,
     (dpi, lang): (u32, &str),
     texts: &[String],
@@ -267,7 +267,7 @@ pub fn raster_pages(
     } else {
         pdf.to_path_buf()
     };
-    let source = if image {
+    let source = if image || !vector {
         None
     } else {
         vector::Source::open(&pdf).filter(|s| s.len() > 0)

@@ -9,9 +9,9 @@
 //! files, the privilege log (CSV and DOCX) for what was withheld, and the reconciliation.
 //!
 //! Redactions are burned in, so no redacted byte is written anywhere, and each box carries
-//! its reason: a PDF page whose every glyph lexrun can vouch for is produced as itself with
-//! the redacted glyphs taken out of its content stream (`vector.rs`); any other PDF or image
-//! page is rasterised and the pixels under each redaction blacked out; a text page is set
+//! its reason: in a PDF volume, a PDF page whose every glyph lexrun can vouch for is produced
+//! as itself with the redacted glyphs taken out of its content stream (`vector.rs`); any other
+//! PDF or image page, and every page of a TIFF volume, is rasterised and the pixels under each redaction blacked out; a text page is set
 //! without the redacted characters. The whole volume is built
 //! in a staging folder, then read back (`reread`) — every page's stamps, the load files
 //! against the images, and every redacted string searched for in every byte, text layer and

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::collect::glob;
 use super::imaging::{self, Hits, Prepared};
-use super::types::{BoxRule, Doc, Fate, Pattern, ProductionError, Spec};
+use super::types::{BoxRule, Doc, Fate, Images, Pattern, ProductionError, Spec};
 use crate::sources::Kind;
 
 /// Every document's pages, ready to be numbered and written.
@@ -125,6 +125,9 @@ fn prepare(
     match d.kind {
         Kind::Pdf | Kind::Png | Kind::Jpeg | Kind::Tiff => {
             let image = d.kind != Kind::Pdf;
+            // A TIFF volume is pixels whatever the page was: its pages are redacted in the
+            // pixels too, as they are rasterised for it.
+            let vector = !image && spec.images == Images::Pdf;
             let file = match &d.bytes {
                 Some(b) => {
                     std::fs::create_dir_all(work)
@@ -138,7 +141,7 @@ fn prepare(
             imaging::raster_pages(
                 &d.name,
                 &file,
-                image,
+                (image, vector),
                 work,
                 (spec.dpi, &spec.lang),
                 &d.texts,

@@ -356,13 +356,17 @@ fn ocr(path: &Path, lang: &str) -> Option<String> {
 }
 
 /// What OCR is held to: letters and digits only, in capitals, with the shapes a stamp's
-/// Courier leaves ambiguous (O and 0, I, L and 1) read as one.
+/// Courier leaves ambiguous (O, Q, D and 0; I, L and 1; S and 5; B and 8; Z and 2) read as
+/// one. The stamp is held to the same form, so this only forgives a misread shape.
 fn stamp_form(s: &str) -> String {
     s.chars()
         .filter(char::is_ascii_alphanumeric)
         .map(|c| match c.to_ascii_uppercase() {
-            'O' => '0',
+            'O' | 'Q' | 'D' => '0',
             'I' | 'L' => '1',
+            'S' => '5',
+            'B' => '8',
+            'Z' => '2',
             c => c,
         })
         .collect()
@@ -547,6 +551,13 @@ mod tests {
     use super::super::page::{self, Stamps, TextPage};
     use super::super::types::Spec;
     use super::*;
+
+    #[test]
+    fn ocr_is_forgiven_a_stamps_ambiguous_shapes_but_not_another_number() {
+        let seen = stamp_form("HIGHLY CONFIDENTIAL RIVERAQ000004");
+        assert!(seen.contains(&stamp_form("RIVERA0000004")));
+        assert!(!seen.contains(&stamp_form("RIVERA0000005")));
+    }
 
     fn spec() -> Spec {
         Spec {
