@@ -82,9 +82,12 @@ fn simple(doc: &Document, font: &Dictionary) -> Option<Font> {
         .unwrap_or(0.0);
     match get(doc, font, b"Widths").and_then(|o| o.as_array().ok()) {
         Some(ws) => {
-            let first = get(doc, font, b"FirstChar").and_then(num)? as u32;
+            let first = get(doc, font, b"FirstChar").and_then(num)?;
+            if !(0.0..=255.0).contains(&first) || ws.len() > 256 {
+                return None;
+            }
             for (i, w) in ws.iter().enumerate() {
-                widths.insert(first + i as u32, num(deref(doc, w))?);
+                widths.insert(first as u32 + i as u32, num(deref(doc, w))?);
             }
         }
         None => {
@@ -127,20 +130,25 @@ fn composite(doc: &Document, font: &Dictionary) -> Option<Font> {
         let w: Vec<&Object> = w.iter().map(|o| deref(doc, o)).collect();
         let mut i = 0;
         while i < w.len() {
-            let first = num(w[i])? as u32;
+            let first = num(w[i])?;
+            if !(0.0..=65_535.0).contains(&first) || widths.len() > 65_536 {
+                return None;
+            }
+            let first = first as u32;
             match w.get(i + 1)? {
                 Object::Array(list) => {
                     for (k, v) in list.iter().enumerate() {
-                        widths.insert(first + k as u32, num(deref(doc, v))?);
+                        widths.insert(first.checked_add(k as u32)?, num(deref(doc, v))?);
                     }
                     i += 2;
                 }
                 last => {
-                    let last = num(last)? as u32;
+                    let last = num(last)?;
                     let width = num(w.get(i + 2)?)?;
-                    if last < first || last - first > 65_535 {
+                    if !(0.0..=65_535.0).contains(&last) || (last as u32) < first {
                         return None;
                     }
+                    let last = last as u32;
                     for c in first..=last {
                         widths.insert(c, width);
                     }
@@ -205,13 +213,13 @@ fn bfrange(body: &str, map: &mut HashMap<u32, String>) -> Option<()> {
         let (hi, r) = hex_token(r.trim_start())?;
         let r = r.trim_start();
         let (lo, hi) = (code(&lo), code(&hi));
-        if hi < lo || hi - lo > 65_535 {
+        if hi < lo || hi - lo > 65_535 || map.len() > 1 << 17 {
             return None;
         }
         if let Some(list) = r.strip_prefix('[') {
             let close = list.find(']')?;
             for (k, dst) in hexes(&list[..close]).iter().enumerate() {
-                map.insert(lo + k as u32, utf16(dst)?);
+                map.insert(lo.checked_add(k as u32)?, utf16(dst)?);
             }
             rest = list[close + 1..].trim_start();
         } else {

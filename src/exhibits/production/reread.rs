@@ -86,6 +86,9 @@ pub(super) struct Finder<'a> {
     bytes: Option<aho_corasick::AhoCorasick>,
     bytes_of: Vec<usize>,
     squashed: Option<aho_corasick::AhoCorasick>,
+    /// The patterns themselves, searched one by one if an automaton could not be built.
+    forms: Vec<Vec<u8>>,
+    squashed_forms: Vec<String>,
 }
 
 impl<'a> Finder<'a> {
@@ -99,6 +102,7 @@ impl<'a> Finder<'a> {
             }
         }
         let squashed: Vec<String> = needles.iter().map(|r| squash(&r.text)).collect();
+        // (`needles` keeps only strings of four letters or more, so no pattern is empty.)
         let build = |pats: &[&[u8]]| {
             aho_corasick::AhoCorasick::builder()
                 .match_kind(aho_corasick::MatchKind::Standard)
@@ -112,13 +116,18 @@ impl<'a> Finder<'a> {
             bytes_of,
             squashed: build(&sq_refs),
             needles,
+            forms,
+            squashed_forms: squashed,
         }
     }
 
     /// Which needles `hay` holds in one of their byte forms, by index.
     fn in_bytes(&self, hay: &[u8]) -> BTreeSet<usize> {
         let Some(ac) = &self.bytes else {
-            return BTreeSet::new();
+            return (self.forms.iter().zip(&self.bytes_of))
+                .filter(|(f, _)| memchr::memmem::find(hay, f).is_some())
+                .map(|(_, i)| *i)
+                .collect();
         };
         ac.find_overlapping_iter(hay)
             .map(|m| self.bytes_of[m.pattern().as_usize()])
@@ -128,7 +137,10 @@ impl<'a> Finder<'a> {
     /// Which needles a squashed text (see `squash`) holds, by index.
     fn in_squashed(&self, hay: &str) -> BTreeSet<usize> {
         let Some(ac) = &self.squashed else {
-            return BTreeSet::new();
+            return (self.squashed_forms.iter().enumerate())
+                .filter(|(_, f)| hay.contains(f.as_str()))
+                .map(|(i, _)| i)
+                .collect();
         };
         ac.find_overlapping_iter(hay)
             .map(|m| m.pattern().as_usize())

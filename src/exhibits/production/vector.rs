@@ -92,6 +92,9 @@ impl Source {
             Some(Object::Dictionary(d)) => d,
             _ => Dictionary::new(),
         };
+        if draws_elsewhere(doc, &resources) {
+            return None;
+        }
         let content = doc.get_page_content(id).ok()?;
         let ops = Content::decode(&content).ok()?.operations;
         let glyphs = interpret(doc, &resources, &ops)?;
@@ -269,6 +272,35 @@ impl VectorPage {
     }
 }
 
+/// Whether the page's resources hold content of their own that this path does not read: a
+/// tiling pattern (a content stream), or a graphics state with a soft mask (a form) or a
+/// font.
+fn draws_elsewhere(doc: &Document, resources: &Dictionary) -> bool {
+    let entries = |key: &[u8]| -> Vec<Object> {
+        resources
+            .get(key)
+            .ok()
+            .and_then(|o| doc.dereference(o).ok())
+            .and_then(|(_, o)| o.as_dict().ok())
+            .map(|d| {
+                d.iter()
+                    .filter_map(|(_, v)| doc.dereference(v).ok().map(|(_, o)| o.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let tiling = entries(b"Pattern")
+        .iter()
+        .any(|p| matches!(p, Object::Stream(_)));
+    let states = entries(b"ExtGState").iter().any(|g| {
+        let Ok(d) = g.as_dict() else { return true };
+        d.has(b"Font")
+            || d.get(b"SMask")
+                .is_ok_and(|m| m.as_name().ok() != Some(b"None"))
+    });
+    tiling || states
+}
+
 /// Whether the page has annotations that draw something of their own (form fields,
 /// comments, stamps): those are seen only on a raster. Links draw nothing and are dropped.
 fn has_appearances(doc: &Document, page: ObjectId) -> bool {
@@ -364,6 +396,19 @@ fn interpret(doc: &Document, resources: &Dictionary, ops: &[Operation]) -> Optio
     let mut glyphs = Vec::new();
     for (oi, op) in ops.iter().enumerate() {
         let n = |i: usize| op.operands.get(i).and_then(num);
+        let arity = match op.operator.as_str() {
+            "Tj" | "'" | "TJ" => Some(1),
+            "\"" => Some(3),
+            _ => None,
+        };
+        let has_string = op.operands.iter().any(|o| matches!(o, Object::String(..)));
+        match arity {
+            // Text is shown only where it is read: exactly the operands the operator takes.
+            Some(k) if op.operands.len() != k => return None,
+            // A string anywhere else (an unknown operator's) could be shown by a reader.
+            None if has_string && !matches!(op.operator.as_str(), "BDC" | "DP") => return None,
+            _ => {}
+        }
         match op.operator.as_str() {
             "q" => stack.push(st.clone()),
             "Q" => st = stack.pop().unwrap_or_else(|| st.clone()),
@@ -472,6 +517,9 @@ impl Show<'_> {
 
     fn string(&mut self, s: &[u8], (op, element): (usize, usize)) -> Option<()> {
         let step = if self.font.two_byte { 2 } else { 1 };
+        if s.len() % step != 0 {
+            return None;
+        }
         let st = self.st;
         let mut at = 0;
         while at + step <= s.len() {
@@ -500,9 +548,13 @@ impl Show<'_> {
             let (ox, oy) = apply(&trm, 0.0, 0.0);
             let (ex, ey) = apply(&trm, w0 / 1000.0, 0.0);
             let (hx, hy) = apply(&trm, 0.0, 1.0);
+            let bbox = [min(xs), min(ys), max(xs), max(ys)];
+            if !bbox.iter().all(|v| v.is_finite() && v.abs() < 1e6) {
+                return None;
+            }
             self.glyphs.push(Glyph {
                 text: self.font.text(code).unwrap_or("\u{FFFD}").to_string(),
-                bbox: [min(xs), min(ys), max(xs), max(ys)],
+                bbox,
                 origin: (ox, oy),
                 end: (ex, ey),
                 size: ((hx - ox).powi(2) + (hy - oy).powi(2)).sqrt(),
@@ -531,8 +583,19 @@ fn without(
         by_op.entry(g.place.0).or_default().push(g);
     }
     let mut out = Vec::with_capacity(ops.len());
+    let mut depth = 0usize;
     for (oi, op) in ops.iter().enumerate() {
         match op.operator.as_str() {
+            // Balanced, so nothing the page leaves set reaches the boxes drawn over it.
+            "q" => {
+                depth += 1;
+                out.push(op.clone());
+            }
+            "Q" if depth == 0 => {}
+            "Q" => {
+                depth -= 1;
+                out.push(op.clone());
+            }
             "BDC" => out.push(Operation::new(
                 "BMC",
                 op.operands.iter().take(1).cloned().collect(),
@@ -547,6 +610,7 @@ fn without(
             },
         }
     }
+    out.extend((0..depth).map(|_| Operation::new("Q", vec![])));
     Some(out)
 }
 
@@ -579,10 +643,16 @@ fn cut(op: &Operation, gone: &[&Glyph]) -> Option<Vec<Operation>> {
         for g in gone.iter().filter(|g| g.place.1 == ei) {
             let (_, _, from, len) = g.place;
             kept.extend_from_slice(s.get(at..from)?);
+            let joins = kept.is_empty() && at == from && at > 0;
             if !kept.is_empty() {
                 array.push(Object::String(std::mem::take(&mut kept), *format));
             }
-            array.push(Object::Real(-g.shift as f32));
+            // A run of removed glyphs leaves one number, their widths summed: a number for
+            // each would record the width of every redacted character.
+            match array.last_mut() {
+                Some(Object::Real(n)) if joins => *n -= g.shift as f32,
+                _ => array.push(Object::Real(-g.shift as f32)),
+            }
             at = from + len;
         }
         kept.extend_from_slice(s.get(at..)?);
@@ -629,6 +699,52 @@ pub fn text_of(pdf: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn glyph(op: usize, at: usize) -> Glyph {
+        Glyph {
+            text: "x".into(),
+            bbox: [0.0; 4],
+            origin: (0.0, 0.0),
+            end: (0.0, 0.0),
+            size: 10.0,
+            shift: 500.0,
+            place: (op, 0, at, 1),
+        }
+    }
+
+    #[test]
+    fn a_run_of_removed_glyphs_leaves_one_number_and_the_page_is_balanced() {
+        let ops = vec![
+            Operation::new("q", vec![]),
+            Operation::new("q", vec![]),
+            Operation::new("Tj", vec![Object::string_literal("ab123cd")]),
+            Operation::new("Q", vec![]),
+        ];
+        let glyphs: Vec<Glyph> = (0..7).map(|i| glyph(2, i)).collect();
+        let removed: BTreeSet<usize> = [2, 3, 4].into_iter().collect();
+        let out = without(&ops, &glyphs, &removed).unwrap();
+        let names: Vec<&str> = out.iter().map(|o| o.operator.as_str()).collect();
+        assert_eq!(names, ["q", "q", "TJ", "Q", "Q"]);
+        let Object::Array(a) = &out[2].operands[0] else {
+            panic!("not a TJ array")
+        };
+        assert_eq!(a.len(), 3);
+        assert_eq!(a[0], Object::string_literal("ab"));
+        assert_eq!(a[1], Object::Real(-1500.0));
+        assert_eq!(a[2], Object::string_literal("cd"));
+    }
+
+    #[test]
+    fn text_shown_with_other_operands_than_its_operator_takes_is_not_read() {
+        let doc = Document::with_version("1.5");
+        let ops = vec![Operation::new(
+            "Tj",
+            vec![Object::string_literal("a"), Object::string_literal("b")],
+        )];
+        assert!(interpret(&doc, &Dictionary::new(), &ops).is_none());
+        let ops = vec![Operation::new("XX", vec![Object::string_literal("secret")])];
+        assert!(interpret(&doc, &Dictionary::new(), &ops).is_none());
+    }
 
     #[test]
     fn matrices_compose_as_pdf_does() {
