@@ -166,6 +166,26 @@ fn leak(problems: &mut Vec<String>, r: &Redacted, wher: String) {
     ));
 }
 
+/// Reports each needle found in each place, for the page numbered `bates` (a string a box
+/// covered is looked for on its own page only).
+fn leaks(
+    finder: &Finder,
+    bates: &str,
+    places: &[(BTreeSet<usize>, String)],
+    problems: &mut Vec<String>,
+) {
+    for (i, r) in finder.needles.iter().enumerate() {
+        if r.page.as_ref().is_some_and(|p| p != bates) {
+            continue;
+        }
+        for (found, wher) in places {
+            if found.contains(&i) {
+                leak(problems, r, wher.clone());
+            }
+        }
+    }
+}
+
 /// Looks at the staged volume; returns every problem found (none: the volume may go out).
 pub fn check(
     volume: &Path,
@@ -324,24 +344,21 @@ fn page(volume: &Path, spec: &Spec, p: &Page, finder: &Finder, problems: &mut Ve
     for s in &streams {
         in_streams.extend(finder.in_bytes(s));
     }
-    let in_layer = finder.in_squashed(&squash(&layer));
-    let in_ocr = finder.in_squashed(&squash(&ocr));
-    for (i, r) in finder.needles.iter().enumerate() {
-        if r.page.as_ref().is_some_and(|p| p != bates) {
-            continue;
-        }
-        if in_bytes.contains(&i) {
-            leak(problems, r, format!("the bytes of {rel}"));
-        } else if in_streams.contains(&i) {
-            leak(problems, r, format!("a decompressed stream of {rel}"));
-        }
-        if in_layer.contains(&i) {
-            leak(problems, r, format!("the text layer of {rel}"));
-        }
-        if in_ocr.contains(&i) {
-            leak(problems, r, format!("the OCR of {rel}"));
-        }
-    }
+    // A string in the file's bytes is not reported again for its streams.
+    let in_streams = in_streams.difference(&in_bytes).copied().collect();
+    let places = [
+        (in_bytes, format!("the bytes of {rel}")),
+        (in_streams, format!("a decompressed stream of {rel}")),
+        (
+            finder.in_squashed(&squash(&layer)),
+            format!("the text layer of {rel}"),
+        ),
+        (
+            finder.in_squashed(&squash(&ocr)),
+            format!("the OCR of {rel}"),
+        ),
+    ];
+    leaks(finder, bates, &places, problems);
 }
 
 /// The OCR of a page as it prints: `pdftoppm` rasterises it at 300 dpi straight into
@@ -429,19 +446,14 @@ fn tiff_page(volume: &Path, spec: &Spec, p: &Page, finder: &Finder, problems: &m
             "{rel}: its legend `{legend}` is not on the page (OCR reads no such words)"
         ));
     }
-    let in_bytes = finder.in_bytes(&bytes);
-    let in_ocr = finder.in_squashed(&squash(&ocr));
-    for (i, r) in finder.needles.iter().enumerate() {
-        if r.page.as_ref().is_some_and(|p| p != bates) {
-            continue;
-        }
-        if in_bytes.contains(&i) {
-            leak(problems, r, format!("the bytes of {rel}"));
-        }
-        if in_ocr.contains(&i) {
-            leak(problems, r, format!("the OCR of {rel}"));
-        }
-    }
+    let places = [
+        (finder.in_bytes(&bytes), format!("the bytes of {rel}")),
+        (
+            finder.in_squashed(&squash(&ocr)),
+            format!("the OCR of {rel}"),
+        ),
+    ];
+    leaks(finder, bates, &places, problems);
 }
 
 /// The load files parsed back and matched to the images.
