@@ -8,12 +8,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::finder::collapse;
 use super::page::{self, Gray, Label, PxBox, TextPage};
 use super::redact::spans;
 use super::tiff;
 use super::types::{BoxRule, Pattern, ProductionError};
 use super::vector::{self, VectorPage};
-use super::words::{self, Word};
+use super::words::{
+    self, point_labels, produced_text, whole_page, whole_raster_page, word_boxes, word_labels, Word,
+};
 use crate::sources::limits;
 
 /// A page ready to be written, with what was redacted on it.
@@ -50,12 +53,6 @@ fn matches(text: &str, patterns: &[Pattern]) -> Vec<(usize, usize, String, usize
     }
     out.sort_by_key(|m| (m.0, m.1));
     out
-}
-
-/// Whether the redactions would leave nothing of a page worth producing: then the document
-/// should be withheld, or the pattern narrowed.
-fn whole_page(covered: usize, total: usize) -> bool {
-    total >= 20 && covered * 10 >= total * 9
 }
 
 pub struct Hits<'a> {
@@ -391,10 +388,6 @@ fn vector_page(
     }))
 }
 
-fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// Whether two texts hold the same letters and digits, in any order.
 fn same_letters(a: &str, b: &str) -> bool {
     let sorted = |s: &str| {
@@ -403,22 +396,6 @@ fn same_letters(a: &str, b: &str) -> bool {
         v
     };
     sorted(a) == sorted(b)
-}
-
-/// The labels of a vector page's redactions, a little padded, in the page's own space.
-fn point_labels(px_boxes: &[(PxBox, String)], crop: [f64; 4], dpi: u32) -> Vec<Label> {
-    let k = dpi as f64 / 72.0;
-    let pad = 1.0;
-    px_boxes
-        .iter()
-        .map(|(b, why)| Label {
-            x: crop[0] + b.x0 as f64 / k - pad,
-            y: crop[3] - b.y1 as f64 / k - pad,
-            w: (b.x1 - b.x0) as f64 / k + 2.0 * pad,
-            h: (b.y1 - b.y0) as f64 / k + 2.0 * pad,
-            text: why.clone(),
-        })
-        .collect()
 }
 
 /// One document being rasterised: its name, its working folder, and the production's
@@ -644,56 +621,6 @@ impl Raster<'_> {
     }
 }
 
-/// Each word's label, where a pattern's match covers any of it.
-fn word_labels(
-    joined: &words::Joined,
-    ms: &[(usize, usize, String, usize)],
-) -> Vec<Option<String>> {
-    joined
-        .ranges
-        .iter()
-        .map(|(a, b)| {
-            ms.iter()
-                .find(|m| m.0 < *b && *a < m.1)
-                .map(|m| m.2.clone())
-        })
-        .collect()
-}
-
-/// Whether the patterns would redact (nearly) every character of a raster page's words.
-fn whole_raster_page(words: &[Word], label_of: &[Option<String>]) -> bool {
-    let covered = label_of.iter().filter(|l| l.is_some()).count();
-    let chars: usize = words.iter().map(|w| w.text.chars().count()).sum();
-    let covered_chars: usize = words
-        .iter()
-        .zip(label_of)
-        .filter(|(_, l)| l.is_some())
-        .map(|(w, _)| w.text.chars().count())
-        .sum();
-    covered > 0 && whole_page(covered_chars, chars)
-}
-
-/// The boxes of the redacted words: adjacent words under one label on one line make one
-/// box.
-fn word_boxes(words: &[Word], label_of: &[Option<String>]) -> Vec<(PxBox, String)> {
-    let mut px_boxes: Vec<(PxBox, String)> = Vec::new();
-    for (wi, w) in words.iter().enumerate() {
-        let Some(why) = &label_of[wi] else { continue };
-        let joins =
-            wi > 0 && label_of[wi - 1].as_ref() == Some(why) && words[wi - 1].line == w.line;
-        match px_boxes.last_mut() {
-            Some((b, _)) if joins => {
-                b.x0 = b.x0.min(w.bx.x0);
-                b.y0 = b.y0.min(w.bx.y0);
-                b.x1 = b.x1.max(w.bx.x1);
-                b.y1 = b.y1.max(w.bx.y1);
-            }
-            _ => px_boxes.push((w.bx, why.clone())),
-        }
-    }
-    px_boxes
-}
-
 /// Blacks out each box, a little padded, in the pixels; returns the labels that sit on
 /// them, in points from the page's bottom-left corner.
 fn black_out(img: &mut Gray, px_boxes: &[(PxBox, String)], dpi: u32) -> Vec<Label> {
@@ -717,36 +644,6 @@ fn black_out(img: &mut Gray, px_boxes: &[(PxBox, String)], dpi: u32) -> Vec<Labe
         });
     }
     labels
-}
-
-/// The produced text of a raster page: its words, with each redacted run as its label.
-fn produced_text(words: &[Word], label_of: &[Option<String>]) -> String {
-    let mut text = String::new();
-    let mut last_line = None;
-    for (wi, w) in words.iter().enumerate() {
-        let same = last_line == Some(w.line);
-        match &label_of[wi] {
-            Some(why) => {
-                let continues = wi > 0 && same && label_of[wi - 1].as_ref() == Some(why);
-                if continues {
-                    continue;
-                }
-                if last_line.is_some() {
-                    text.push(if same { ' ' } else { '\n' });
-                }
-                text.push_str(&format!("[{why}]"));
-            }
-            None => {
-                if last_line.is_some() {
-                    text.push(if same { ' ' } else { '\n' });
-                }
-                text.push_str(&w.text);
-            }
-        }
-        last_line = Some(w.line);
-    }
-    text.push('\n');
-    text
 }
 
 /// A finished page — its content, labels and stamps, as its PDF draws them — rasterised by

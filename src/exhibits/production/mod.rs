@@ -24,7 +24,9 @@
 //! and reading it back (`reread.rs`). The types they share are in `types.rs`.
 
 mod collect;
+mod finder;
 mod fonts;
+mod glyphs;
 mod imaging;
 pub mod loadfile;
 mod number;

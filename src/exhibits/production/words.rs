@@ -1,8 +1,9 @@
 //! Words on a page with their boxes, from the page's text layer (`pdftotext -bbox-layout`)
 //! or, for a scan, from tesseract's word boxes; and the page's text rebuilt from them, so
-//! that what a pattern matches is exactly what is blacked out.
+//! that what a pattern matches is exactly what is blacked out; then which words a redaction
+//! covers, the boxes over them and the text produced without them.
 
-use super::page::PxBox;
+use super::page::{Label, PxBox};
 
 #[derive(Clone, Debug)]
 pub struct Word {
@@ -125,6 +126,108 @@ pub fn from_tsv(tsv: &str) -> Vec<Word> {
         });
     }
     words
+}
+
+/// Each word's label, where a pattern's match covers any of it.
+pub(super) fn word_labels(
+    joined: &Joined,
+    ms: &[(usize, usize, String, usize)],
+) -> Vec<Option<String>> {
+    joined
+        .ranges
+        .iter()
+        .map(|(a, b)| {
+            ms.iter()
+                .find(|m| m.0 < *b && *a < m.1)
+                .map(|m| m.2.clone())
+        })
+        .collect()
+}
+
+/// Whether the patterns would redact (nearly) every character of a raster page's words.
+pub(super) fn whole_raster_page(words: &[Word], label_of: &[Option<String>]) -> bool {
+    let covered = label_of.iter().filter(|l| l.is_some()).count();
+    let chars: usize = words.iter().map(|w| w.text.chars().count()).sum();
+    let covered_chars: usize = words
+        .iter()
+        .zip(label_of)
+        .filter(|(_, l)| l.is_some())
+        .map(|(w, _)| w.text.chars().count())
+        .sum();
+    covered > 0 && whole_page(covered_chars, chars)
+}
+
+/// The boxes of the redacted words: adjacent words under one label on one line make one
+/// box.
+pub(super) fn word_boxes(words: &[Word], label_of: &[Option<String>]) -> Vec<(PxBox, String)> {
+    let mut px_boxes: Vec<(PxBox, String)> = Vec::new();
+    for (wi, w) in words.iter().enumerate() {
+        let Some(why) = &label_of[wi] else { continue };
+        let joins =
+            wi > 0 && label_of[wi - 1].as_ref() == Some(why) && words[wi - 1].line == w.line;
+        match px_boxes.last_mut() {
+            Some((b, _)) if joins => {
+                b.x0 = b.x0.min(w.bx.x0);
+                b.y0 = b.y0.min(w.bx.y0);
+                b.x1 = b.x1.max(w.bx.x1);
+                b.y1 = b.y1.max(w.bx.y1);
+            }
+            _ => px_boxes.push((w.bx, why.clone())),
+        }
+    }
+    px_boxes
+}
+
+/// The produced text of a raster page: its words, with each redacted run as its label.
+pub(super) fn produced_text(words: &[Word], label_of: &[Option<String>]) -> String {
+    let mut text = String::new();
+    let mut last_line = None;
+    for (wi, w) in words.iter().enumerate() {
+        let same = last_line == Some(w.line);
+        match &label_of[wi] {
+            Some(why) => {
+                let continues = wi > 0 && same && label_of[wi - 1].as_ref() == Some(why);
+                if continues {
+                    continue;
+                }
+                if last_line.is_some() {
+                    text.push(if same { ' ' } else { '\n' });
+                }
+                text.push_str(&format!("[{why}]"));
+            }
+            None => {
+                if last_line.is_some() {
+                    text.push(if same { ' ' } else { '\n' });
+                }
+                text.push_str(&w.text);
+            }
+        }
+        last_line = Some(w.line);
+    }
+    text.push('\n');
+    text
+}
+
+/// The labels of a vector page's redactions, a little padded, in the page's own space.
+pub(super) fn point_labels(px_boxes: &[(PxBox, String)], crop: [f64; 4], dpi: u32) -> Vec<Label> {
+    let k = dpi as f64 / 72.0;
+    let pad = 1.0;
+    px_boxes
+        .iter()
+        .map(|(b, why)| Label {
+            x: crop[0] + b.x0 as f64 / k - pad,
+            y: crop[3] - b.y1 as f64 / k - pad,
+            w: (b.x1 - b.x0) as f64 / k + 2.0 * pad,
+            h: (b.y1 - b.y0) as f64 / k + 2.0 * pad,
+            text: why.clone(),
+        })
+        .collect()
+}
+
+/// Whether the redactions would leave nothing of a page worth producing: then the document
+/// should be withheld, or the pattern narrowed.
+pub(super) fn whole_page(covered: usize, total: usize) -> bool {
+    total >= 20 && covered * 10 >= total * 9
 }
 
 #[cfg(test)]
