@@ -26,9 +26,38 @@ pub fn parse_iso(s: &str) -> Option<(i64, u32, u32)> {
     is_valid(y, m, d).then_some((y, m, d))
 }
 
+/// A moment (milliseconds since the epoch) as the minute it fell in, in UTC:
+/// `2024-01-05 14:03 UTC`.
+pub fn utc_minute(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rest / 3600,
+        rest % 3600 / 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{is_valid, parse_iso};
+    use super::{is_valid, parse_iso, utc_minute};
+
+    #[test]
+    fn moments_in_utc() {
+        assert_eq!(utc_minute(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_minute(1_709_251_380_000), "2024-03-01 00:03 UTC");
+        assert_eq!(utc_minute(951_782_400_000 + 59_999), "2000-02-29 00:00 UTC");
+    }
 
     #[test]
     fn iso_dates() {

@@ -108,6 +108,10 @@ pub(super) enum Command {
         /// privilege asserted).
         #[arg(long, conflicts_with = "run")]
         productions: bool,
+        /// Only the reviewers' decisions on the run's matters, as `json` or `csv` (one row a
+        /// decision, superseded ones included), for the firm's records.
+        #[arg(long, value_name = "FORMAT", value_parser = ["json", "csv"], conflicts_with = "productions")]
+        decisions: Option<String>,
         #[arg(long, value_name = "DIR")]
         store: Option<std::path::PathBuf>,
     },
@@ -228,6 +232,9 @@ pub(super) enum Command {
     /// Stamp Bates numbers on PDFs, numbering continuously across the files in order. Inputs
     /// are never modified; stamped copies and a page map (bates-map.json) go to OUT_DIR.
     Bates(BatesArgs),
+    /// Record a reviewer's decision on a claim the verifier flagged: --confirm with the page
+    /// that supports it, --strike, or --waive with a reason (--withdraw undoes the last).
+    Decide(DecideArgs),
     /// Check every citation, date, Bates number, quotation and amount in a draft against the
     /// sources; exit 1 if anything is unsupported.
     Verify {
@@ -250,6 +257,10 @@ pub(super) enum Command {
         /// beside it, one self-contained HTML file.
         #[arg(long)]
         html: bool,
+        /// The matter whose reviewers' decisions apply (default: the folder the sources are
+        /// in, `matters/NAME/intake` being matter NAME).
+        #[arg(long, value_name = "NAME")]
+        matter: Option<String>,
         /// The draft to check (Markdown or plain text).
         draft: std::path::PathBuf,
     },
@@ -368,4 +379,51 @@ pub(super) struct BatesArgs {
     /// of them (`lease.docx` → `lease.pdf`).
     #[arg(required = true, value_name = "IN")]
     pub(super) inputs: Vec<std::path::PathBuf>,
+}
+
+// `lexrun decide`: the claim, the decision, and what it is about.
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("decision").required(true).multiple(false).args(["confirm", "strike", "waive", "withdraw"])))]
+pub(super) struct DecideArgs {
+    /// The claim's id, as the report's `id` column shows it (`date-3f9a2b`).
+    pub(super) claim: String,
+    /// The claim is supported by the page --page names.
+    #[arg(long, requires = "page")]
+    pub(super) confirm: bool,
+    /// The claim must come out of the draft.
+    #[arg(long)]
+    pub(super) strike: bool,
+    /// The claim is no claim (a defined term, a caption): --reason says why.
+    #[arg(long, requires = "reason")]
+    pub(super) waive: bool,
+    /// Undo the standing decision on the claim.
+    #[arg(long)]
+    pub(super) withdraw: bool,
+    /// The supporting page: FILE:PAGE (`intake/lease.pdf:3`) or a Bates number.
+    #[arg(long, value_name = "FILE:PAGE|BATES")]
+    pub(super) page: Option<String>,
+    #[arg(long)]
+    pub(super) note: Option<String>,
+    #[arg(long)]
+    pub(super) reason: Option<String>,
+    /// Who decides (default: the user logged in).
+    #[arg(long, value_name = "NAME")]
+    pub(super) reviewer: Option<String>,
+    /// A run's verification: its folder (`out/RUN/verify-STAGE`) or its report.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["draft", "sources"])]
+    pub(super) report: Option<std::path::PathBuf>,
+    /// Or a draft as `lexrun verify` checks it, with its --sources.
+    #[arg(long, value_name = "FILE", requires = "sources")]
+    pub(super) draft: Option<std::path::PathBuf>,
+    #[arg(long = "sources", value_name = "PATH")]
+    pub(super) sources: Vec<std::path::PathBuf>,
+    #[arg(long = "bates-prefix", value_name = "PREFIX")]
+    pub(super) bates_prefix: Vec<String>,
+    #[arg(long = "allow-reporter", value_name = "ABBREVIATION")]
+    pub(super) allow_reporter: Vec<String>,
+    /// The matter (with --draft; default as for `lexrun verify`).
+    #[arg(long, value_name = "NAME")]
+    pub(super) matter: Option<String>,
+    #[arg(long, value_name = "DIR")]
+    pub(super) store: Option<std::path::PathBuf>,
 }

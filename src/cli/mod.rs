@@ -8,6 +8,8 @@ use clap::Parser;
 
 mod args;
 mod compile;
+mod decide;
+mod decisions;
 mod draft;
 mod exhibits;
 mod failure;
@@ -78,9 +80,17 @@ fn dispatch(command: Command, color: bool) -> u8 {
             file,
             run,
             json,
+            decisions,
             store,
             ..
-        } => cmd_audit(&file, run.as_deref(), json, store.as_deref(), color),
+        } => cmd_audit(
+            &file,
+            run.as_deref(),
+            json,
+            decisions.as_deref(),
+            store.as_deref(),
+            color,
+        ),
         Command::Sources {
             file,
             matter,
@@ -145,8 +155,39 @@ fn dispatch(command: Command, color: bool) -> u8 {
             allow_reporter,
             json,
             html,
+            matter,
             draft,
-        } => cmd_verify(&sources, bates_prefix, &allow_reporter, json, html, &draft),
+        } => cmd_verify(
+            &sources,
+            bates_prefix,
+            &allow_reporter,
+            json,
+            html,
+            matter.as_deref(),
+            &draft,
+        ),
+        Command::Decide(a) => decide::cmd_decide(decide::DecideArgs {
+            ask: decide::Ask {
+                claim: a.claim,
+                verdict: match (a.confirm, a.strike, a.waive) {
+                    (true, _, _) => crate::store::Verdict::Confirmed,
+                    (_, true, _) => crate::store::Verdict::Struck,
+                    (_, _, true) => crate::store::Verdict::Waived,
+                    _ => crate::store::Verdict::Withdrawn,
+                },
+                page: a.page,
+                note: a.note,
+                reason: a.reason,
+                reviewer: a.reviewer.unwrap_or_else(decide::os_user),
+            },
+            report: a.report.as_deref(),
+            draft: a.draft.as_deref(),
+            sources: &a.sources,
+            prefixes: a.bates_prefix,
+            allow_reporters: &a.allow_reporter,
+            matter: a.matter.as_deref(),
+            store: a.store.as_deref(),
+        }),
     }
 }
 

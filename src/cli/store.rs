@@ -61,6 +61,7 @@ pub(super) fn cmd_audit(
     file: &Utf8Path,
     run: Option<&str>,
     json: bool,
+    decisions: Option<&str>,
     store: Option<&std::path::Path>,
     color: bool,
 ) -> u8 {
@@ -80,6 +81,29 @@ pub(super) fn cmd_audit(
         Err(c) => return c,
     };
     info["volumes"] = serde_json::to_value(&volumes).unwrap_or_default();
+    let mut matters: Vec<String> = arts.iter().map(|a| a.matter.clone()).collect();
+    matters.extend(
+        info["sources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["matter"].as_str().map(str::to_string)),
+    );
+    let decided = match super::decisions::of_run(&st, &run, matters) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: the reviewers' decisions cannot be read: {e}");
+            return exit::USAGE;
+        }
+    };
+    match decisions {
+        Some("csv") => return print_out(&super::decisions::csv(&decided)),
+        Some(_) => {
+            return print_out(&(serde_json::to_string_pretty(&decided).unwrap_or_default() + "\n"))
+        }
+        None => {}
+    }
+    info["decisions"] = serde_json::to_value(&decided).unwrap_or_default();
     if json {
         return print_out(&(serde_json::to_string_pretty(&info).unwrap_or_default() + "\n"));
     }
@@ -119,6 +143,10 @@ pub(super) fn cmd_audit(
         for v in &volumes {
             out.push_str(&volume_text(v));
         }
+    }
+    if !decided.is_empty() {
+        out.push_str("\nReviewers' decisions:\n");
+        out.push_str(&super::decisions::text(&decided));
     }
     print_out(&out)
 }

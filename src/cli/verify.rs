@@ -16,6 +16,7 @@ pub(super) fn cmd_verify(
     allow_reporters: &[String],
     json: bool,
     html: bool,
+    matter: Option<&str>,
     draft_path: &std::path::Path,
 ) -> u8 {
     // The evidence pass allocates and frees a file's pages at a time; transparent huge pages
@@ -55,17 +56,22 @@ pub(super) fn cmd_verify(
             }
         });
     }
-    let v = match crate::verify::verify_then(&draft, &evidence, || match &ledger {
+    let mut standing = Vec::new();
+    let matter = matter.map_or_else(|| super::decide::matter_of(sources), str::to_string);
+    let mut v = match crate::verify::verify_then(&draft, &evidence, || match &ledger {
         Some((dir, url)) => {
             let seen = seen.lock().map(|m| m.clone()).unwrap_or_default();
-            crate::store::Store::open_with(dir, url.as_deref())
-                .map(|store| crate::verify::taint::from_ledger(&store, &evidence, &seen))
+            crate::store::Store::open_with(dir, url.as_deref()).and_then(|store| {
+                standing = store.standing_decisions(&matter)?;
+                Ok(crate::verify::taint::from_ledger(&store, &evidence, &seen))
+            })
         }
         None => Ok(Default::default()),
     }) {
         Ok(v) => v,
         Err(e) => return fail(&e),
     };
+    crate::verify::decisions::apply(&mut v, &draft, &evidence, &matter, &standing);
     if v.files.iter().all(|f| f.problem.is_some()) {
         eprintln!("error: none of the sources could be read:");
         for f in &v.files {
@@ -85,6 +91,7 @@ pub(super) fn cmd_verify(
             evidence: &evidence,
             provenance: vec![
                 ("command".into(), "lexrun verify".into()),
+                ("matter".into(), matter.clone()),
                 ("draft".into(), name.clone()),
                 (
                     "draft blake3".into(),

@@ -68,6 +68,9 @@ pub struct Document {
     /// Markdown after the body: a signature block and jurat.
     pub closing: Option<String>,
     pub appendix: Option<Table>,
+    /// A second table after the appendix: the claims a reviewer confirmed by hand, apart from
+    /// those the verifier proved.
+    pub reviewed: Option<Table>,
     /// Set on a draft that must not be filed: see [`Notice`].
     pub notice: Option<Notice>,
     pub style: Style,
@@ -315,7 +318,7 @@ pub fn document_xml(d: &Document) -> String {
             "<w:pPr><w:keepNext/><w:spacing w:before=\"240\" w:line=\"240\" w:lineRule=\"auto\"/>",
         ));
     }
-    if let Some(t) = &d.appendix {
+    for t in d.appendix.iter().chain(&d.reviewed) {
         body.push_str(&table_xml(t));
     }
     format!(

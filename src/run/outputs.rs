@@ -591,6 +591,7 @@ pub(super) fn render_document(mk: &Making, step: &StepRecord, md: &str, report: 
     let table = verification
         .as_ref()
         .map(|v| appendix_table(v, &removed, blocked.is_some()));
+    let reviewed = verification.as_ref().and_then(reviewed_table);
     let mut props = provenance(sh, m, step, &text);
     let notice = blocked.map(|_| {
         props.push((
@@ -605,6 +606,7 @@ pub(super) fn render_document(mk: &Making, step: &StepRecord, md: &str, report: 
         caption,
         closing,
         appendix: table,
+        reviewed,
         notice,
         style: docx::Style::default(),
         properties: props.clone(),
@@ -659,11 +661,13 @@ fn file_name(path: &str) -> String {
 /// The verification appendix of a document: a row per claim of the report `v`, the
 /// claims `removed` from a blocked draft marked so.
 fn appendix_table(v: &Value, removed: &[usize], blocked: bool) -> crate::document::docx::Table {
+    let by_hand = confirmed_by_hand(v);
     let rows = v["claims"]
         .as_array()
         .map(|cs| {
             cs.iter()
                 .enumerate()
+                .filter(|(_, c)| !c["id"].as_str().is_some_and(|id| by_hand.contains(&id)))
                 .map(|(i, c)| appendix_row(i, c, removed.contains(&i)))
                 .collect()
         })
@@ -682,7 +686,7 @@ fn appendix_table(v: &Value, removed: &[usize], blocked: bool) -> crate::documen
             } else {
                 ""
             },
-            v["supported"],
+            v["supported"].as_u64().unwrap_or(0).saturating_sub(by_hand.len() as u64),
             v["unsupported"],
             v["miscited"].as_u64().filter(|n| *n > 0).map(|n| format!(", {n} miscited (in the evidence, but not on the page cited)")).unwrap_or_default()
         ),
@@ -691,6 +695,60 @@ fn appendix_table(v: &Value, removed: &[usize], blocked: bool) -> crate::documen
             .to_vec(),
         rows,
     }
+}
+
+/// The ids of the claims a reviewer confirmed by hand, in report `v`.
+fn confirmed_by_hand(v: &Value) -> Vec<&str> {
+    v["decisions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["applies"] == true && d["decision"] == "confirmed")
+        .filter_map(|d| d["id"].as_str())
+        .collect()
+}
+
+/// Every claim a reviewer confirmed by hand, by whom, when, with the page they named: apart
+/// from the claims the verifier proved.
+fn reviewed_table(v: &Value) -> Option<crate::document::docx::Table> {
+    let rows: Vec<Vec<String>> = v["decisions"]
+        .as_array()?
+        .iter()
+        .filter(|d| d["applies"] == true && d["decision"] == "confirmed")
+        .enumerate()
+        .map(|(i, d)| {
+            let p = &d["page"];
+            vec![
+                (i + 1).to_string(),
+                d["kind"].as_str().unwrap_or("").into(),
+                d["text"].as_str().unwrap_or("").into(),
+                p["file"].as_str().map(file_name).unwrap_or_default(),
+                p["page"]
+                    .as_u64()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default(),
+                p["bates"].as_str().unwrap_or("").into(),
+                d["reviewer"].as_str().unwrap_or("").into(),
+                d["created"]
+                    .as_i64()
+                    .map(crate::calendar::utc_minute)
+                    .unwrap_or_default(),
+                d["note"].as_str().unwrap_or("").into(),
+            ]
+        })
+        .collect();
+    (!rows.is_empty()).then(|| crate::document::docx::Table {
+        title: "Claims confirmed by a reviewer".into(),
+        note: format!(
+            "The verifier could not prove these {} claim{} from the evidence; a reviewer read the page named and confirmed each. They are not counted among the claims the verifier proved above.",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" }
+        ),
+        header: ["#", "kind", "claim", "source", "page", "Bates", "confirmed by", "when", "note"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+    })
 }
 
 /// Claim `i` of a verification report as a row of the appendix.

@@ -55,7 +55,7 @@ pub(super) async fn run_verify_unit(
         }
         let sorted = Sorted::of(&v, &outcome.outcomes);
         let decision = sorted.decision(round <= v.max_rounds);
-        let report = write_reports(m, &v, round, &name, &text, &outcome, page);
+        let report = write_reports(sh, m, &v, round, &name, &text, &outcome, page);
         let (checked, unsupported) = (outcome.outcomes.len(), sorted.unsupported());
         done.verification.push(VerifyRecord {
             stage: v.stage.clone(),
@@ -200,6 +200,21 @@ async fn check(
             .outcomes
             .sort_by_key(|o| (o.claim.start, o.claim.kind));
     }
+    // The reviewers' standing decisions on this matter's claims.
+    if let Some(store) = &sh.store {
+        match store.standing_decisions(&m.name) {
+            Ok(standing) => {
+                verify::decisions::apply(&mut outcome, text, &ev, &m.name, &standing);
+            }
+            Err(e) => {
+                done.status = Status::Failed;
+                done.why = Some(format!(
+                    "the reviewers' decisions could not be read from the ledger: {e}"
+                ));
+                return None;
+            }
+        }
+    }
     let (title, draft) = (
         format!("{} (stage `{}`)", m.name, v.stage),
         text.to_string(),
@@ -281,7 +296,9 @@ impl<'a> Sorted<'a> {
 }
 
 /// `report.md`, `.html` (the review page) and `.json` of one round; returns the Markdown's path.
+#[allow(clippy::too_many_arguments)]
 fn write_reports(
+    sh: &Shared,
     m: &Matter,
     v: &Verify,
     round: u32,
@@ -301,7 +318,38 @@ fn write_reports(
     let _ = crate::atomic::write_private(report.with_extension("html"), page);
     let _ =
         crate::atomic::write_private(report.with_extension("json"), verify::report::json(outcome));
+    let _ = crate::atomic::write_private(
+        dir.join("review.json"),
+        serde_json::to_vec_pretty(&review_context(sh, m, v, text)).unwrap_or_default(),
+    );
     report
+}
+
+/// What `lexrun decide` and `lexrun review` need to decide on this verification's claims.
+fn review_context(sh: &Shared, m: &Matter, v: &Verify, text: &str) -> verify::decisions::Context {
+    let mut sources = Vec::new();
+    for a in &v.against {
+        for f in m.evidence.get(a).into_iter().flatten() {
+            let disk = m.dir.join(&f.path);
+            if disk.is_file() {
+                sources.push((f.path.clone(), disk.display().to_string()));
+            }
+        }
+    }
+    verify::decisions::Context {
+        matter: m.name.clone(),
+        matter_dir: m.dir.display().to_string(),
+        run_id: sh.run_id.clone(),
+        stage: v.stage.clone(),
+        draft: text.to_string(),
+        sources,
+        prefixes: sh.prefixes.clone(),
+        allow_reporters: v.allow_reporters.clone(),
+        exactly: v
+            .rules
+            .iter()
+            .any(|r| r.claims == ClaimKind::Quote && r.must == Must::MatchExactly),
+    }
 }
 
 /// What a revision is told: each unsupported claim, with why.

@@ -15,13 +15,14 @@
 //! its text so that a copy — renamed, re-wrapped, lightly edited, converted — is recognised if
 //! it ever comes back as evidence; the cache of model answers by key, with the key's
 //! components so a miss can be explained; every deliberate admission of a refused file; every
-//! claim a model wrote, with its verdict (`taint.rs`); and when each evidence file was first
-//! seen in each matter.
+//! claim a model wrote, with its verdict (`taint.rs`); when each evidence file was first
+//! seen in each matter; and reviewers' decisions on flagged claims (`decisions.rs`).
 
 mod adopt;
 mod bloom;
 mod cache;
 pub(crate) mod db;
+mod decisions;
 pub mod fold;
 mod ledger;
 mod postgres;
@@ -43,6 +44,7 @@ use db::{vals, Db};
 
 pub use adopt::{adopt, adopt_beside, default_dir, Adopted};
 pub use db::DbError;
+pub use decisions::{Decision, DecisionPage, Verdict};
 pub use ledger::{Overlap, RunSource};
 pub use productions::{Volume, VolumeDocument};
 pub use row::Loss;

@@ -41,6 +41,14 @@ CREATE INDEX IF NOT EXISTS failures_stage ON failures(workflow, stage, created);
 CREATE TABLE IF NOT EXISTS admissions (
   run_id TEXT NOT NULL, file TEXT NOT NULL, reason TEXT NOT NULL, refused_because TEXT NOT NULL,
   matter TEXT, raw_hash TEXT, text_hash TEXT, created BIGINT);
+CREATE TABLE IF NOT EXISTS decisions (
+  {serial} matter TEXT NOT NULL, claim_id TEXT NOT NULL, kind TEXT NOT NULL, claim TEXT NOT NULL,
+  sentence TEXT NOT NULL, sentence_hash TEXT NOT NULL, draft_hash TEXT NOT NULL,
+  run_id TEXT NOT NULL, stage TEXT NOT NULL, decision TEXT NOT NULL, page_file TEXT,
+  page_no BIGINT, page_bates TEXT, page_hash TEXT, note TEXT, reason TEXT,
+  reviewer TEXT NOT NULL, created BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS decisions_claim ON decisions(matter, claim_id, created);
+CREATE INDEX IF NOT EXISTS decisions_run ON decisions(run_id);
 ";
 
 /// Format 2: claims models wrote, when each evidence file was first seen, admissions by

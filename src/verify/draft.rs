@@ -127,6 +127,11 @@ pub struct Verification {
     /// Every sentence that cites pages, with those pages: what a judge model checks when a
     /// `propositions` rule applies (its verdicts join `outcomes`).
     pub propositions: Vec<proposition::Proposition>,
+    /// Each outcome's claim id, when the verification has been given them
+    /// ([`super::decisions::apply`]).
+    pub ids: Vec<String>,
+    /// The reviewers' decisions met: applied, or lapsed with the reason.
+    pub reviewed: Vec<super::decisions::Reviewed>,
 }
 
 /// Checks every claim of a draft against the evidence. The evidence is read once, streaming,
@@ -218,6 +223,8 @@ pub(super) fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification,
         document_dates,
         unchecked,
         propositions,
+        ids: Vec::new(),
+        reviewed: Vec::new(),
     };
     (v, index)
 }

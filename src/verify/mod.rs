@@ -8,6 +8,7 @@
 pub mod catalogue;
 pub mod cites;
 mod claim;
+pub mod decisions;
 mod draft;
 pub mod evidence;
 mod exact;

@@ -7,11 +7,16 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::claim::{Kind, Location, Outcome, Status};
+use super::decisions::{self, Reviewed};
 use super::draft::Verification;
 use super::evidence::SourceFile;
+use crate::store::Verdict;
 
 #[derive(Serialize)]
 struct JsonClaim<'a> {
+    /// The claim's id, for `lexrun decide`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
     kind: &'static str,
     text: &'a str,
     start: usize,
@@ -47,6 +52,29 @@ struct JsonReport<'a> {
     /// supported.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     unchecked_record_cites: Vec<Unchecked<'a>>,
+    /// The reviewers' decisions met: applied, or lapsed with the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    decisions: Vec<JsonDecision<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonDecision<'a> {
+    id: &'a str,
+    kind: &'a str,
+    text: &'a str,
+    decision: &'static str,
+    reviewer: &'a str,
+    /// When, in milliseconds since the epoch.
+    created: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    page: Option<&'a crate::store::DecisionPage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    applies: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lapsed: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -96,7 +124,9 @@ pub fn json(v: &Verification) -> String {
     let r = JsonReport {
         claims: outcomes
             .iter()
-            .map(|o| JsonClaim {
+            .enumerate()
+            .map(|(i, o)| JsonClaim {
+                id: v.ids.get(i).map(String::as_str),
                 kind: o.claim.kind.as_str(),
                 text: &o.claim.text,
                 start: o.claim.start,
@@ -141,6 +171,23 @@ pub fn json(v: &Verification) -> String {
                 reason: why,
             })
             .collect(),
+        decisions: v
+            .reviewed
+            .iter()
+            .map(|r| JsonDecision {
+                id: &r.id,
+                kind: &r.decision.kind,
+                text: &r.decision.claim,
+                decision: r.decision.verdict.as_str(),
+                reviewer: &r.decision.reviewer,
+                created: r.decision.created,
+                page: r.decision.page.as_ref(),
+                note: r.decision.note.as_deref(),
+                reason: r.decision.reason.as_deref(),
+                applies: r.applies(),
+                lapsed: r.lapsed.as_deref(),
+            })
+            .collect(),
     };
     serde_json::to_string(&r).unwrap_or_else(|_| "{}".into())
 }
@@ -168,13 +215,23 @@ impl Lines {
 }
 
 /// A section listing the claims of one status with the reason for each.
-fn reasons_table(s: &mut String, title: &str, outcomes: &[Outcome], status: Status, lines: &Lines) {
+fn reasons_table(s: &mut String, title: &str, v: &Verification, status: Status, lines: &Lines) {
     let _ = writeln!(s, "## {title}\n");
-    let _ = writeln!(s, "| line | kind | claim | why |\n|---|---|---|---|");
-    for o in outcomes.iter().filter(|o| o.status == status) {
+    let (head, rule) = id_head(v);
+    let _ = writeln!(
+        s,
+        "| {head}line | kind | claim | why |\n|{rule}---|---|---|---|"
+    );
+    for (i, o) in v
+        .outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.status == status)
+    {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} |",
+            "| {}{} | {} | {} | {} |",
+            id_cell(v, i),
             lines.at(o.claim.start),
             o.claim.kind.as_str(),
             md_escape(&o.claim.text),
@@ -245,12 +302,21 @@ pub fn markdown(draft_name: &str, draft: &str, v: &Verification) -> String {
     let unsupported = not_supported - unrecognized - miscited;
     let mut s = String::new();
     let _ = writeln!(s, "# Verification of {draft_name}\n");
+    let by_hand = confirmed_by_hand(v).count();
     let verdict = if not_supported == 0 && files.iter().all(|f| f.problem.is_none()) {
-        "Every claim is supported by the sources."
+        if by_hand > 0 {
+            "Every claim is supported, by the sources or by a reviewer."
+        } else {
+            "Every claim is supported by the sources."
+        }
     } else {
         "**Not ready to sign:** the claims below are not supported by the sources."
     };
     let mut also = String::new();
+    if by_hand > 0 {
+        also.push_str(&format!(" ({by_hand} confirmed by a reviewer)"));
+    }
+    let also_supported = std::mem::take(&mut also);
     if miscited > 0 {
         also.push_str(&format!(", {miscited} miscited"));
     }
@@ -259,31 +325,121 @@ pub fn markdown(draft_name: &str, draft: &str, v: &Verification) -> String {
     }
     let _ = writeln!(
         s,
-        "{} claims checked: {supported} supported, {unsupported} unsupported{also}. {verdict}\n",
+        "{} claims checked: {supported} supported{also_supported}, {unsupported} unsupported{also}. {verdict}\n",
         outcomes.len()
     );
     unread_sources(&mut s, files);
     if unsupported > 0 {
-        reasons_table(&mut s, "Unsupported", outcomes, Status::Unsupported, &lines);
+        reasons_table(&mut s, "Unsupported", v, Status::Unsupported, &lines);
     }
     if miscited > 0 {
-        miscited_table(&mut s, outcomes, &lines);
+        miscited_table(&mut s, v, &lines);
     }
     if unrecognized > 0 {
         reasons_table(
             &mut s,
             "Unrecognized (could not be checked)",
-            outcomes,
+            v,
             Status::Unrecognized,
             &lines,
         );
     }
     propositions_table(&mut s, outcomes, &lines);
     not_checked(&mut s, v, &lines);
-    if supported > 0 {
-        supported_table(&mut s, outcomes, &lines);
+    decisions_tables(&mut s, v, &lines);
+    if supported > confirmed_by_hand(v).count() {
+        supported_table(&mut s, v, &lines);
     }
     s
+}
+
+/// The id column's header and rule, when the claims have ids.
+fn id_head(v: &Verification) -> (&'static str, &'static str) {
+    if v.ids.is_empty() {
+        ("", "")
+    } else {
+        ("id | ", "---|")
+    }
+}
+
+fn id_cell(v: &Verification, i: usize) -> String {
+    v.ids
+        .get(i)
+        .map_or(String::new(), |id| format!("`{id}` | "))
+}
+
+/// The decisions that make claims supported by a reviewer.
+fn confirmed_by_hand(v: &Verification) -> impl Iterator<Item = &Reviewed> {
+    v.reviewed
+        .iter()
+        .filter(|r| r.applies() && r.decision.verdict == Verdict::Confirmed)
+}
+
+/// The claims reviewers confirmed by hand, and every other decision met, applied or lapsed.
+fn decisions_tables(s: &mut String, v: &Verification, lines: &Lines) {
+    let confirmed: Vec<&Reviewed> = confirmed_by_hand(v).collect();
+    if !confirmed.is_empty() {
+        let _ = writeln!(s, "## Confirmed by a reviewer\n");
+        let _ = writeln!(
+            s,
+            "| id | line | kind | claim | page | by | note |\n|---|---|---|---|---|---|---|"
+        );
+        for r in confirmed {
+            let d = &r.decision;
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | {} | {} | {} | {} |",
+                r.id,
+                lines.at(r.claim.start),
+                d.kind,
+                md_escape(&r.claim.text),
+                md_escape(&d.page.as_ref().map_or(String::new(), |p| {
+                    decisions::page_name(&p.file, p.page, p.bates.as_deref())
+                })),
+                md_escape(&decisions::by(d)),
+                md_escape(d.note.as_deref().unwrap_or(""))
+            );
+        }
+        s.push('\n');
+    }
+    let others: Vec<&Reviewed> = v
+        .reviewed
+        .iter()
+        .filter(|r| !(r.applies() && r.decision.verdict == Verdict::Confirmed))
+        .collect();
+    if others.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Other decisions\n");
+    let _ = writeln!(
+        s,
+        "| id | line | kind | claim | decision | by | stands? |\n|---|---|---|---|---|---|---|"
+    );
+    for r in others {
+        let d = &r.decision;
+        let what = match (d.verdict, d.reason.as_deref()) {
+            (Verdict::Waived, Some(why)) => format!("waived: {why}"),
+            (verdict, _) => verdict.as_str().to_string(),
+        };
+        let stands = match (&r.lapsed, d.verdict) {
+            (Some(why), _) => format!("lapsed: {why}"),
+            (None, Verdict::Struck) => "applies: blocking until it is taken out".into(),
+            (None, Verdict::Waived) => "applies: not a claim".into(),
+            (None, _) => "applies".into(),
+        };
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} | {} | {} |",
+            r.id,
+            lines.at(r.claim.start),
+            d.kind,
+            md_escape(&r.claim.text),
+            md_escape(&what),
+            md_escape(&decisions::by(d)),
+            md_escape(&stands)
+        );
+    }
+    s.push('\n');
 }
 
 /// The sources that could not be read, and the pages with no text.
@@ -325,16 +481,22 @@ fn unread_sources(s: &mut String, files: &[SourceFile]) {
 }
 
 /// The claims found in the evidence, but not on the page cited, with where they are.
-fn miscited_table(s: &mut String, outcomes: &[Outcome], lines: &Lines) {
+fn miscited_table(s: &mut String, v: &Verification, lines: &Lines) {
     let _ = writeln!(
         s,
         "## Miscited (in the evidence, but not on the page cited)\n"
     );
+    let (head, rule) = id_head(v);
     let _ = writeln!(
         s,
-        "| line | kind | claim | cited | found on | fix |\n|---|---|---|---|---|---|"
+        "| {head}line | kind | claim | cited | found on | fix |\n|{rule}---|---|---|---|---|---|"
     );
-    for o in outcomes.iter().filter(|o| o.status == Status::Miscited) {
+    for (i, o) in v
+        .outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.status == Status::Miscited)
+    {
         let place = |l: &Location| {
             format!(
                 "{} p. {}{}{}",
@@ -349,7 +511,8 @@ fn miscited_table(s: &mut String, outcomes: &[Outcome], lines: &Lines) {
         let cited: Vec<String> = o.cited.iter().map(place).collect();
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {}{} | {} | {} | {} | {} | {} |",
+            id_cell(v, i),
             lines.at(o.claim.start),
             o.claim.kind.as_str(),
             md_escape(&o.claim.text),
@@ -396,13 +559,20 @@ fn not_checked(s: &mut String, v: &Verification, lines: &Lines) {
 }
 
 /// The supported claims, with the page that supports each.
-fn supported_table(s: &mut String, outcomes: &[Outcome], lines: &Lines) {
+fn supported_table(s: &mut String, v: &Verification, lines: &Lines) {
+    let by_hand: Vec<&str> = confirmed_by_hand(v).map(|r| r.id.as_str()).collect();
     let _ = writeln!(s, "## Supported\n");
     let _ = writeln!(
         s,
         "| line | kind | claim | source | page | Bates |\n|---|---|---|---|---|---|"
     );
-    for o in outcomes.iter().filter(|o| o.status == Status::Supported) {
+    for (_, o) in v.outcomes.iter().enumerate().filter(|(i, o)| {
+        o.status == Status::Supported
+            && !v
+                .ids
+                .get(*i)
+                .is_some_and(|id| by_hand.contains(&id.as_str()))
+    }) {
         let (file, page, bates) =
             o.source
                 .as_ref()
