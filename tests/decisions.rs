@@ -313,5 +313,315 @@ fn a_later_decision_supersedes_and_both_are_kept() {
         "unsupported"
     );
     assert_eq!(d.decisions("smith").len(), 3);
-    let _ = Path::new(".");
+}
+
+/// The stage's first draft: a date no source states, an invented citation, a quoted defined
+/// term; the second leaves the citation out.
+const FIRST: &str = "I rented the flat at 4 Quay Street from Harbour Lets Ltd (BLK000001).\n\n\
+I moved in on March 3, 2023, when the keys were handed over.\n\n\
+A landlord must return a deposit promptly. Doe v. Roe, 999 F.3d 123 (9th Cir. 2021).\n\n\
+The \"Quay Street Flat\" is the flat I rented.\n";
+
+fn second() -> String {
+    FIRST.replace(
+        "A landlord must return a deposit promptly. Doe v. Roe, 999 F.3d 123 (9th Cir. 2021).\n\n",
+        "",
+    )
+}
+
+/// A served review: the process, its URL and port.
+struct Served {
+    child: std::process::Child,
+    url: String,
+    port: u16,
+}
+
+impl Served {
+    fn start(store: &Path, target: &Path, reviewer: &str) -> Served {
+        use std::io::BufRead;
+        let mut child = Lexrun::new()
+            .env("LEXRUN_STORE", store)
+            .args(["review", "--reviewer", reviewer, "--idle-timeout", "120"])
+            .arg(target)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().to_string();
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        let port = url["http://127.0.0.1:".len()..]
+            .split('/')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        Served { child, url, port }
+    }
+
+    /// Sends a raw request; the status and the response.
+    fn raw(&self, request: &str) -> (u16, String) {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.write_all(request.as_bytes()).unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        let status = out
+            .split(' ')
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        (status, out)
+    }
+
+    /// Ctrl-C: the server stops, and says so with exit 0.
+    fn stop(mut self) {
+        // SAFETY: a signal to the child this test started.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let status = self.child.wait().unwrap();
+        assert_eq!(status.code(), Some(0));
+    }
+}
+
+/// Runs the review workflow against a fake server answering `answer`; the exit code.
+fn run_review_workflow(
+    store: &Path,
+    out: &Path,
+    server: &support::servers::Fake,
+    extra: &[&str],
+) -> Option<i32> {
+    let o = Lexrun::new()
+        .env("LEXRUN_STORE", store)
+        .args(["run", "tests/decisions/review.lex", "--out"])
+        .arg(out)
+        .args(["--endpoint", &format!("gpu={}", server.url)])
+        .args(extra)
+        .output();
+    o.status.code()
+}
+
+/// The one run folder under `out` whose verification has a review context.
+fn verify_dir(out: &Path) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("verify-draft"))
+        .filter(|p| p.join("review.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs.pop().expect("a run's verify-draft folder")
+}
+
+fn report_claim(dir: &Path, words: &str) -> String {
+    let v: Value = serde_json::from_slice(&fs::read(dir.join("report.json")).unwrap()).unwrap();
+    claim(&v, words).0.to_string()
+}
+
+#[test]
+fn the_served_page_refuses_what_is_not_its_own_and_records_what_is() {
+    use support::servers::{Answer, Fake, Speaks};
+    let server = Fake::start(Speaks::Llama, std::time::Duration::ZERO, |_| Answer {
+        text: FIRST.into(),
+        fault: None,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, out) = (tmp.path().join("store"), tmp.path().join("out"));
+    assert_eq!(run_review_workflow(&store, &out, &server, &[]), Some(1));
+    let dir = verify_dir(&out);
+    let date = report_claim(&dir, "March 3, 2023");
+    let served = Served::start(&store, dir.parent().unwrap(), "Ann Counsel");
+    let host = format!("127.0.0.1:{}", served.port);
+    let token = served.url.split("t=").nth(1).unwrap().to_string();
+    let get = |path: &str, extra: &str| {
+        served.raw(&format!(
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n"
+        ))
+    };
+    // No token, another token, another host: refused.
+    assert_eq!(get("/", "").0, 403);
+    assert_eq!(get("/?t=0123456789abcdef0123456789abcdef", "").0, 403);
+    assert_eq!(
+        served
+            .raw(&format!(
+                "GET /?t={token} HTTP/1.1\r\nHost: evil.example:{}\r\n\r\n",
+                served.port
+            ))
+            .0,
+        403
+    );
+    assert_eq!(get("/state", "").0, 403, "no session, no data");
+    // The token, once: a session cookie.
+    let (status, resp) = get(&format!("/?t={token}"), "");
+    assert_eq!(status, 303, "{resp}");
+    let cookie = resp
+        .lines()
+        .find_map(|l| l.strip_prefix("Set-Cookie: "))
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(resp.contains("HttpOnly") && resp.contains("SameSite=Strict"));
+    assert_eq!(
+        get(&format!("/?t={token}"), "").0,
+        403,
+        "the token is used up"
+    );
+    let with = format!("Cookie: {cookie}\r\n");
+    let (status, page) = get("/", &with);
+    assert_eq!(status, 200);
+    assert!(page.contains("default-src 'none'") && page.contains("id=\"decide-data\""));
+    assert!(!page.contains("src=\"http") && !page.contains("href=\"http"));
+    // Paths outside the run, and pages of files that are not the matter's sources: 404.
+    assert_eq!(get("/../../etc/passwd", &with).0, 404);
+    assert_eq!(get("/page?f=%2Fetc%2Fpasswd&p=1", &with).0, 404);
+    assert_eq!(get("/page?f=intake%2F02-handover.txt&p=1", &with).0, 200);
+    // A decision from another origin, or without the page's header: refused.
+    let body = format!(
+        "{{\"claim\":\"{date}\",\"decision\":\"confirmed\",\"page\":\"intake/02-handover.txt:1\"}}"
+    );
+    let post = |origin: &str, header: &str| {
+        served.raw(&format!(
+            "POST /decide HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\n{with}{header}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ))
+    };
+    assert_eq!(post("http://evil.example", "X-Lexrun-Review: 1\r\n").0, 403);
+    assert_eq!(post(&format!("http://{host}"), "").0, 403);
+    let decided = || {
+        lexrun::store::Store::open(&store)
+            .unwrap()
+            .decisions("matter")
+            .unwrap()
+    };
+    assert!(decided().is_empty(), "refusals write nothing");
+    let (status, resp) = post(&format!("http://{host}"), "X-Lexrun-Review: 1\r\n");
+    assert_eq!(status, 200, "{resp}");
+    let all = decided();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].reviewer, "Ann Counsel");
+    assert!(!all[0].run_id.is_empty());
+    let port = served.port;
+    served.stop();
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "nothing answers once it stopped"
+    );
+}
+
+#[test]
+fn a_reviewer_decides_in_the_browser_and_the_document_lists_the_confirmed_claim() {
+    use support::browser::{self, Browser};
+    use support::servers::{Answer, Fake, Speaks};
+    if let Err(why) = browser::chromium() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let second_answer = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flip = second_answer.clone();
+    let server = Fake::start(Speaks::Llama, std::time::Duration::ZERO, move |_| Answer {
+        text: if flip.load(std::sync::atomic::Ordering::SeqCst) {
+            second()
+        } else {
+            FIRST.into()
+        },
+        fault: None,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, out) = (tmp.path().join("store"), tmp.path().join("out"));
+    assert_eq!(run_review_workflow(&store, &out, &server, &[]), Some(1));
+    let dir = verify_dir(&out);
+    let (date, cite, quote) = (
+        report_claim(&dir, "March 3, 2023"),
+        report_claim(&dir, "999 F.3d 123"),
+        report_claim(&dir, "Quay Street Flat"),
+    );
+    let served = Served::start(&store, &dir, "Ann Counsel");
+    let mut b = Browser::launch(1280, 900).expect("chromium starts");
+    let ready = "document.body && document.body.getAttribute('data-decide-ready') === '1'";
+    b.navigate(&served.url, ready);
+    let decisions = |b: &mut Browser| {
+        b.eval("(() => { const d = document.getElementById('decide-data'); return d ? JSON.parse(d.textContent).decisions.length : -1; })()")
+            .as_i64()
+            .unwrap_or(-1)
+    };
+    let index_of = |b: &mut Browser, id: &str| {
+        b.eval(&format!(
+            "JSON.parse(document.getElementById('decide-data').textContent).claims.findIndex(c => c.id === '{id}')"
+        ))
+        .as_i64()
+        .unwrap()
+    };
+    // Confirm the date against the handover note's page, shown first.
+    let i = index_of(&mut b, &date);
+    b.click(&format!("#draft mark.c[data-i=\"{i}\"]"));
+    b.wait_for("!!document.getElementById('pick-page')");
+    b.eval("(() => { const f = document.getElementById('pick-file'); f.value = [...f.options].find(o => o.value.endsWith('02-handover.txt')).value; document.getElementById('pick-page').value = '1'; document.getElementById('decide-note').value = 'keys handed over in early March'; })()");
+    b.click("#pick-show");
+    b.wait_for("document.getElementById('pick-text').textContent.includes('handed to the tenant')");
+    b.click("#do-confirm");
+    b.wait_for(&format!("{ready} && (() => {{ const d = document.getElementById('decide-data'); return !!d && JSON.parse(d.textContent).decisions.length === 1; }})()"));
+    // Strike the invented citation from the keyboard.
+    let i = index_of(&mut b, &cite);
+    b.click(&format!("#draft mark.c[data-i=\"{i}\"]"));
+    b.wait_for("!!document.getElementById('do-strike')");
+    b.key("s");
+    b.wait_for(&format!("{ready} && (() => {{ const d = document.getElementById('decide-data'); return !!d && JSON.parse(d.textContent).decisions.length === 2; }})()"));
+    // Waive the defined term, with its reason.
+    let i = index_of(&mut b, &quote);
+    b.click(&format!("#draft mark.c[data-i=\"{i}\"]"));
+    b.wait_for("!!document.getElementById('decide-reason')");
+    b.eval("document.getElementById('decide-reason').value = 'a defined term of the affidavit'");
+    b.click("#do-waive");
+    b.wait_for(&format!("{ready} && (() => {{ const d = document.getElementById('decide-data'); return !!d && JSON.parse(d.textContent).decisions.length === 3; }})()"));
+    // Reload: the decisions persist.
+    b.call("Page.reload", serde_json::json!({})).unwrap();
+    b.wait_for(ready);
+    assert_eq!(decisions(&mut b), 3);
+    let shown = b.eval("document.getElementById('decide-body').textContent");
+    assert!(shown.as_str().unwrap().contains("Ann Counsel"), "{shown}");
+    // Nothing was loaded from anywhere but the server.
+    let foreign = b.eval(&format!(
+        "performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith('http://127.0.0.1:{}/'))",
+        served.port
+    ));
+    assert_eq!(foreign, serde_json::json!([]));
+    drop(b);
+    served.stop();
+
+    // The same workflow again: no model is asked; the struck citation still blocks.
+    let calls = server.calls.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(run_review_workflow(&store, &out, &server, &[]), Some(1));
+    assert_eq!(
+        server.calls.load(std::sync::atomic::Ordering::SeqCst),
+        calls
+    );
+    let v: Value =
+        serde_json::from_slice(&fs::read(verify_dir(&out).join("report.json")).unwrap()).unwrap();
+    assert_eq!(claim(&v, "March 3, 2023").1, "supported");
+    assert_eq!(claim(&v, "999 F.3d 123").1, "unsupported");
+
+    // A draft without the struck citation passes, and its appendix lists the claim confirmed
+    // by hand with the reviewer's name, apart from those the verifier proved.
+    second_answer.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(
+        run_review_workflow(&store, &out, &server, &["--refresh", "draft"]),
+        Some(0)
+    );
+    let d = support::read_docx(&out.join("affidavit.docx"));
+    let tables = d["tables"].as_array().unwrap();
+    let by_hand = tables
+        .iter()
+        .find(|t| t[0].to_string().contains("confirmed by"))
+        .unwrap_or_else(|| panic!("no table of claims confirmed by hand: {d}"));
+    let row = by_hand[1].to_string();
+    assert!(
+        row.contains("March 3, 2023")
+            && row.contains("Ann Counsel")
+            && row.contains("02-handover.txt"),
+        "{row}"
+    );
+    assert!(!tables[0].to_string().contains("March 3, 2023"), "{d}");
 }

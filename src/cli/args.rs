@@ -235,6 +235,22 @@ pub(super) enum Command {
     /// Record a reviewer's decision on a claim the verifier flagged: --confirm with the page
     /// that supports it, --strike, or --waive with a reason (--withdraw undoes the last).
     Decide(DecideArgs),
+    /// Serve a run's review page on 127.0.0.1 (a random port, a one-time token in the URL
+    /// printed) where a reviewer confirms, strikes or waives each flagged claim.
+    Review {
+        /// The run's folder (`out/RUN`, when it verified one stage) or its verification's
+        /// (`out/RUN/verify-STAGE`, or a report in it).
+        #[arg(value_name = "RUN|REPORT")]
+        target: std::path::PathBuf,
+        /// Who decides (default: the user logged in).
+        #[arg(long, value_name = "NAME")]
+        reviewer: Option<String>,
+        /// Stop after this many seconds without a request.
+        #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
+        idle_timeout: u64,
+        #[arg(long, value_name = "DIR")]
+        store: Option<std::path::PathBuf>,
+    },
     /// Check every citation, date, Bates number, quotation and amount in a draft against the
     /// sources; exit 1 if anything is unsupported.
     Verify {

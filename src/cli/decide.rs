@@ -380,7 +380,7 @@ impl Subject {
 
     /// The source a reviewer names: as the report names it, by a path to it, or by its file
     /// name when only one source has it.
-    fn source_named(&self, f: &str) -> Result<String, Refusal> {
+    pub(super) fn source_named(&self, f: &str) -> Result<String, Refusal> {
         if let Some((n, _)) = self.ctx.sources.iter().find(|(n, _)| n == f) {
             return Ok(n.clone());
         }

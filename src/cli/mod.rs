@@ -15,6 +15,7 @@ mod exhibits;
 mod failure;
 mod open;
 mod output;
+mod review;
 mod run;
 mod servers;
 mod store;
@@ -166,6 +167,17 @@ fn dispatch(command: Command, color: bool) -> u8 {
             matter.as_deref(),
             &draft,
         ),
+        Command::Review {
+            target,
+            reviewer,
+            idle_timeout,
+            store,
+        } => review::cmd_review(review::ReviewArgs {
+            target: &target,
+            reviewer: reviewer.unwrap_or_else(decide::os_user),
+            idle: std::time::Duration::from_secs(idle_timeout),
+            store: store.as_deref(),
+        }),
         Command::Decide(a) => decide::cmd_decide(decide::DecideArgs {
             ask: decide::Ask {
                 claim: a.claim,

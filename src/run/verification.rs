@@ -330,15 +330,23 @@ fn review_context(sh: &Shared, m: &Matter, v: &Verify, text: &str) -> verify::de
     let mut sources = Vec::new();
     for a in &v.against {
         for f in m.evidence.get(a).into_iter().flatten() {
-            let disk = m.dir.join(&f.path);
-            if disk.is_file() {
+            let disk = [std::path::PathBuf::from(&f.path), m.dir.join(&f.path)]
+                .into_iter()
+                .find(|p| p.is_file())
+                .and_then(|p| p.canonicalize().ok());
+            if let Some(disk) = disk {
                 sources.push((f.path.clone(), disk.display().to_string()));
             }
         }
     }
     verify::decisions::Context {
         matter: m.name.clone(),
-        matter_dir: m.dir.display().to_string(),
+        matter_dir: m
+            .dir
+            .canonicalize()
+            .unwrap_or_else(|_| m.dir.clone())
+            .display()
+            .to_string(),
         run_id: sh.run_id.clone(),
         stage: v.stage.clone(),
         draft: text.to_string(),

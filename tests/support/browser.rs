@@ -211,6 +211,28 @@ impl Browser {
     /// Opens a file and waits until `ready` (an expression) holds; the time that took.
     pub fn open(&mut self, file: &Path, ready: &str) -> Duration {
         let url = format!("file://{}", file.canonicalize().unwrap().display());
+        self.navigate(&url, ready)
+    }
+
+    /// Waits until `ready` (an expression) holds in the page, for up to a minute.
+    pub fn wait_for(&mut self, ready: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            // A page being replaced answers with an error for a moment.
+            let r = self.call(
+                "Runtime.evaluate",
+                json!({"expression": ready, "returnByValue": true}),
+            );
+            if r.is_ok_and(|r| r["result"]["value"] == json!(true)) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "never became true: {ready}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Opens a URL and waits until `ready` (an expression) holds; the time that took.
+    pub fn navigate(&mut self, url: &str, ready: &str) -> Duration {
         let t = Instant::now();
         self.call("Page.navigate", json!({"url": url})).unwrap();
         let deadline = t + Duration::from_secs(60);
