@@ -6,7 +6,8 @@
 //! once against one server while copies of each other's outputs are offered as evidence,
 //! then the server stopped under running runs — briefly (the runs reconnect and finish) and
 //! for longer than a run waits (the runs fail clearly, are closed as failed when the ledger
-//! returns, and their stored answers are not asked of the model again).
+//! returns, and their stored answers are not asked of the model again). Two reviewers deciding
+//! on one claim at once from two desks: both recorded, the later standing.
 
 mod support;
 
@@ -623,4 +624,97 @@ fn eight_desks_under_load_then_the_ledger_restarts() {
     assert_eq!(status, ["failed"]);
     let open = pg.query("firm", "SELECT run_id FROM runs WHERE status IS NULL");
     assert!(open.is_empty(), "runs left open: {open:?}");
+}
+
+/// Two reviewers at two desks decide on the same flagged claim at the same moment, through
+/// one shared ledger: both decisions are recorded, the later supersedes the earlier, and
+/// verification applies the later one.
+#[test]
+fn two_reviewers_deciding_at_once_are_both_recorded_and_the_later_stands() {
+    let pg = Postgres::start();
+    pg.create_db("review");
+    let url = pg.url("review");
+    let dir = tempfile::tempdir().unwrap();
+    let intake = dir.path().join("smith").join("intake");
+    fs::create_dir_all(&intake).unwrap();
+    fs::write(
+        intake.join("note.txt"),
+        "The keys were handed over in the first days of spring.\n\nSMITH000001\n",
+    )
+    .unwrap();
+    let draft = dir.path().join("smith").join("draft.md");
+    fs::write(
+        &draft,
+        "I moved in on March 3, 2023.\n\nRent was $950.00 a month.\n",
+    )
+    .unwrap();
+    let base = |store: &str| {
+        Lexrun::new()
+            .env("LEXRUN_STORE", dir.path().join(store))
+            .env("LEXRUN_LEDGER", &url)
+    };
+    let o = base("a")
+        .args(["verify", "--json", "--sources"])
+        .arg(&intake)
+        .arg(&draft)
+        .output();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<String> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{v}");
+    // Each desk decides on both claims, at once with the other.
+    let spawn = |store: &str, reviewer: &str, claim: &str, how: &[&str]| {
+        base(store)
+            .args(["decide", claim, "--reviewer", reviewer])
+            .args(how)
+            .args(["--draft"])
+            .arg(&draft)
+            .arg("--sources")
+            .arg(&intake)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+    };
+    for claim in &ids {
+        let a = spawn("a", "Ann", claim, &["--confirm", "--page", "note.txt:1"]);
+        let b = spawn("b", "Bo", claim, &["--strike"]);
+        for mut c in [a, b] {
+            assert_eq!(c.wait().unwrap().code(), Some(0));
+        }
+    }
+    let rows = pg.query(
+        "review",
+        "SELECT claim_id || ' ' || reviewer || ' ' || decision FROM decisions ORDER BY created, id",
+    );
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    let st = lexrun::store::Store::open_with(&dir.path().join("a"), Some(&url)).unwrap();
+    let all = st.decisions("smith").unwrap();
+    assert_eq!(all.len(), 4);
+    for claim in &ids {
+        let mine: Vec<_> = all.iter().filter(|d| &d.claim_id == claim).collect();
+        assert_eq!(mine.len(), 2, "both recorded");
+        let reviewers: Vec<&str> = mine.iter().map(|d| d.reviewer.as_str()).collect();
+        assert!(reviewers.contains(&"Ann") && reviewers.contains(&"Bo"));
+        assert_eq!(mine[0].superseded_by, Some(mine[1].seq), "the later stands");
+        assert_eq!(mine[1].superseded_by, None);
+    }
+    // Verification applies the decision that stands on each claim.
+    let o = base("b")
+        .args(["verify", "--json", "--sources"])
+        .arg(&intake)
+        .arg(&draft)
+        .output();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for c in v["claims"].as_array().unwrap() {
+        let id = c["id"].as_str().unwrap();
+        let standing = all.iter().rfind(|d| d.claim_id == id).unwrap();
+        let expect = match standing.verdict {
+            lexrun::store::Verdict::Confirmed => "supported",
+            _ => "unsupported",
+        };
+        assert_eq!(c["status"], expect, "{v}");
+    }
 }
