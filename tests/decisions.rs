@@ -503,6 +503,39 @@ fn the_served_page_refuses_what_is_not_its_own_and_records_what_is() {
     assert_eq!(all.len(), 1);
     assert_eq!(all[0].reviewer, "Ann Counsel");
     assert!(!all[0].run_id.is_empty());
+    // The audit lists it, and exports it as CSV and JSON.
+    let audit = |extra: &[&str]| {
+        let o = Lexrun::new()
+            .env("LEXRUN_STORE", &store)
+            .args(["audit", "tests/decisions/review.lex"])
+            .args(extra)
+            .output();
+        ok(&o)
+    };
+    let text = audit(&[]);
+    assert!(
+        text.contains("Reviewers' decisions")
+            && text.contains(&date)
+            && text.contains("Ann Counsel"),
+        "{text}"
+    );
+    let csv = audit(&["--decisions", "csv"]);
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("seq,matter,claim_id,kind,claim"));
+    let row = lines.next().unwrap();
+    assert!(
+        row.contains(&date)
+            && row.contains("confirmed")
+            && row.contains("Ann Counsel")
+            && row.contains("02-handover.txt"),
+        "{row}"
+    );
+    let json: Value = serde_json::from_str(&audit(&["--decisions", "json"])).unwrap();
+    assert_eq!(json[0]["claim_id"], date.as_str());
+    assert_eq!(json[0]["decision"], "confirmed");
     let port = served.port;
     served.stop();
     assert!(
@@ -624,4 +657,79 @@ fn a_reviewer_decides_in_the_browser_and_the_document_lists_the_confirmed_claim(
         "{row}"
     );
     assert!(!tables[0].to_string().contains("March 3, 2023"), "{d}");
+}
+
+/// Copies the review workflow and its matter into `dir`, so that a test can add files.
+fn copy_workflow(dir: &Path) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        fs::create_dir_all(to).unwrap();
+        for e in fs::read_dir(from).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                copy(&p, &to.join(e.file_name()));
+            } else {
+                fs::copy(&p, to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+    let to = dir.join("wf");
+    copy(Path::new("tests/decisions"), &to);
+    to
+}
+
+#[test]
+fn a_page_written_by_lexrun_or_come_after_the_claim_cannot_confirm_it() {
+    use support::servers::{Answer, Fake, Speaks};
+    let server = Fake::start(Speaks::Llama, std::time::Duration::ZERO, |_| Answer {
+        text: FIRST.into(),
+        fault: None,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let wf = copy_workflow(tmp.path());
+    let (store, out) = (tmp.path().join("store"), tmp.path().join("out"));
+    let o = Lexrun::new()
+        .env("LEXRUN_STORE", &store)
+        .args(["run"])
+        .arg(wf.join("review.lex"))
+        .arg("--out")
+        .arg(&out)
+        .args(["--endpoint", &format!("gpu={}", server.url)])
+        .output();
+    assert_eq!(o.status.code(), Some(1));
+    let dir = verify_dir(&out);
+    let date = report_claim(&dir, "March 3, 2023");
+    let intake = wf.join("matter/intake");
+    // A note that came into the matter after the model wrote the date, stating it.
+    fs::write(
+        intake.join("03-later.txt"),
+        "Memo: keys given over 3 March 2023, per a call with the agent.\n",
+    )
+    .unwrap();
+    // The model's own draft, copied into the matter.
+    let draft_out = fs::read_dir(dir.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("output.md"))
+        .find(|p| p.is_file())
+        .expect("the stage's output.md");
+    fs::copy(&draft_out, intake.join("04-copy.md")).unwrap();
+    let decide = |page: &str| {
+        Lexrun::new()
+            .env("LEXRUN_STORE", &store)
+            .args(["decide", &date, "--confirm", "--page", page, "--draft"])
+            .arg(&draft_out)
+            .arg("--sources")
+            .arg(&intake)
+            .args(["--matter", "matter"])
+            .output()
+    };
+    refused(
+        &decide("03-later.txt:1"),
+        "after lexrun generated this claim",
+    );
+    refused(&decide("04-copy.md:1"), "lexrun");
+    let st = lexrun::store::Store::open(&store).unwrap();
+    assert!(st.decisions("matter").unwrap().is_empty());
+    // A page of the client's own evidence does.
+    ok(&decide("02-handover.txt:1"));
 }

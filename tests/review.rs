@@ -399,6 +399,7 @@ fn a_page_whose_source_file_moved_still_opens_and_says_so() {
         evidence: &ev,
         provenance: vec![("run".into(), "run-test".into())],
         images: false,
+        ids: &[],
     });
     let file = dir.path().join("review.html");
     fs::write(&file, &html).unwrap();

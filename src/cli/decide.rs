@@ -152,6 +152,7 @@ impl Subject {
         let mut ev = Evidence::new(ctx.prefixes.clone());
         ev.allowed_reporters = crate::verify::Allowed::new(&ctx.allow_reporters);
         let mut roots = Vec::new();
+        let mut seen = std::collections::HashMap::new();
         for (name, disk) in &ctx.sources {
             let disk = Path::new(disk);
             if ctx.matter_dir.is_empty() {
@@ -159,7 +160,13 @@ impl Subject {
                 roots.push(disk.to_path_buf());
             }
             match crate::sources::read_pages(disk) {
-                Ok(pages) => ev.add_pages(name.clone(), pages),
+                Ok(pages) => {
+                    seen.insert(
+                        name.clone(),
+                        crate::store::shingles::text_hash_pages(&pages),
+                    );
+                    ev.add_pages(name.clone(), pages);
+                }
                 Err(e) => {
                     return Err(Refusal(format!(
                         "source `{name}` cannot be read now ({e}); restore it and try again"
@@ -170,7 +177,10 @@ impl Subject {
         if !ctx.matter_dir.is_empty() {
             roots.push(PathBuf::from(&ctx.matter_dir));
         }
-        let mut v = crate::verify::verify(&ctx.draft, &ev);
+        // As `lexrun verify` checks it: support only files that came after a model wrote the
+        // claim give does not count.
+        let taint = crate::verify::taint::from_ledger(store, &ev, &seen);
+        let mut v = crate::verify::verify_with(&ctx.draft, &ev, &taint);
         if ctx.exactly {
             crate::verify::hold_quotes_exactly(&mut v.outcomes, &ev);
         }
@@ -438,7 +448,11 @@ impl Subject {
     /// The page stamped with a Bates number.
     fn bates_page(&self, bates: &str) -> Result<(String, u32), Refusal> {
         let want: String = bates.split_whitespace().collect();
-        if want.is_empty() || !want.chars().any(|c| c.is_ascii_digit()) {
+        // A Bates number is letters and digits; a path or a file name without a page is not.
+        if want.is_empty()
+            || !want.chars().any(|c| c.is_ascii_digit())
+            || want.contains(['/', '.', '\\'])
+        {
             return Err(Refusal(format!(
                 "`{bates}` names no page: give FILE:PAGE (`lease.pdf:3`) or a Bates number (`SMITH000003`)"
             )));

@@ -372,6 +372,7 @@ impl Server {
                 ("reviewer".into(), self.reviewer.clone()),
             ],
             images: false,
+            ids: &s.v.ids,
         });
         let panel = format!(
             "<section id=\"decide\" aria-labelledby=\"decide-h\"><h2 id=\"decide-h\">Decide</h2><div id=\"decide-body\"></div></section>\n\

@@ -107,6 +107,7 @@ pub(super) fn cmd_verify(
                 ),
             ],
             images: true,
+            ids: &v.ids,
         })
     } else {
         crate::verify::report::markdown(&name, &draft, &v)

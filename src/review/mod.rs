@@ -42,6 +42,8 @@ pub struct Review<'a> {
     pub provenance: Vec<(String, String)>,
     /// Render scanned pages as images (with `pdftoppm`).
     pub images: bool,
+    /// Each outcome's claim id, for `lexrun decide` (empty when the claims have none).
+    pub ids: &'a [String],
 }
 
 /// Problems come first, in this order of status, then in draft order.
@@ -65,6 +67,8 @@ struct Data<'a> {
 
 #[derive(Serialize)]
 struct ClaimData<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
     k: &'static str,
     s: &'a str,
     t: &'a str,
@@ -213,6 +217,7 @@ fn page_data<'a>(
         .iter()
         .enumerate()
         .map(|(i, o)| ClaimData {
+            id: r.ids.get(i).map(String::as_str),
             k: o.claim.kind.as_str(),
             s: statuses[i].as_str(),
             t: &o.claim.text,
@@ -329,9 +334,12 @@ fn problem_list(
         for &i in problems {
             let o = &r.outcomes[i];
             let st = statuses[i];
+            let id = r.ids.get(i).map_or(String::new(), |id| {
+                format!(" <code class=\"cid\">{}</code>", escape::html(id))
+            });
             let _ = writeln!(
                 s,
-                "<li data-i=\"{i}\" data-k=\"{k}\" data-s=\"{ste}\" class=\"s-{ste}\"><a href=\"#c{i}\" data-i=\"{i}\"><span class=\"ic\" aria-hidden=\"true\">{ic}</span> <span class=\"st\">{ste}</span> {k}, line {l}: <q>{t}</q></a></li>",
+                "<li data-i=\"{i}\" data-k=\"{k}\" data-s=\"{ste}\" class=\"s-{ste}\"><a href=\"#c{i}\" data-i=\"{i}\"><span class=\"ic\" aria-hidden=\"true\">{ic}</span> <span class=\"st\">{ste}</span> {k}, line {l}: <q>{t}</q>{id}</a></li>",
                 k = o.claim.kind.as_str(),
                 ste = st.as_str(),
                 ic = icon(st),
@@ -517,6 +525,7 @@ mod tests {
             evidence: &ev,
             provenance: vec![("run".into(), "run-1".into())],
             images: false,
+            ids: &[],
         })
     }
 
@@ -529,6 +538,33 @@ mod tests {
         assert_eq!(html.matches("<script").count(), 2, "{html}");
         assert_eq!(html.matches("</script>").count(), 2);
         assert!(html.contains("lexrun:provenance"));
+    }
+
+    #[test]
+    fn each_problem_shows_the_id_a_decision_names_it_by() {
+        let draft = "Paid $999.00 on May 1, 2024.";
+        let mut ev = Evidence::new(vec!["DOC".into()]);
+        ev.add_pages("lease.txt".into(), vec!["Nothing.\n\nDOC000001".into()]);
+        let mut v = verify::verify(draft, &ev);
+        verify::decisions::apply(&mut v, draft, &ev, "smith", &[]);
+        assert_eq!(v.ids.len(), 2);
+        let html = page(&Review {
+            title: "draft.md",
+            draft,
+            outcomes: &v.outcomes,
+            files: &v.files,
+            evidence: &ev,
+            provenance: vec![],
+            images: false,
+            ids: &v.ids,
+        });
+        let nav = &html[html.find("<nav id=\"problems\"").unwrap()..html.find("</nav>").unwrap()];
+        for id in &v.ids {
+            assert!(
+                nav.contains(&format!("<code class=\"cid\">{id}</code>")),
+                "{nav}"
+            );
+        }
     }
 
     #[test]

@@ -374,6 +374,7 @@ pub(super) fn draft_reports(
             ("draft".into(), name.clone()),
         ],
         images: true,
+        ids: &[],
     });
     crate::atomic::write_private(&html, page).map_err(|e| werr(&html, e))?;
     result.primary.insert("md".into(), md.clone());

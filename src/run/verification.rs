@@ -229,6 +229,7 @@ async fn check(
             evidence: &ev,
             provenance,
             images: true,
+            ids: &outcome.ids,
         });
         (outcome, page)
     })

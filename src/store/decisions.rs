@@ -76,6 +76,7 @@ pub struct Decision {
     /// The run and stage whose report it was made on (empty for `lexrun verify`'s).
     pub run_id: String,
     pub stage: String,
+    #[serde(rename = "decision")]
     pub verdict: Verdict,
     pub page: Option<DecisionPage>,
     pub note: Option<String>,
