@@ -338,8 +338,16 @@ struct Served {
 
 impl Served {
     fn start(store: &Path, target: &Path, reviewer: &str) -> Served {
+        Served::start_with(store, target, reviewer, &[])
+    }
+
+    fn start_with(store: &Path, target: &Path, reviewer: &str, env: &[(&str, &str)]) -> Served {
         use std::io::BufRead;
-        let mut child = Lexrun::new()
+        let mut lexrun = Lexrun::new();
+        for (k, v) in env {
+            lexrun = lexrun.env(k, v);
+        }
+        let mut child = lexrun
             .env("LEXRUN_STORE", store)
             .args(["review", "--reviewer", reviewer, "--idle-timeout", "120"])
             .arg(target)
@@ -392,7 +400,21 @@ fn run_review_workflow(
     server: &support::servers::Fake,
     extra: &[&str],
 ) -> Option<i32> {
-    let o = Lexrun::new()
+    run_review_workflow_with(store, out, server, extra, &[])
+}
+
+fn run_review_workflow_with(
+    store: &Path,
+    out: &Path,
+    server: &support::servers::Fake,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Option<i32> {
+    let mut lexrun = Lexrun::new();
+    for (k, v) in env {
+        lexrun = lexrun.env(k, v);
+    }
+    let o = lexrun
         .env("LEXRUN_STORE", store)
         .args(["run", "tests/decisions/review.lex", "--out"])
         .arg(out)
@@ -732,4 +754,72 @@ fn a_page_written_by_lexrun_or_come_after_the_claim_cannot_confirm_it() {
     assert!(st.decisions("matter").unwrap().is_empty());
     // A page of the client's own evidence does.
     ok(&decide("02-handover.txt:1"));
+}
+
+/// Signs in with the token: the session cookie's header line.
+fn sign_in(served: &Served) -> String {
+    let token = served.url.split("t=").nth(1).unwrap();
+    let (status, resp) = served.raw(&format!(
+        "GET /?t={token} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+        served.port
+    ));
+    assert_eq!(status, 303, "{resp}");
+    let cookie = resp
+        .lines()
+        .find_map(|l| l.strip_prefix("Set-Cookie: "))
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    format!("Cookie: {cookie}\r\n")
+}
+
+#[test]
+fn a_shared_ledger_that_is_down_while_the_page_is_open_loses_no_decision() {
+    use support::postgres::Postgres;
+    use support::servers::{Answer, Fake, Speaks};
+    let pg = Postgres::start();
+    pg.create_db("review");
+    let url = pg.url("review");
+    let server = Fake::start(Speaks::Llama, std::time::Duration::ZERO, |_| Answer {
+        text: FIRST.into(),
+        fault: None,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, out) = (tmp.path().join("store"), tmp.path().join("out"));
+    let env = [
+        ("LEXRUN_LEDGER", url.as_str()),
+        ("LEXRUN_LEDGER_RETRY_S", "1"),
+    ];
+    assert_eq!(
+        run_review_workflow_with(&store, &out, &server, &[], &env),
+        Some(1)
+    );
+    let dir = verify_dir(&out);
+    let date = report_claim(&dir, "March 3, 2023");
+    let served = Served::start_with(&store, &dir, "Ann Counsel", &env);
+    let with = sign_in(&served);
+    let host = format!("127.0.0.1:{}", served.port);
+    let body = format!(
+        "{{\"claim\":\"{date}\",\"decision\":\"confirmed\",\"page\":\"02-handover.txt:1\"}}"
+    );
+    let post = || {
+        served.raw(&format!(
+            "POST /decide HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n{with}X-Lexrun-Review: 1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ))
+    };
+    pg.stop();
+    let (status, resp) = post();
+    assert_eq!(status, 503, "{resp}");
+    assert!(resp.contains("ledger"), "{resp}");
+    pg.start_again();
+    let count = || pg.query("review", "SELECT count(*) FROM decisions")[0].clone();
+    assert_eq!(count(), "0", "nothing half-written");
+    // The ledger back, the same decision is recorded once.
+    let (status, resp) = post();
+    assert_eq!(status, 200, "{resp}");
+    assert_eq!(count(), "1");
+    served.stop();
 }

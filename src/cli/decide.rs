@@ -20,6 +20,9 @@ pub(super) struct Subject {
     pub roots: Vec<PathBuf>,
 }
 
+/// The beginning of a refusal because the ledger could not be read.
+pub(super) const LEDGER_DOWN: &str = "the ledger cannot be read";
+
 /// Why a decision cannot be made: the message says what to do instead.
 #[derive(Debug)]
 pub(super) struct Refusal(pub String);
@@ -186,7 +189,7 @@ impl Subject {
         }
         let standing = store
             .standing_decisions(&ctx.matter)
-            .map_err(|e| Refusal(format!("the ledger cannot be read: {e}")))?;
+            .map_err(|e| Refusal(format!("{LEDGER_DOWN}: {e}; try again when it is back")))?;
         decisions::apply(&mut v, &ctx.draft, &ev, &ctx.matter, &standing);
         Ok(Subject {
             ctx,
@@ -523,7 +526,11 @@ fn guard(
             ))
         }
         Ok(None) => {}
-        Err(e) => return Err(Refusal(format!("the ledger cannot be read: {e}"))),
+        Err(e) => {
+            return Err(Refusal(format!(
+                "{LEDGER_DOWN}: {e}; try again when it is back"
+            )))
+        }
     }
     if crate::run::intake::has_marker(&bytes) {
         return refuse("it carries lexrun's provenance marker: lexrun wrote it".into());

@@ -475,6 +475,9 @@ impl Server {
         };
         let d = match self.subject.decision(&self.store, &ask) {
             Ok(d) => d,
+            Err(e) if e.0.starts_with(decide::LEDGER_DOWN) => {
+                return refuse(stream, "503 Service Unavailable", &e.0)
+            }
             Err(e) => return refuse(stream, "422 Unprocessable Entity", &e.0),
         };
         if let Err(e) = self.store.add_decision(&d) {
