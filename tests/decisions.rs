@@ -313,6 +313,18 @@ fn a_later_decision_supersedes_and_both_are_kept() {
         "unsupported"
     );
     assert_eq!(d.decisions("smith").len(), 3);
+    // A waived claim is no claim, until the waiver is withdrawn.
+    let (quote, _) = claim(&v, "Leased Unit Premises");
+    ok(&d.decide("smith", &[quote, "--waive", "--reason", "a defined term"]));
+    assert!(!d.verify("smith").1["claims"]
+        .to_string()
+        .contains("Leased Unit Premises"));
+    ok(&d.decide("smith", &[quote, "--withdraw"]));
+    assert_eq!(
+        claim(&d.verify("smith").1, "Leased Unit Premises").1,
+        "unsupported"
+    );
+    assert_eq!(d.decisions("smith").len(), 5);
 }
 
 /// The stage's first draft: a date no source states, an invented citation, a quoted defined
@@ -822,4 +834,39 @@ fn a_shared_ledger_that_is_down_while_the_page_is_open_loses_no_decision() {
     assert_eq!(status, 200, "{resp}");
     assert_eq!(count(), "1");
     served.stop();
+}
+
+#[test]
+fn the_served_page_stops_by_itself_when_idle() {
+    use support::servers::{Answer, Fake, Speaks};
+    let server = Fake::start(Speaks::Llama, std::time::Duration::ZERO, |_| Answer {
+        text: FIRST.into(),
+        fault: None,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, out) = (tmp.path().join("store"), tmp.path().join("out"));
+    assert_eq!(run_review_workflow(&store, &out, &server, &[]), Some(1));
+    let dir = verify_dir(&out);
+    let mut child = Lexrun::new()
+        .env("LEXRUN_STORE", &store)
+        .args(["review", "--idle-timeout", "1"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "still serving"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(0));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(err.contains("no request for 1 s"), "{err}");
 }

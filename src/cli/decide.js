@@ -116,7 +116,14 @@
       box.appendChild(el("h3", null, "Decisions on this draft"));
       var ul = el("ul");
       state.decisions.forEach(function (d) {
-        ul.appendChild(el("li", null, d.id + " “" + d.text + "”: " + d.decision + (d.page ? " by " + d.page.file + " p. " + d.page.page : "") + " — " + d.reviewer + ", " + d.when + (d.lapsed ? " (lapsed: " + d.lapsed + ")" : "")));
+        var li = el("li", null, d.id + " “" + d.text + "”: " + d.decision + (d.page ? " by " + d.page.file + " p. " + d.page.page : "") + " — " + d.reviewer + ", " + d.when + (d.lapsed ? " (lapsed: " + d.lapsed + ")" : "") + " ");
+        var undo = el("button", "undo", "Undo");
+        undo.type = "button";
+        undo.setAttribute("data-id", d.id);
+        undo.setAttribute("aria-label", "Undo the decision on " + d.id);
+        undo.onclick = function () { post({ claim: d.id, decision: "withdrawn" }); };
+        li.appendChild(undo);
+        ul.appendChild(li);
       });
       box.appendChild(ul);
     }

@@ -269,13 +269,7 @@ impl Subject {
                 .iter()
                 .find(|r| r.id == ask.claim)
                 .ok_or_else(|| Refusal(format!("no claim `{}`", ask.claim)))?;
-            let all = crate::verify::claims(&self.ctx.draft, &self.ctx.prefixes);
-            let refs: Vec<&crate::verify::Claim> = all.iter().collect();
-            let cr = decisions::refs(&self.ctx.draft, &refs)
-                .into_iter()
-                .find(|c| c.id == ask.claim)
-                .ok_or_else(|| Refusal(format!("no claim `{}`", ask.claim)))?;
-            (r.claim.clone(), cr)
+            (r.claim.clone(), r.at.clone())
         };
         let page = match (ask.verdict, &ask.page) {
             (Verdict::Confirmed, Some(p)) => Some(self.page(store, p, &claim)?),

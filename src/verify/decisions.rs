@@ -49,6 +49,9 @@ pub struct Reviewed {
     pub id: String,
     #[serde(skip)]
     pub claim: Claim,
+    /// The claim's sentence in this draft.
+    #[serde(skip)]
+    pub at: ClaimRef,
     pub decision: Decision,
     /// Why the decision no longer applies; `None` when it does.
     pub lapsed: Option<String>,
@@ -228,6 +231,7 @@ pub fn apply(
         reviewed.push(Reviewed {
             id: r.id.clone(),
             claim: o.claim.clone(),
+            at: r.clone(),
             decision: (*d).clone(),
             lapsed,
         });
@@ -243,6 +247,7 @@ pub fn apply(
             reviewed.push(Reviewed {
                 id: r.id.clone(),
                 claim: o.claim.clone(),
+                at: r.clone(),
                 decision: (*d).clone(),
                 lapsed: Some(format!(
                     "its sentence changed since the decision (it was: “{}”)",
