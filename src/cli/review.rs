@@ -101,7 +101,7 @@ pub(super) fn cmd_review(a: ReviewArgs) -> u8 {
         );
     }
     let host = format!("127.0.0.1:{port}");
-    let mut s = Server {
+    let s = Server {
         subject,
         store,
         reviewer: a.reviewer,
@@ -119,13 +119,22 @@ pub(super) fn cmd_review(a: ReviewArgs) -> u8 {
         a.idle.as_secs()
     );
     let _ = std::io::stdout().flush();
+    // Each connection is read on a thread of its own (a browser opens some it never uses);
+    // requests are answered one at a time.
+    let s = std::sync::Arc::new(std::sync::Mutex::new(s));
     let mut last = Instant::now();
     while !STOP.load(Ordering::SeqCst) {
         match listener.accept() {
-            Ok((stream, peer)) => {
+            Ok((mut stream, peer)) => {
                 last = Instant::now();
                 if peer.ip().is_loopback() {
-                    s.serve(stream);
+                    let s = s.clone();
+                    std::thread::spawn(move || {
+                        let _ = stream.set_nonblocking(false);
+                        let req = read_request(&mut stream);
+                        let mut s = s.lock().unwrap_or_else(|p| p.into_inner());
+                        s.serve(stream, req);
+                    });
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -288,9 +297,8 @@ fn refuse(stream: &mut TcpStream, status: &str, why: &str) {
 }
 
 impl Server {
-    fn serve(&mut self, mut stream: TcpStream) {
-        let _ = stream.set_nonblocking(false);
-        let Some(req) = read_request(&mut stream) else {
+    fn serve(&mut self, mut stream: TcpStream, req: Option<Request>) {
+        let Some(req) = req else {
             return refuse(&mut stream, "400 Bad Request", "unreadable request");
         };
         // Only this server, by the name it printed.

@@ -689,7 +689,10 @@ fn appendix_table(v: &Value, removed: &[usize], blocked: bool) -> crate::documen
             v["supported"].as_u64().unwrap_or(0).saturating_sub(by_hand.len() as u64),
             v["unsupported"],
             v["miscited"].as_u64().filter(|n| *n > 0).map(|n| format!(", {n} miscited (in the evidence, but not on the page cited)")).unwrap_or_default()
-        ),
+        ) + &match by_hand.len() {
+            0 => String::new(),
+            n => format!(" {n} more confirmed by a reviewer, listed in the table that follows."),
+        },
         header: ["#", "kind", "claim", "status", "source", "page", "Bates", "detail"]
             .map(String::from)
             .to_vec(),

@@ -174,8 +174,9 @@ pub fn apply(
         };
         met.insert(d.seq);
         let o = &mut v.outcomes[i];
-        if o.status == Status::Supported {
-            // The verifier supports it now: the decision is not needed.
+        if o.status == Status::Supported && d.verdict != Verdict::Struck {
+            // The verifier supports it now: the decision is not needed. A struck claim must
+            // come out whatever the sources say.
             continue;
         }
         let lapsed = if d.sentence_hash != r.sentence_hash {
@@ -216,6 +217,11 @@ pub fn apply(
                     ));
                 }
                 Verdict::Struck => {
+                    if o.status == Status::Supported {
+                        o.status = Status::Unsupported;
+                        o.reason = None;
+                        o.source = None;
+                    }
                     o.reason = Some(format!(
                         "struck by {}: take it out of the draft{}",
                         by(d),
@@ -315,6 +321,24 @@ mod tests {
 
     const PAGE: &str = "Moved in on the fifth of January, 2024.\n\nSMITH000001";
     const DRAFT: &str = "The tenant moved in on January 5, 2024. Rent was $950.00.";
+
+    #[test]
+    fn a_struck_claim_blocks_even_once_a_source_supports_it() {
+        let e = ev(PAGE);
+        let v0 = super::super::verify(DRAFT, &e);
+        let strike = decide(&v0, DRAFT, 1, Verdict::Struck, PAGE);
+        let mut e2 = ev(PAGE);
+        e2.add_pages("later.txt".into(), vec!["Rent was $950.00.".into()]);
+        let mut v = super::super::verify(DRAFT, &e2);
+        assert_eq!(v.outcomes[1].status, Status::Supported);
+        apply(&mut v, DRAFT, &e2, "smith", &[strike]);
+        assert_eq!(v.outcomes[1].status, Status::Unsupported);
+        assert!(v.outcomes[1]
+            .reason
+            .as_deref()
+            .unwrap()
+            .starts_with("struck by ann"));
+    }
 
     #[test]
     fn ids_survive_a_rerun_and_change_with_the_sentence() {
