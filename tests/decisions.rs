@@ -870,3 +870,65 @@ fn the_served_page_stops_by_itself_when_idle() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(err.contains("no request for 1 s"), "{err}");
 }
+
+#[test]
+fn a_sentence_the_judge_found_wanting_is_decided_on_without_asking_the_judge_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let matter = tmp.path().join("m");
+    fs::create_dir_all(matter.join("intake")).unwrap();
+    let page = matter.join("intake/a.txt");
+    fs::write(
+        &page,
+        "The heating was repaired by the landlord's engineer.\n\nTEST000001\n",
+    )
+    .unwrap();
+    let sentence = "The landlord repaired the heating (TEST000001).";
+    let run = tmp.path().join("out/run-1/verify-draft");
+    fs::create_dir_all(&run).unwrap();
+    let ctx = serde_json::json!({
+        "matter": "m", "matter_dir": matter.canonicalize().unwrap(), "run_id": "run-1",
+        "stage": "draft", "draft": sentence,
+        "sources": [["intake/a.txt", page.canonicalize().unwrap()]],
+        "prefixes": ["TEST"], "allow_reporters": [], "exactly": false,
+        "judged": [{"text": sentence, "start": 0, "end": sentence.len(), "status": "unsupported",
+                    "reason": "the cited page contradicts it", "source": null}]
+    });
+    fs::write(run.join("review.json"), ctx.to_string()).unwrap();
+    let store = tmp.path().join("store");
+    let decide = |args: &[&str]| {
+        Lexrun::new()
+            .env("LEXRUN_STORE", &store)
+            .arg("decide")
+            .args(args)
+            .arg("--report")
+            .arg(tmp.path().join("out/run-1"))
+            .output()
+    };
+    let o = decide(&["nothing-here", "--strike"]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let id = err
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '(')
+        .find(|w| w.starts_with("proposition-"))
+        .unwrap_or_else(|| panic!("the flagged ids are listed: {err}"))
+        .to_string();
+    let said = ok(&decide(&[
+        &id,
+        "--confirm",
+        "--page",
+        "a.txt:1",
+        "--reviewer",
+        "Ann",
+    ]));
+    assert!(
+        said.contains("confirmed by intake/a.txt p. 1 (TEST000001)"),
+        "{said}"
+    );
+    let all = lexrun::store::Store::open(&store)
+        .unwrap()
+        .decisions("m")
+        .unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].kind, "proposition");
+    assert_eq!(all[0].run_id, "run-1");
+}

@@ -113,6 +113,7 @@ pub(super) fn context_of_draft(
         prefixes,
         allow_reporters: allow_reporters.to_vec(),
         exactly: false,
+        judged: Vec::new(),
     })
 }
 
@@ -186,6 +187,12 @@ impl Subject {
         let mut v = crate::verify::verify_with(&ctx.draft, &ev, &taint);
         if ctx.exactly {
             crate::verify::hold_quotes_exactly(&mut v.outcomes, &ev);
+        }
+        // The judge's verdicts, as the run recorded them, in the order the run kept.
+        if !ctx.judged.is_empty() {
+            v.outcomes
+                .extend(ctx.judged.iter().map(decisions::Judged::outcome));
+            v.outcomes.sort_by_key(|o| (o.claim.start, o.claim.kind));
         }
         let standing = store
             .standing_decisions(&ctx.matter)

@@ -321,13 +321,19 @@ fn write_reports(
         crate::atomic::write_private(report.with_extension("json"), verify::report::json(outcome));
     let _ = crate::atomic::write_private(
         dir.join("review.json"),
-        serde_json::to_vec_pretty(&review_context(sh, m, v, text)).unwrap_or_default(),
+        serde_json::to_vec_pretty(&review_context(sh, m, v, text, outcome)).unwrap_or_default(),
     );
     report
 }
 
 /// What `lexrun decide` and `lexrun review` need to decide on this verification's claims.
-fn review_context(sh: &Shared, m: &Matter, v: &Verify, text: &str) -> verify::decisions::Context {
+fn review_context(
+    sh: &Shared,
+    m: &Matter,
+    v: &Verify,
+    text: &str,
+    outcome: &verify::Verification,
+) -> verify::decisions::Context {
     let mut sources = Vec::new();
     for a in &v.against {
         for f in m.evidence.get(a).into_iter().flatten() {
@@ -358,6 +364,12 @@ fn review_context(sh: &Shared, m: &Matter, v: &Verify, text: &str) -> verify::de
             .rules
             .iter()
             .any(|r| r.claims == ClaimKind::Quote && r.must == Must::MatchExactly),
+        judged: outcome
+            .outcomes
+            .iter()
+            .filter(|o| o.claim.kind == ClaimKind::Proposition)
+            .map(verify::decisions::Judged::of)
+            .collect(),
     }
 }
 

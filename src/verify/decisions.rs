@@ -32,6 +32,67 @@ pub struct Context {
     pub allow_reporters: Vec<String>,
     /// `quotes must match exactly`.
     pub exactly: bool,
+    /// The sentences a judge model judged, with its verdicts: a decision on one is made
+    /// without asking the model again.
+    #[serde(default)]
+    pub judged: Vec<Judged>,
+}
+
+/// A proposition as the judge left it.
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+pub struct Judged {
+    pub text: String,
+    pub start: usize,
+    pub end: usize,
+    pub status: String,
+    pub reason: Option<String>,
+    pub source: Option<(String, u32, Option<String>)>,
+}
+
+impl Judged {
+    pub fn of(o: &super::Outcome) -> Judged {
+        Judged {
+            text: o.claim.text.clone(),
+            start: o.claim.start,
+            end: o.claim.end,
+            status: o.status.as_str().to_string(),
+            reason: o.reason.clone(),
+            source: o
+                .source
+                .as_ref()
+                .map(|l| (l.file.clone(), l.page, l.bates.clone())),
+        }
+    }
+
+    pub fn outcome(&self) -> super::Outcome {
+        let status = match self.status.as_str() {
+            "supported" => Status::Supported,
+            "miscited" => Status::Miscited,
+            "unrecognized" => Status::Unrecognized,
+            _ => Status::Unsupported,
+        };
+        super::Outcome {
+            claim: Claim {
+                kind: super::Kind::Proposition,
+                text: self.text.clone(),
+                start: self.start,
+                end: self.end,
+                key: super::Key::Proposition,
+            },
+            status,
+            source: self.source.as_ref().map(|(file, page, bates)| Location {
+                file: file.clone(),
+                page: *page,
+                bates: bates.clone(),
+                star: None,
+                snippet: String::new(),
+                span: (0, 0),
+            }),
+            reason: self.reason.clone(),
+            cited: Vec::new(),
+            judgement: None,
+        }
+    }
 }
 
 /// A claim's id and the sentence it stands in.
