@@ -5,8 +5,10 @@
 (function () {
   "use strict";
   var state = JSON.parse(document.getElementById("decide-data").textContent);
+  var review = JSON.parse(document.getElementById("review-data").textContent);
   var box = document.getElementById("decide-body");
   var current = -1;
+  var shown = 0;
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -51,9 +53,13 @@
     var p = document.getElementById("pick-page").value;
     var out = document.getElementById("pick-text");
     out.textContent = "…";
+    var asked = ++shown;
     fetch("/page?f=" + encodeURIComponent(f) + "&p=" + encodeURIComponent(p), { credentials: "same-origin" })
       .then(function (r) { return r.json(); })
-      .then(function (j) { out.textContent = j.text !== undefined ? j.text : (j.error || ""); });
+      .then(function (j) {
+        // Only the page asked for last is shown.
+        if (asked === shown) out.textContent = j.text !== undefined ? j.text : (j.error || "");
+      });
   }
   function render() {
     box.textContent = "";
@@ -94,6 +100,14 @@
         var pre = el("pre");
         pre.id = "pick-text";
         box.appendChild(pre);
+        // The page the verifier found nearest (or the one it names) is offered first.
+        var near = review.claims[current] || {};
+        var at = near.src || (near.c && near.c[0]);
+        if (at) {
+          for (var k = 0; k < f.options.length; k++) {
+            if (f.options[k].value === at.f) { f.value = at.f; p.value = String(at.p); showPage(); break; }
+          }
+        }
         var ln = el("label", null, "Note");
         var note = el("textarea"); note.id = "decide-note"; note.rows = 2;
         ln.appendChild(note); box.appendChild(ln);
