@@ -932,3 +932,38 @@ fn a_sentence_the_judge_found_wanting_is_decided_on_without_asking_the_judge_aga
     assert_eq!(all[0].kind, "proposition");
     assert_eq!(all[0].run_id, "run-1");
 }
+
+#[test]
+fn a_record_cite_not_checked_is_decided_on_too() {
+    let d = Desk::new();
+    fs::write(
+        d.path("smith/draft.md"),
+        "The rent was $2,150.00 a month. Compl. ¶ 12.\n\nThe tenant complained twice. Tr. 45:12.\n",
+    )
+    .unwrap();
+    let (code, v) = d.verify("smith");
+    assert_eq!(code, Some(0), "record cites not checked do not block: {v}");
+    let unchecked = v["unchecked_record_cites"].as_array().unwrap();
+    assert_eq!(unchecked.len(), 2, "{v}");
+    let (compl, tr) = (
+        unchecked[0]["id"].as_str().unwrap().to_string(),
+        unchecked[1]["id"].as_str().unwrap().to_string(),
+    );
+    ok(&d.decide(
+        "smith",
+        &[
+            &compl,
+            "--confirm",
+            "--page",
+            "lease.txt:1",
+            "--reviewer",
+            "Ann",
+        ],
+    ));
+    ok(&d.decide("smith", &[&tr, "--strike"]));
+    let (code, v) = d.verify("smith");
+    assert_eq!(code, Some(1), "a struck cite blocks: {v}");
+    assert_eq!(claim(&v, "Compl.").1, "supported");
+    assert_eq!(claim(&v, "Tr. 45:12").1, "unsupported");
+    assert!(v["unchecked_record_cites"].is_null(), "{v}");
+}

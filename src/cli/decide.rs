@@ -218,9 +218,12 @@ impl Subject {
     }
 
     /// The claim `id` and its place among the outcomes, or where it went.
-    fn find(&self, id: &str) -> Result<usize, Refusal> {
+    fn find(&self, id: &str) -> Result<Found, Refusal> {
         if let Some(i) = self.v.ids.iter().position(|x| x == id) {
-            return Ok(i);
+            return Ok(Found::Outcome(i));
+        }
+        if let Some(j) = self.v.unchecked_ids.iter().position(|x| x == id) {
+            return Ok(Found::Unchecked(j));
         }
         // A waived claim is no longer among the outcomes.
         if self
@@ -229,7 +232,7 @@ impl Subject {
             .iter()
             .any(|r| r.id == id && r.decision.verdict == Verdict::Waived && r.applies())
         {
-            return Ok(usize::MAX);
+            return Ok(Found::Waived);
         }
         let flagged = self.flagged_ids();
         let hint = match crate::suggest::did_you_mean(id, flagged.iter().copied()) {
@@ -245,38 +248,57 @@ impl Subject {
     /// Checks a decision on claim `id` and makes its record; nothing is written.
     pub(super) fn decision(&self, store: &Store, ask: &Ask) -> Result<Decision, Refusal> {
         let i = self.find(&ask.claim)?;
-        let claims: Vec<&crate::verify::Claim> = self.v.outcomes.iter().map(|o| &o.claim).collect();
-        let (claim, sentence) = if i < self.v.outcomes.len() {
-            let o = &self.v.outcomes[i];
-            let by_hand = self
-                .v
-                .reviewed
-                .iter()
-                .any(|r| r.id == ask.claim && r.applies());
-            if o.status == Status::Supported && !by_hand {
-                return Err(Refusal(format!(
-                    "claim `{}` (“{}”) is supported by {}: there is nothing to decide",
-                    ask.claim,
-                    o.claim.text,
-                    o.source.as_ref().map_or("the sources".to_string(), |l| {
-                        decisions::page_name(&l.file, l.page, l.bates.as_deref())
-                    })
-                )));
-            }
-            let r = decisions::refs(&self.ctx.draft, &claims)
+        let claims: Vec<&crate::verify::Claim> = self
+            .v
+            .outcomes
+            .iter()
+            .map(|o| &o.claim)
+            .chain(self.v.unchecked.iter().map(|(c, _)| c))
+            .collect();
+        let sentence_of = |id: &str| {
+            decisions::refs(&self.ctx.draft, &claims)
                 .into_iter()
-                .nth(i)
-                .ok_or_else(|| Refusal("the claim has no sentence".into()))?;
-            (o.claim.clone(), r)
-        } else {
-            // A waived claim, decided again: it is back among the claims only after.
-            let r = self
-                .v
-                .reviewed
-                .iter()
-                .find(|r| r.id == ask.claim)
-                .ok_or_else(|| Refusal(format!("no claim `{}`", ask.claim)))?;
-            (r.claim.clone(), r.at.clone())
+                .find(|r| r.id == id)
+                .or_else(|| {
+                    self.v
+                        .reviewed
+                        .iter()
+                        .find(|r| r.id == id)
+                        .map(|r| r.at.clone())
+                })
+                .ok_or_else(|| Refusal(format!("claim `{id}` has no sentence in the draft")))
+        };
+        let (claim, sentence) = match i {
+            Found::Unchecked(j) => (self.v.unchecked[j].0.clone(), sentence_of(&ask.claim)?),
+            Found::Outcome(i) => {
+                let o = &self.v.outcomes[i];
+                let by_hand = self
+                    .v
+                    .reviewed
+                    .iter()
+                    .any(|r| r.id == ask.claim && r.applies());
+                if o.status == Status::Supported && !by_hand {
+                    return Err(Refusal(format!(
+                        "claim `{}` (“{}”) is supported by {}: there is nothing to decide",
+                        ask.claim,
+                        o.claim.text,
+                        o.source.as_ref().map_or("the sources".to_string(), |l| {
+                            decisions::page_name(&l.file, l.page, l.bates.as_deref())
+                        })
+                    )));
+                }
+                (o.claim.clone(), sentence_of(&ask.claim)?)
+            }
+            Found::Waived => {
+                // A waived claim, decided again: it is back among the claims only after.
+                let r = self
+                    .v
+                    .reviewed
+                    .iter()
+                    .find(|r| r.id == ask.claim)
+                    .ok_or_else(|| Refusal(format!("no claim `{}`", ask.claim)))?;
+                (r.claim.clone(), r.at.clone())
+            }
         };
         let page = match (ask.verdict, &ask.page) {
             (Verdict::Confirmed, Some(p)) => Some(self.page(store, p, &claim)?),
@@ -566,6 +588,15 @@ fn guard(
         }
     }
     Ok(())
+}
+
+/// Where a claim id is in a verification.
+enum Found {
+    Outcome(usize),
+    /// A record cite not checked.
+    Unchecked(usize),
+    /// A claim a standing decision waived.
+    Waived,
 }
 
 /// A decision as asked for.

@@ -53,7 +53,7 @@ pub(super) async fn run_verify_unit(
                 .collect();
             let _ = store.mark_claims(&m.name, &sh.run_id, &v.stage, &verdicts);
         }
-        let sorted = Sorted::of(&v, &outcome.outcomes);
+        let sorted = Sorted::of(&v, &outcome);
         let decision = sorted.decision(round <= v.max_rounds);
         let report = write_reports(sh, m, &v, round, &name, &text, &outcome, page);
         let (checked, unsupported) = (outcome.outcomes.len(), sorted.unsupported());
@@ -252,17 +252,25 @@ struct Sorted<'a> {
 }
 
 impl<'a> Sorted<'a> {
-    fn of(v: &Verify, outcomes: &'a [verify::Outcome]) -> Sorted<'a> {
+    fn of(v: &Verify, checked: &'a verify::Verification) -> Sorted<'a> {
         let mut s = Sorted {
             blocking: Vec::new(),
             revising: Vec::new(),
             flagged: 0,
         };
+        // A claim a reviewer struck must come out, whatever its rule's policy.
+        let struck = verify::decisions::struck(checked);
         // Unrecognised citations fall under the citations rule like unsupported ones.
-        for o in outcomes
+        for (i, o) in checked
+            .outcomes
             .iter()
-            .filter(|o| o.status != verify::Status::Supported)
+            .enumerate()
+            .filter(|(_, o)| o.status != verify::Status::Supported)
         {
+            if struck.contains(&i) {
+                s.blocking.push(o);
+                continue;
+            }
             let Some(rule) = v.rules.iter().find(|r| r.claims == o.claim.kind) else {
                 continue;
             };

@@ -179,6 +179,16 @@ pub fn refs(draft: &str, claims: &[&Claim]) -> Vec<ClaimRef> {
     out.into_iter().flatten().collect()
 }
 
+/// The outcomes (by their place) a reviewer's standing decision strikes: they block whatever
+/// the rule for their kind says.
+pub fn struck(v: &Verification) -> Vec<usize> {
+    v.reviewed
+        .iter()
+        .filter(|r| r.applies() && r.decision.verdict == Verdict::Struck)
+        .filter_map(|r| v.ids.iter().position(|id| *id == r.id))
+        .collect()
+}
+
 /// Who decided and when, for a report: `ann on 2024-01-05 14:03 UTC`.
 pub fn by(d: &Decision) -> String {
     format!(
@@ -204,8 +214,22 @@ pub fn apply(
     matter: &str,
     standing: &[Decision],
 ) {
+    // Record cites not checked are decided on like the rest: they join the outcomes here, and
+    // those a decision confirms or strikes stay among them.
+    let real = v.outcomes.len();
+    let unchecked = std::mem::take(&mut v.unchecked);
+    v.outcomes
+        .extend(unchecked.iter().map(|(c, why)| super::Outcome {
+            claim: c.clone(),
+            status: Status::Unsupported,
+            source: None,
+            reason: Some(why.clone()),
+            cited: Vec::new(),
+            judgement: None,
+        }));
     let claims: Vec<&Claim> = v.outcomes.iter().map(|o| &o.claim).collect();
     let refs = refs(draft, &claims);
+    let mut decided_unchecked = vec![false; unchecked.len()];
     let standing: Vec<&Decision> = standing
         .iter()
         .filter(|d| d.matter == matter && d.stands())
@@ -257,6 +281,9 @@ pub fn apply(
             })
         };
         if lapsed.is_none() {
+            if i >= real {
+                decided_unchecked[i - real] = true;
+            }
             match d.verdict {
                 Verdict::Confirmed => {
                     let p = d.page.as_ref();
@@ -323,13 +350,32 @@ pub fn apply(
             });
         }
     }
-    let mut ids: Vec<String> = refs.into_iter().map(|r| r.id).collect();
-    for &i in waived.iter().rev() {
-        v.outcomes.remove(i);
-        ids.remove(i);
+    let ids: Vec<String> = refs.into_iter().map(|r| r.id).collect();
+    let outcomes = std::mem::take(&mut v.outcomes);
+    let (mut kept, mut kept_ids) = (Vec::new(), Vec::new());
+    let mut moved = false;
+    for (i, (o, id)) in outcomes.into_iter().zip(ids).enumerate() {
+        if waived.contains(&i) {
+            continue;
+        }
+        if i >= real && !decided_unchecked[i - real] {
+            // Not decided: still a record cite not checked.
+            v.unchecked.push(unchecked[i - real].clone());
+            v.unchecked_ids.push(id);
+            continue;
+        }
+        moved |= i >= real;
+        kept.push(o);
+        kept_ids.push(id);
     }
+    if moved {
+        let mut both: Vec<(super::Outcome, String)> = kept.into_iter().zip(kept_ids).collect();
+        both.sort_by_key(|(o, _)| (o.claim.start, o.claim.kind));
+        (kept, kept_ids) = both.into_iter().unzip();
+    }
+    v.outcomes = kept;
     reviewed.sort_by_key(|r| (r.claim.start, r.claim.end));
-    v.ids = ids;
+    v.ids = kept_ids;
     v.reviewed = reviewed;
 }
 

@@ -130,6 +130,8 @@ pub struct Verification {
     /// Each outcome's claim id, when the verification has been given them
     /// ([`super::decisions::apply`]).
     pub ids: Vec<String>,
+    /// Each record cite not checked's claim id, likewise.
+    pub unchecked_ids: Vec<String>,
     /// The reviewers' decisions met: applied, or lapsed with the reason.
     pub reviewed: Vec<super::decisions::Reviewed>,
 }
@@ -224,6 +226,7 @@ pub(super) fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification,
         unchecked,
         propositions,
         ids: Vec::new(),
+        unchecked_ids: Vec::new(),
         reviewed: Vec::new(),
     };
     (v, index)

@@ -79,6 +79,8 @@ struct JsonDecision<'a> {
 
 #[derive(Serialize)]
 struct Unchecked<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
     text: &'a str,
     start: usize,
     end: usize,
@@ -163,7 +165,9 @@ pub fn json(v: &Verification) -> String {
         unchecked_record_cites: v
             .unchecked
             .iter()
-            .map(|(c, why)| Unchecked {
+            .enumerate()
+            .map(|(i, (c, why))| Unchecked {
+                id: v.unchecked_ids.get(i).map(String::as_str),
                 text: &c.text,
                 start: c.start,
                 end: c.end,
@@ -546,7 +550,17 @@ fn not_checked(s: &mut String, v: &Verification, lines: &Lines) {
     let record: Vec<String> = v
         .unchecked
         .iter()
-        .map(|(c, _)| format!("{} (line {})", one_line(&c.text), lines.at(c.start)))
+        .enumerate()
+        .map(|(i, (c, _))| {
+            format!(
+                "{} (line {}{})",
+                one_line(&c.text),
+                lines.at(c.start),
+                v.unchecked_ids
+                    .get(i)
+                    .map_or(String::new(), |id| format!(", `{id}`"))
+            )
+        })
         .collect();
     if !record.is_empty() {
         let _ = writeln!(
