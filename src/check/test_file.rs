@@ -38,6 +38,7 @@ pub fn check_test_bytes(path: &Utf8Path, bytes: &[u8]) -> Checked {
     let (tests, errors) = parse_tests(&text);
     diagnostics.extend(errors.into_iter().map(|e| error(e.message, e.span, e.help)));
     let dir = path.parent().unwrap_or(Utf8Path::new(""));
+    let mut stages_of: std::collections::BTreeMap<String, Option<Vec<String>>> = Default::default();
     for t in &tests {
         let body = &text[t.span.start.min(text.len())..t.span.end.min(text.len())];
         // Where a quoted argument is written inside the test, for the label.
@@ -63,9 +64,14 @@ pub fn check_test_bytes(path: &Utf8Path, bytes: &[u8]) -> Checked {
             )),
             Some(w) => {
                 // Every stage an expectation names is one of the workflow's.
-                let checked = super::check_path(&dir.join(w));
-                if let Some(wf) = &checked.workflow {
-                    let stages: Vec<&str> = wf.steps.iter().map(|s| s.name.as_str()).collect();
+                // Each workflow is checked once however many tests name it.
+                let stages = stages_of.entry(w.clone()).or_insert_with(|| {
+                    super::check_path(&dir.join(w))
+                        .workflow
+                        .map(|wf| wf.steps.into_iter().map(|s| s.name).collect())
+                });
+                if let Some(stages) = stages {
+                    let stages: Vec<&str> = stages.iter().map(String::as_str).collect();
                     for (e, sp) in t.expects.iter().zip(&t.expect_spans) {
                         let Some(stage) = e.stage().filter(|s| !stages.contains(s)) else {
                             continue;
