@@ -128,11 +128,17 @@ fn an_affidavit_as_word_and_pdf() {
 
     // Page 1, rendered, against the reviewed snapshot (tests/documents/affidavit-page1.png
     // for people; the .pgm beside it for the comparison).
-    let png = Path::new("tests/documents/affidavit-page1");
+    page_one_matches(&pdf, "affidavit-page1");
+}
+
+/// Page 1 of `pdf`, rendered, against the reviewed image `tests/documents/NAME.pgm` (and
+/// `NAME.png` beside it for people to look at). `LEXRUN_ACCEPT_IMAGES=1` writes them again.
+fn page_one_matches(pdf: &Path, name: &str) {
+    let png = Path::new("tests/documents").join(name);
     let dir = tempfile::tempdir().unwrap();
     let st = Command::new("pdftoppm")
         .args(["-r", "40", "-gray", "-f", "1", "-l", "1", "-singlefile"])
-        .arg(&pdf)
+        .arg(pdf)
         .arg(dir.path().join("p"))
         .status()
         .unwrap();
@@ -143,20 +149,102 @@ fn an_affidavit_as_word_and_pdf() {
         fs::write(&reference, &got).unwrap();
         Command::new("pdftoppm")
             .args(["-r", "60", "-png", "-f", "1", "-l", "1", "-singlefile"])
-            .arg(&pdf)
-            .arg(png)
+            .arg(pdf)
+            .arg(&png)
             .status()
             .unwrap();
     }
     let want = fs::read(&reference).unwrap();
-    assert_eq!(got.len(), want.len(), "page size changed");
+    assert_eq!(got.len(), want.len(), "{name}: page size changed");
     let diff: u64 = got
         .iter()
         .zip(&want)
         .map(|(a, b)| a.abs_diff(*b) as u64)
         .sum();
     let mean = diff as f64 / got.len() as f64;
-    assert!(mean < 2.0, "page 1 differs from the snapshot (mean difference {mean:.2}/255); review with LEXRUN_ACCEPT_IMAGES=1");
+    assert!(mean < 2.0, "{name}: page 1 differs from the snapshot (mean difference {mean:.2}/255); review with LEXRUN_ACCEPT_IMAGES=1");
+}
+
+const LETTER: &str = "We represent Jane Smith, the tenant of Unit 3B at 1420 Harbor View Drive, Oakland (DOC000001).\n\n\
+Ms. Smith paid Bay Area Mold Solutions $3,875.00 on January 9, 2024 to remove the mold your company left in her bedroom (DOC000001).\n\n\
+We ask that you repay that sum within fourteen days of this letter.\n";
+
+/// One draft laid out three ways, each filled from the matter's record: a letter
+/// (letterhead, date, addressee, re: line, salutation, signature), a memo (To / From / Date /
+/// Re) and a pleading (court caption); page 1 of each against its reviewed image.
+#[test]
+fn a_letter_a_memo_and_a_pleading_from_one_draft() {
+    let out = tempfile::tempdir().unwrap();
+    let server = Fake::start(Speaks::Llama, Duration::ZERO, |_| Answer {
+        text: LETTER.into(),
+        fault: None,
+    });
+    let o = Lexrun::new()
+        .args(["run", "tests/documents/layouts.lex", "--out"])
+        .arg(out.path())
+        .args(["--endpoint", &format!("gpu={}", server.url)])
+        .output();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let letter = part(&out.path().join("letter.docx"), "word/document.xml");
+    let at = |what: &str| {
+        letter
+            .find(what)
+            .unwrap_or_else(|| panic!("the letter lacks {what:?}"))
+    };
+    // In the order a letter reads.
+    let order = [
+        at("HARBOR TENANT LAW LLP"),
+        at("410 Embarcadero West, Suite 200"),
+        at("March 4, 2024"),
+        at("Attn: Legal Department"),
+        at("Jane Smith v. Acme Property Management LLC, Case No. 24-CV-01187"),
+        at("Dear Acme Property Management LLC:"),
+        at("We represent Jane Smith"),
+        at("Very truly yours,"),
+        at("Maria Lopez"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    assert!(!letter.contains("SUPERIOR COURT") && !letter.contains("Plaintiff,"));
+    assert!(!letter.contains("Subscribed and sworn"));
+
+    let text = |f: &str| words(&pdftotext(&out.path().join(f)));
+    let memo = text("memo.pdf");
+    for want in [
+        "MEMORANDUM",
+        "TO: Acme Property Management LLC",
+        "FROM: Maria Lopez, Harbor Tenant Law LLP",
+        "DATE: March 4, 2024",
+        "RE: Jane Smith v. Acme Property Management LLC, Case No. 24-CV-01187",
+        "We represent Jane Smith",
+    ] {
+        assert!(memo.contains(want), "the memo lacks {want:?}:\n{memo}");
+    }
+    assert!(!memo.contains("SUPERIOR COURT"), "{memo}");
+    let pleading = text("motion.pdf");
+    for want in [
+        "SUPERIOR COURT OF THE STATE, COUNTY OF HARBOR",
+        "Case No. 24-CV-01187",
+        "JANE SMITH,",
+        "We represent Jane Smith",
+    ] {
+        assert!(
+            pleading.contains(want),
+            "the pleading lacks {want:?}:\n{pleading}"
+        );
+    }
+    assert!(!pleading.contains("Very truly yours"));
+    for (pdf, name) in [
+        ("letter.pdf", "letter-page1"),
+        ("memo.pdf", "memo-page1"),
+        ("motion.pdf", "pleading-page1"),
+    ] {
+        page_one_matches(&out.path().join(pdf), name);
+    }
 }
 
 #[test]

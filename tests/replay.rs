@@ -223,6 +223,25 @@ fn a_snapshot_mismatch_fails_with_a_diff_and_accept_fixes_it() {
     let o = lexrun(&["test", t.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(err(&o).contains("1 passed, 0 failed"));
+    // Edited into nonsense: the file is named, with the fix.
+    for nonsense in ["just some notes\n", "---\nsource: x\n---\nall good\n"] {
+        fs::write(&snap, nonsense).unwrap();
+        let o = lexrun(&["test", t.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1));
+        let e = err(&o);
+        assert!(
+            e.contains(&format!(
+                "the snapshot `{}` is not one lexrun test wrote",
+                snap.display()
+            )) && e.contains("git checkout --"),
+            "{e}"
+        );
+        assert_eq!(
+            fs::read_to_string(&snap).unwrap(),
+            nonsense,
+            "nothing is overwritten"
+        );
+    }
 }
 
 #[test]
@@ -306,7 +325,7 @@ fn scripted(gate: &'static str, reason_extra: &'static str, reviews_failing: usi
             } else {
                 r#"{"work": "affidavit", "reason": "The attorney asks for Jane Smith's affidavit, to be signed before a notary."}"#.into()
             }
-        } else if p.contains("You are drafting an affidavit") {
+        } else if p.contains("Write the affidavit of the client") {
             format!("I, Jane Smith, being duly sworn, state:\n\n{SMITH_FACTS}")
         } else if p.contains("senior litigator reviewing a draft") {
             // Each revision answers the reviewer: it names who received the emails.
@@ -400,11 +419,315 @@ fn record_in(
     }
     let o = lexrun(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(o.status.code(), Some(expect), "{}", err(&o));
-    // The header says where the answers came from.
+    // The header says where the answers came from (and keeps the workflow's name).
     let text = fs::read_to_string(&path).unwrap();
-    let (_, rest) = text.split_once('\n').unwrap();
-    let header = serde_json::json!({"cassette": 1, "note": note});
+    let (first, rest) = text.split_once('\n').unwrap();
+    let mut header: serde_json::Value = serde_json::from_str(first).unwrap();
+    header["note"] = note.into();
     fs::write(&path, format!("{header}\n{rest}")).unwrap();
+    // A prompt the scripted server does not know would be answered with nothing.
+    assert_eq!(
+        empty_answers(Path::new(&path)),
+        Vec::<String>::new(),
+        "{path}"
+    );
+}
+
+/// The stages of a cassette whose recorded answer is empty (or only white space).
+fn empty_answers(cassette: &Path) -> Vec<String> {
+    let text = fs::read_to_string(cassette).unwrap();
+    text.lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v.get("response").is_some())
+        .filter(|v| {
+            v["response"]["text"]
+                .as_str()
+                .is_none_or(|t| t.trim().is_empty())
+        })
+        .map(|v| v["stage"].as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+#[test]
+fn every_example_cassette_answers_with_text() {
+    let mut empty = Vec::new();
+    let mut seen = 0;
+    for e in fs::read_dir("workflows/cassettes").unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "jsonl") {
+            seen += 1;
+            for stage in empty_answers(&p) {
+                empty.push(format!("{}: stage `{stage}`", p.display()));
+            }
+        }
+    }
+    assert!(
+        seen >= 8,
+        "the example cassettes are in workflows/cassettes"
+    );
+    assert!(
+        empty.is_empty(),
+        "empty answers in the example cassettes (record them again): {empty:#?}"
+    );
+}
+
+/// The scripted server's answers, and a store the runs share.
+fn smith_gate() -> &'static str {
+    r#"{"grounds": true, "reason": "The lease requires repairs within thirty days of written notice (SMITH000003); notice was given on November 14, 2023 (SMITH000004).", "needs_figures": true}"#
+}
+
+fn affidavit_args(
+    llama: &Fake,
+    ollama: &Fake,
+    out: &Path,
+    store: &Path,
+    extra: &[&str],
+) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "workflows/affidavit.lex".into(),
+        "--out".into(),
+        out.display().to_string(),
+        "--store".into(),
+        store.display().to_string(),
+        "--retries".into(),
+        "0".into(),
+    ];
+    for pool in ["board_a", "board_b", "pair_01", "pair_23"] {
+        args.extend(["--endpoint".into(), format!("{pool}={}", llama.url)]);
+    }
+    args.extend(["--endpoint".into(), format!("rtx={}", ollama.url)]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn asked(f: &Fake, what: &str) -> usize {
+    f.requests()
+        .iter()
+        .filter(|s| s.prompt().contains(what))
+        .count()
+}
+
+/// A recording made while lexrun's cache answers some stages (or all) holds those answers
+/// too: the cassette replays every stage with no server and no cache.
+#[test]
+fn a_recording_with_a_warm_cache_keeps_the_cached_answers() {
+    let (l, o) = (scripted(smith_gate(), "", 0), smith_figures());
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let run = |out: &str, extra: &[&str]| {
+        let args = affidavit_args(&l, &o, &dir.path().join(out), &store, extra);
+        lexrun(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let first = run("warm", &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", err(&first));
+    let gates = asked(&l, "screening a new matter");
+    for (name, extra) in [
+        ("all-cached", vec![]),
+        ("part-cached", vec!["--refresh", "attack"]),
+    ] {
+        let cassette = dir.path().join(format!("{name}.jsonl"));
+        let mut extra: Vec<&str> = extra;
+        extra.extend(["--record", cassette.to_str().unwrap()]);
+        let o2 = run(name, &extra);
+        assert_eq!(o2.status.code(), Some(0), "{name}: {}", err(&o2));
+        assert_eq!(
+            asked(&l, "screening a new matter"),
+            gates,
+            "{name}: the gate was answered from the cache"
+        );
+        for stage in ["gate", "draft", "reason", "attack", "figures"] {
+            let text = fs::read_to_string(&cassette).unwrap();
+            assert!(
+                text.contains(&format!("\"stage\":\"{stage}\"")),
+                "{name}: the cassette holds no `{stage}`:\n{text}"
+            );
+        }
+        // Servers gone, no store: every stage replays.
+        let dead = format!("http://127.0.0.1:{}", servers::free_port());
+        let mut args: Vec<String> = vec![
+            "run".into(),
+            "workflows/affidavit.lex".into(),
+            "--out".into(),
+            dir.path()
+                .join(format!("{name}-replayed"))
+                .display()
+                .to_string(),
+            "--no-cache".into(),
+            "--replay".into(),
+            cassette.display().to_string(),
+        ];
+        for pool in ["board_a", "board_b", "pair_01", "pair_23", "rtx"] {
+            args.extend(["--endpoint".into(), format!("{pool}={dead}")]);
+        }
+        let o3 = lexrun(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(o3.status.code(), Some(0), "{name}: {}", err(&o3));
+    }
+}
+
+/// A cassette recorded for another workflow is refused before anything runs, naming the
+/// file and the fix, whether its header names the workflow or (an older cassette) not.
+#[test]
+fn a_cassette_of_another_workflow_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let smith = fs::read_to_string("workflows/cassettes/affidavit-smith.jsonl").unwrap();
+    let (_, rest) = smith.split_once('\n').unwrap();
+    let old = dir.path().join("old.jsonl");
+    fs::write(&old, format!("{{\"cassette\":1,\"note\":\"x\"}}\n{rest}")).unwrap();
+    for (cassette, says) in [
+        (
+            "workflows/cassettes/affidavit-smith.jsonl".to_string(),
+            "it was recorded for workflow `affidavit`, not `summary`",
+        ),
+        (
+            old.display().to_string(),
+            "workflow `summary` has none of them: it was recorded for another workflow",
+        ),
+    ] {
+        let o = lexrun(&[
+            "run",
+            "workflows/summary.lex",
+            "--replay",
+            &cassette,
+            "--out",
+            dir.path().join("o").to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+        let e = err(&o);
+        assert!(
+            e.contains(&cassette) && e.contains(says) && e.contains("--record"),
+            "{e}"
+        );
+    }
+}
+
+/// A test file in `dir` replaying `cassette` over `workflow` (paths from the repository).
+fn one_test(
+    dir: &Path,
+    workflow: &str,
+    matter: Option<&str>,
+    cassette: &Path,
+    lines: &str,
+) -> std::path::PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let t = dir.join("one.test.lex");
+    let matter = matter
+        .map(|m| format!("  matter \"{}\"\n", root.join(m).display()))
+        .unwrap_or_default();
+    fs::write(
+        &t,
+        format!(
+            "test \"one\" {{\n  workflow \"{}\"\n{matter}  cassette \"{}\"\n{lines}}}\n",
+            root.join(workflow).display(),
+            cassette.display()
+        ),
+    )
+    .unwrap();
+    t
+}
+
+/// A run that asked what its cassette does not hold is never stored as a snapshot, even
+/// with `--accept` and `expect exit 1`; the message says to record the cassette again.
+#[test]
+fn accept_refuses_a_run_that_missed_its_cassette() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The affidavit request's cassette, asked about the Rivera matter: the router's prompt
+    // is not in it.
+    let t = one_test(
+        dir.path(),
+        "workflows/router.lex",
+        Some("workflows/matters/rivera-v-harbor"),
+        &root.join("workflows/cassettes/router-affidavit.jsonl"),
+        "  expect exit 1\n",
+    );
+    for flag in ["--accept", "--accept-failures"] {
+        let o = lexrun(&["test", t.to_str().unwrap(), flag]);
+        assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+        let e = err(&o);
+        assert!(
+            e.contains("`route` round 1")
+                && e.contains("record it again against live servers")
+                && e.contains("--record")
+                && !e.contains("--accept stores")
+                && e.contains("0 passed, 1 failed"),
+            "{e}"
+        );
+        assert!(!dir.path().join("snapshots/one__one.snap").exists());
+        assert!(!dir.path().join("snapshots/one__one.snap.new").exists());
+    }
+}
+
+/// A run in which a step failed is stored only with `--accept-failures`.
+#[test]
+fn a_failed_step_is_stored_only_with_accept_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("unreadable-gate.jsonl");
+    // A gate that answers prose where JSON is asked for, twice: the gate fails.
+    let l = scripted("There are grounds, I think.", "", 0);
+    let args = affidavit_args(
+        &l,
+        &smith_figures(),
+        &dir.path().join("rec"),
+        &dir.path().join("store"),
+        &["--record", cassette.to_str().unwrap()],
+    );
+    let o = lexrun(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let t = one_test(
+        dir.path(),
+        "workflows/affidavit.lex",
+        None,
+        &cassette,
+        "  expect exit 1\n  expect gate failed\n",
+    );
+    let snap = dir.path().join("snapshots/one__one.snap");
+    let o = lexrun(&["test", t.to_str().unwrap(), "--accept"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let e = err(&o);
+    assert!(
+        e.contains("is not stored")
+            && e.contains("`gate` round 1 failed")
+            && e.contains("record the cassette again")
+            && e.contains("--accept-failures"),
+        "{e}"
+    );
+    assert!(!snap.exists());
+    let o = lexrun(&["test", t.to_str().unwrap(), "--accept-failures"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(fs::read_to_string(&snap)
+        .unwrap()
+        .contains("gate round 1: failed"));
+    let o = lexrun(&["test", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+}
+
+/// A test says what a stage wrote and what its verification counted; each unmet
+/// expectation says what was found.
+#[test]
+fn a_test_asserts_what_a_stage_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cassette = root.join("workflows/cassettes/summary-rivera.jsonl");
+    let good = "  expect summary not empty\n  expect summary contains \"Luis Rivera\"\n  expect summary at least 20 words\n  expect verify summary claims at least 3\n  expect verify summary unsupported 1\n";
+    let t = one_test(dir.path(), "workflows/summary.lex", None, &cassette, good);
+    let o = lexrun(&["test", t.to_str().unwrap(), "--accept"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let bad = "  expect summary contains \"Jane Doe\"\n  expect summary at least 500 words\n  expect verify summary claims 99\n  expect verify summary unsupported at least 5\n  expect nothing not empty\n";
+    let t = one_test(dir.path(), "workflows/summary.lex", None, &cassette, bad);
+    let o = lexrun(&["test", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let e = err(&o);
+    for says in [
+        "expected `summary` to contain \"Jane Doe\", it wrote \"Luis Rivera slipped",
+        "expected `summary` to write at least 500 words, it wrote ",
+        "expected verify summary claims 99, it found ",
+        "expected verify summary unsupported at least 5, it found 1",
+        "expected `nothing` to write text, it wrote none",
+    ] {
+        assert!(e.contains(says), "{says}\n{e}");
+    }
 }
 
 #[test]

@@ -933,3 +933,69 @@ fn a_retried_commit_writes_each_row_once() {
     assert_eq!(count("sources"), 2);
     assert_eq!(count("keys"), 1);
 }
+
+/// `audit` and `why` read the runs of the workflow they are given (its name and its file):
+/// another workflow's runs, or a same-named workflow's from another file, are never shown
+/// in its place, and a workflow that never ran says so.
+#[test]
+fn audit_and_why_read_only_this_workflows_runs() {
+    let s = setup();
+    let srv = server(Duration::ZERO);
+    let o = run(&s, &srv.url, "out", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let store = s.store.to_str().unwrap();
+    let lex = fs::read_to_string("tests/runtime/pipeline.lex").unwrap();
+    let matter = Path::new("tests/runtime/matter").canonicalize().unwrap();
+    let lex = lex.replace(
+        "matter \"matter\"",
+        &format!("matter \"{}\"", matter.display()),
+    );
+    // Another workflow, and the same workflow name in another file.
+    let other = s.dir.path().join("other.lex");
+    fs::write(
+        &other,
+        lex.replace("workflow pipeline ", "workflow demand "),
+    )
+    .unwrap();
+    let copy = s.dir.path().join("pipeline.lex");
+    fs::write(&copy, &lex).unwrap();
+    for (file, name) in [(&other, "demand"), (&copy, "pipeline")] {
+        let o = lexrun(&["audit", file.to_str().unwrap(), "--store", store]);
+        let e = err(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(
+            e.contains(&format!("the store has no run of workflow `{name}`"))
+                && e.contains("it holds runs of: pipeline")
+                && e.contains("lexrun run"),
+            "{e}"
+        );
+        assert!(o.stdout.is_empty(), "no chain of custody is printed");
+        let o = lexrun(&["why", file.to_str().unwrap(), "draft", "--store", store]);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("`draft` has not run with this store yet"),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+    // The workflow that ran: its last run; that run's id under another workflow is refused.
+    let o = lexrun(&[
+        "audit",
+        "tests/runtime/pipeline.lex",
+        "--json",
+        "--store",
+        store,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let audit: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(audit["workflow"], "pipeline");
+    let id = audit["run_id"].as_str().unwrap();
+    let o = lexrun(&["audit", other.to_str().unwrap(), id, "--store", store]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains(&format!(
+            "run {id} is a run of workflow `pipeline`, not of `demand`"
+        )),
+        "{}",
+        err(&o)
+    );
+}

@@ -1,7 +1,7 @@
 // The example library's tests: `lexrun test workflows/` replays each cassette (recorded from a
 // scripted test server, or for live.lex from a real small model, as each cassette's first line
-// says), checks what must happen, and
-// compares what the run produced with the snapshot in workflows/snapshots/.
+// says), checks what must happen (each drafting stage wrote real text), and compares what the
+// run produced with the snapshot in workflows/snapshots/.
 
 test "affidavit: smith, two revisions, verified" {
   workflow "affidavit.lex"
@@ -10,6 +10,9 @@ test "affidavit: smith, two revisions, verified" {
   expect gate.grounds == true
   expect gate.needs_figures == true
   expect figures runs
+  expect draft at least 40 words
+  expect draft contains "Jane Smith"
+  expect reason at least 40 words
   expect attack rounds 3
   expect reason rounds 3
   expect verify reason passes
@@ -20,6 +23,8 @@ test "affidavit: a fabricated citation is blocked" {
   workflow "affidavit.lex"
   cassette "cassettes/affidavit-fabricated.jsonl"
   expect exit 1
+  expect draft at least 40 words
+  expect reason contains "Green v. Superior Court"
   expect figures skipped
   expect verify reason blocks
 }
@@ -39,6 +44,8 @@ test "motion: jones, invented authority sent back" {
   cassette "cassettes/motion-jones.jsonl"
   expect exit 0
   expect research rounds 2
+  expect draft at least 40 words
+  expect draft contains "SUMMARY JUDGMENT"
   expect verify research passes
   expect verify draft passes
 }
@@ -47,6 +54,8 @@ test "summary: rivera, an unsupported date flagged" {
   workflow "summary.lex"
   cassette "cassettes/summary-rivera.jsonl"
   expect exit 0
+  expect summary at least 20 words
+  expect summary contains "Luis Rivera"
   expect verify summary flags
 }
 
@@ -63,6 +72,8 @@ test "router: an affidavit request wakes the whole pipeline" {
   expect route.work == "affidavit"
   expect summary skipped
   expect draft runs
+  expect draft at least 40 words
+  expect reason at least 40 words
   expect attack rounds 2
   expect reason rounds 2
   expect verify reason passes
@@ -75,6 +86,7 @@ test "router: a summary request wakes only the small model" {
   expect exit 0
   expect route.work == "summary"
   expect summary runs
+  expect summary at least 20 words
   expect draft skipped
   expect reason skipped
   expect attack skipped
@@ -90,5 +102,6 @@ test "live: okafor, a small real model's draft, blocked" {
   expect gate.grounds == true
   expect attack rounds 2
   expect draft rounds 2
+  expect draft at least 40 words
   expect verify draft blocks
 }

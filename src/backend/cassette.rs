@@ -17,6 +17,9 @@ use super::types::{Answer, Backend, Call, CallError, Health, Identity, OnToken, 
 /// Bumped when the meaning of a cassette's fields changes.
 pub const FORMAT: u32 = 1;
 
+/// How a replay that asks what the cassette does not hold is said (`lexrun test` looks for it).
+pub const MISS: &str = "this request is not in cassette";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// Call the servers and write every exchange.
@@ -63,6 +66,9 @@ pub struct Exchange {
 struct Header {
     cassette: u32,
     note: String,
+    /// The workflow it was recorded for (older cassettes do not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    workflow: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -79,6 +85,8 @@ pub struct Cassette {
     pub path: PathBuf,
     pub mode: Mode,
     note: String,
+    /// The workflow it was recorded for: from its header, then the run's.
+    workflow: Mutex<Option<String>>,
     exchanges: Mutex<BTreeMap<(String, u32), Exchange>>,
     /// How many times each request has been asked in this run.
     seen: Mutex<BTreeMap<String, u32>>,
@@ -107,6 +115,7 @@ impl Cassette {
             path: path.to_path_buf(),
             mode,
             note: "Recorded by lexrun against live model servers.".into(),
+            workflow: Mutex::new(None),
             exchanges: Mutex::new(BTreeMap::new()),
             seen: Mutex::new(BTreeMap::new()),
             identities: Mutex::new(BTreeMap::new()),
@@ -154,6 +163,9 @@ impl Cassette {
                     return Err(err(n, format!("cassette format {} is not the {FORMAT} this lexrun reads; record it again", h.cassette)));
                 }
                 c.note = h.note;
+                *c.workflow
+                    .get_mut()
+                    .map_err(|_| err(n, "poisoned".into()))? = h.workflow;
             } else if v.get("identity").is_some() {
                 let id: IdentityLine = serde_json::from_value(v)
                     .map_err(|e| err(n, format!("a bad identity line: {e}")))?;
@@ -174,13 +186,56 @@ impl Cassette {
             }
         }
         if c.exchanges.get_mut().map(|e| e.is_empty()).unwrap_or(true) && mode == Mode::Replay {
-            return Err(err(1, "it holds no exchanges".into()));
+            return Err(err(
+                1,
+                "it holds no exchanges; record it again against live servers: `lexrun run FILE.lex --record PATH`".into(),
+            ));
         }
         Ok(c)
     }
 
     pub fn note(&self) -> &str {
         &self.note
+    }
+
+    /// Ties the cassette to the workflow that runs with it. A cassette recorded for another
+    /// workflow (its header says so, or none of its exchanges is of one of `stages`) is an
+    /// error before anything is asked; a recording is saved with the workflow's name.
+    pub fn bind(&self, workflow: &str, stages: &[&str]) -> Result<(), CassetteError> {
+        let err = |message: String| CassetteError {
+            path: self.path.display().to_string(),
+            line: 1,
+            message,
+        };
+        let Ok(mut bound) = self.workflow.lock() else {
+            return Ok(());
+        };
+        let fix = format!(
+            "name the cassette recorded for workflow `{workflow}`, or record one: `lexrun run FILE.lex --record {}`",
+            self.path.display()
+        );
+        if let Some(other) = bound.as_deref().filter(|w| *w != workflow) {
+            return Err(err(format!(
+                "it was recorded for workflow `{other}`, not `{workflow}`; {fix}"
+            )));
+        }
+        if bound.is_none() {
+            let ex = self.exchanges.lock().map_err(|_| err("poisoned".into()))?;
+            let recorded: std::collections::BTreeSet<&str> =
+                ex.values().map(|e| e.stage.as_str()).collect();
+            if !recorded.is_empty() && !recorded.iter().any(|s| stages.contains(s)) {
+                return Err(err(format!(
+                    "it answers stages {} and workflow `{workflow}` has none of them: it was recorded for another workflow; {fix}",
+                    recorded
+                        .iter()
+                        .map(|s| format!("`{s}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+        *bound = Some(workflow.to_string());
+        Ok(())
     }
 
     /// Writes the cassette (when anything was recorded), sorted, through a temporary file.
@@ -194,6 +249,7 @@ impl Cassette {
             note: note
                 .map(str::to_string)
                 .unwrap_or_else(|| self.note.clone()),
+            workflow: self.workflow.lock().ok().and_then(|w| w.clone()),
         };
         out.push_str(&serde_json::to_string(&header).unwrap_or_default());
         out.push('\n');
@@ -253,10 +309,12 @@ impl Cassette {
             let likeness = similar::TextDiff::from_lines(&e.request.prompt, &r.prompt).ratio();
             (e.stage == stage, likeness.to_bits())
         });
-        let mut msg = format!(
-            "stage `{stage}`: this request is not in cassette `{}`",
-            self.path.display()
-        );
+        let mut msg = format!("stage `{stage}`: {MISS} `{}`", self.path.display());
+        if !ex.is_empty() && !ex.iter().any(|e| e.stage == stage) {
+            msg.push_str(&format!(
+                "; it holds no answer of stage `{stage}` at all (was the stage answered from lexrun's cache while it was recorded, or added since?)"
+            ));
+        }
         match nearest {
             None => msg.push_str(" (it holds no exchanges)"),
             Some(e) => {
@@ -305,12 +363,47 @@ impl Cassette {
     }
 }
 
+impl Cassette {
+    /// Records an exchange (the `n`th asking of its request) unless it is already there.
+    fn keep(&self, ex: Exchange) {
+        if let Ok(mut all) = self.exchanges.lock() {
+            all.entry((ex.key.clone(), ex.n)).or_insert(ex);
+        }
+    }
+}
+
 /// A backend that plays from, and records to, a cassette.
 pub struct Taped {
     pub inner: Box<dyn Backend>,
     pub cassette: Arc<Cassette>,
     pub pool: String,
     pub server: ServerKind,
+}
+
+impl Taped {
+    fn exchange(
+        &self,
+        call: &Call,
+        key: String,
+        n: u32,
+        request: Request,
+        reply: &Reply,
+    ) -> Exchange {
+        Exchange {
+            key,
+            n,
+            stage: call.stage.clone(),
+            pool: self.pool.clone(),
+            server: self.server.as_str().into(),
+            request,
+            response: Response {
+                text: reply.text.clone(),
+                tokens: reply.timings.predicted_n,
+                finish: reply.finish.clone(),
+                timings: reply.timings.clone(),
+            },
+        }
+    }
 }
 
 fn request_of(call: &Call) -> Request {
@@ -345,25 +438,21 @@ impl Backend for Taped {
                 }
             }
             let reply = self.inner.chat(call, on_token).await?;
-            let ex = Exchange {
-                key: k.clone(),
-                n,
-                stage: call.stage.clone(),
-                pool: self.pool.clone(),
-                server: self.server.as_str().into(),
-                request: req,
-                response: Response {
-                    text: reply.text.clone(),
-                    tokens: reply.timings.predicted_n,
-                    finish: reply.finish.clone(),
-                    timings: reply.timings.clone(),
-                },
-            };
             if let Ok(mut all) = self.cassette.exchanges.lock() {
-                all.insert((k, n), ex);
+                all.insert((k.clone(), n), self.exchange(call, k, n, req, &reply));
             }
             Ok(reply)
         })
+    }
+
+    fn answered_elsewhere(&self, call: &Call, reply: &Reply) {
+        if self.cassette.mode == Mode::Replay {
+            return;
+        }
+        let req = request_of(call);
+        let k = key(&req);
+        let n = self.cassette.occurrence(&k);
+        self.cassette.keep(self.exchange(call, k, n, req, reply));
     }
 
     fn health(&self) -> Answer<'_, Health> {

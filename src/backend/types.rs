@@ -129,6 +129,9 @@ pub trait Backend: Send + Sync {
     fn identity<'a>(&'a self, model: &'a str) -> Answer<'a, Identity>;
     /// Tokens in `text` by the served model's own tokenizer, when the server can count them.
     fn count_tokens<'a>(&'a self, text: &'a str) -> Answer<'a, Option<u64>>;
+    /// `call` was answered without this backend (from lexrun's cache): a recording backend
+    /// keeps the answer as if the server had given it.
+    fn answered_elsewhere(&self, _call: &Call, _reply: &Reply) {}
 }
 
 /// Timeouts and retry limits for every call.

@@ -2,7 +2,7 @@
 
 use super::context::{Cx, Kind};
 use crate::diagnostic::{Code, Diagnostic, FileId, Span};
-use crate::plan::workflow::{Output, Step, StepKind, Verify};
+use crate::plan::workflow::{Output, Step, StepKind, Verify, LAYOUTS};
 use crate::syntax::ast;
 
 pub(crate) const FORMATS: &[&str] = &["md", "txt", "json", "docx", "pdf"];
@@ -44,6 +44,8 @@ pub(crate) fn outputs(cx: &mut Cx, steps: &[Step], verify: &[Verify]) -> Vec<Out
                 }
             }
         }
+        let (layout, layout_ok) = layout(cx, f, o, &ext);
+        ok &= layout_ok;
         if ok {
             out.push((
                 Output {
@@ -51,6 +53,7 @@ pub(crate) fn outputs(cx: &mut Cx, steps: &[Step], verify: &[Verify]) -> Vec<Out
                     from: o.from.node.clone(),
                     format: ext,
                     appendix,
+                    layout,
                 },
                 o.path.span,
             ));
@@ -161,4 +164,44 @@ fn appendix(
         }
         None => (None, true),
     }
+}
+
+/// `layout letter|memo|pleading`, for a Word or PDF document; with whether it is usable.
+fn layout(cx: &mut Cx, f: FileId, o: &ast::OutputDecl, ext: &str) -> (Option<String>, bool) {
+    let Some(l) = &o.layout else {
+        return (None, true);
+    };
+    if !LAYOUTS.contains(&l.node.as_str()) {
+        let hint = match crate::suggest::did_you_mean(&l.node, LAYOUTS.iter().copied()) {
+            Some(s) => format!("did you mean `layout {s}`? The layouts are {}", layouts()),
+            None => format!("the layouts are {}", layouts()),
+        };
+        cx.error_at(
+            Code::BadOutput,
+            f,
+            l.span,
+            format!("`{}` is not a document layout lexrun has", l.node),
+            hint,
+        );
+        return (None, false);
+    }
+    if !matches!(ext, "docx" | "pdf") {
+        cx.error_at(
+            Code::BadOutput,
+            f,
+            l.span,
+            format!("a `.{ext}` output has no layout: only Word and PDF documents are laid out"),
+            "write the output to a `.docx` or `.pdf` path, or drop the layout",
+        );
+        return (None, false);
+    }
+    (Some(l.node.clone()), true)
+}
+
+fn layouts() -> String {
+    LAYOUTS
+        .iter()
+        .map(|l| format!("`{l}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -38,6 +38,7 @@ pub fn check_test_bytes(path: &Utf8Path, bytes: &[u8]) -> Checked {
     let (tests, errors) = parse_tests(&text);
     diagnostics.extend(errors.into_iter().map(|e| error(e.message, e.span, e.help)));
     let dir = path.parent().unwrap_or(Utf8Path::new(""));
+    let mut stages_of: std::collections::BTreeMap<String, Option<Vec<String>>> = Default::default();
     for t in &tests {
         let body = &text[t.span.start.min(text.len())..t.span.end.min(text.len())];
         // Where a quoted argument is written inside the test, for the label.
@@ -61,7 +62,40 @@ pub fn check_test_bytes(path: &Utf8Path, bytes: &[u8]) -> Checked {
                 at(w),
                 "paths in a test file are relative to the test file".into(),
             )),
-            Some(_) => {}
+            Some(w) => {
+                // Every stage an expectation names is one of the workflow's.
+                // Each workflow is checked once however many tests name it.
+                let stages = stages_of.entry(w.clone()).or_insert_with(|| {
+                    super::check_path(&dir.join(w))
+                        .workflow
+                        .map(|wf| wf.steps.into_iter().map(|s| s.name).collect())
+                });
+                if let Some(stages) = stages {
+                    let stages: Vec<&str> = stages.iter().map(String::as_str).collect();
+                    for (e, sp) in t.expects.iter().zip(&t.expect_spans) {
+                        let Some(stage) = e.stage().filter(|s| !stages.contains(s)) else {
+                            continue;
+                        };
+                        let help = match crate::suggest::did_you_mean(stage, stages.iter().copied())
+                        {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None => format!(
+                                "its stages are {}",
+                                stages
+                                    .iter()
+                                    .map(|s| format!("`{s}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        };
+                        diagnostics.push(error(
+                            format!("workflow `{w}` has no stage `{stage}`"),
+                            *sp,
+                            help,
+                        ));
+                    }
+                }
+            }
         }
         if let Some(c) = t.cassette.as_ref().filter(|c| !dir.join(c).is_file()) {
             diagnostics.push(error(
@@ -94,5 +128,30 @@ pub fn check_test_bytes(path: &Utf8Path, bytes: &[u8]) -> Checked {
         diagnostics,
         workflow: None,
         unreadable: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expectation_about_a_stage_the_workflow_lacks_is_an_error() {
+        let text = "test \"t\" {\n  workflow \"affidavit.lex\"\n  expect drat not empty\n  expect draft contains \"Jane\"\n  expect verify reasn claims at least 1\n}\n";
+        let c = check_test_bytes(Utf8Path::new("workflows/new.test.lex"), text.as_bytes());
+        let got: Vec<String> = c
+            .diagnostics
+            .iter()
+            .map(|d| format!("{} | {}", d.message, d.help.clone().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                "workflow `affidavit.lex` has no stage `drat` | did you mean `draft`?",
+                "workflow `affidavit.lex` has no stage `reasn` | did you mean `reason`?",
+            ]
+        );
+        let at = c.diagnostics[0].labels[0].span;
+        assert_eq!(&text[at.start..at.end], "expect drat not empty");
     }
 }

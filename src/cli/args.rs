@@ -81,9 +81,14 @@ pub(super) enum Command {
     /// cassettes, and compare what each run produced with its stored snapshot.
     Test {
         paths: Vec<std::path::PathBuf>,
-        /// Store the new snapshots of every test that differs.
+        /// Store the new snapshots of every test that differs (never of a run in which a
+        /// step failed or missed its cassette).
         #[arg(long)]
         accept: bool,
+        /// As --accept, and also store a run in which a step failed: for a test of that
+        /// failure. A run that missed its cassette is still refused.
+        #[arg(long)]
+        accept_failures: bool,
         /// Show each difference and ask whether to accept it (on a terminal).
         #[arg(long)]
         review: bool,

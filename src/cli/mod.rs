@@ -107,8 +107,9 @@ fn dispatch(command: Command, color: bool) -> u8 {
         Command::Test {
             paths,
             accept,
+            accept_failures,
             review,
-        } => cmd_test(&paths, accept, review),
+        } => cmd_test(&paths, accept, accept_failures, review),
         Command::Up {
             file,
             only,

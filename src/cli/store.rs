@@ -65,15 +65,35 @@ pub(super) fn cmd_audit(
     store: Option<&std::path::Path>,
     color: bool,
 ) -> u8 {
-    let (_, _, st) = or_exit!(open_store(file, store, color, "no audit"));
-    let Some(run) = run.map(str::to_string).or_else(|| st.last_run()) else {
-        eprintln!("error: the store has no runs yet");
+    let (plan, _, st) = or_exit!(open_store(file, store, color, "no audit"));
+    let (name, lfile) = (plan.workflow.name.as_str(), ledger_file(file));
+    let Some(run) = run
+        .map(str::to_string)
+        .or_else(|| st.last_run_of(name, &lfile))
+    else {
+        let others = st.workflows_run();
+        eprintln!(
+            "error: the store has no run of workflow `{name}` ({file}){}; run it first with `lexrun run {file}`, or name the store it ran with (--store DIR)",
+            if others.is_empty() {
+                String::new()
+            } else {
+                format!(" (it holds runs of: {})", others.join(", "))
+            }
+        );
         return exit::USAGE;
     };
     let Some(mut info) = st.run_info(&run) else {
         eprintln!("error: the store has no run `{run}`");
         return exit::USAGE;
     };
+    if !st.run_is_of(&run, name, &lfile) {
+        let of = info["workflow"].as_str().unwrap_or_default();
+        eprintln!(
+            "error: run {run} is a run of workflow `{of}`{}, not of `{name}` ({file}); audit it with that workflow's file, or leave out the run id for this workflow's last run",
+            if of == name { " from another file" } else { "" }
+        );
+        return exit::USAGE;
+    }
     let arts = st.artifacts_of_run(&run);
     info["artifacts"] = serde_json::to_value(&arts).unwrap_or_default();
     let volumes: Vec<crate::store::Volume> = match volumes_of(&st) {

@@ -3,7 +3,15 @@
 use super::output::{exit, runtime};
 use std::io::IsTerminal;
 
-pub(super) fn cmd_test(paths: &[std::path::PathBuf], accept: bool, review: bool) -> u8 {
+/// `accept` stores every differing snapshot of a run whose steps all ran; `accept_failures`
+/// also one in which a step failed (a test of that failure). A run that missed its cassette
+/// is never stored.
+pub(super) fn cmd_test(
+    paths: &[std::path::PathBuf],
+    accept: bool,
+    accept_failures: bool,
+    review: bool,
+) -> u8 {
     use crate::testing;
     let roots = if paths.is_empty() {
         vec![std::path::PathBuf::from(".")]
@@ -77,7 +85,21 @@ pub(super) fn cmd_test(paths: &[std::path::PathBuf], accept: bool, review: bool)
                 Some(old) => testing::diff(old, new),
                 None => format!("new snapshot:\n{new}"),
             };
-            let take = if accept {
+            // A run that missed its cassette is never stored; one in which a step failed
+            // only when the test is about that failure.
+            let refused = if !o.misses.is_empty() {
+                Some("its cassette does not hold what the workflow asks (see above): record the cassette again, then run the test".to_string())
+            } else if !o.failed_steps.is_empty() && !accept_failures {
+                Some(format!(
+                    "in this run {}; fix the workflow or record the cassette again (a test written to show that failure stores it with `lexrun test --accept-failures`)",
+                    o.failed_steps.join(", ")
+                ))
+            } else {
+                None
+            };
+            let take = if refused.is_some() {
+                false
+            } else if accept || accept_failures {
                 true
             } else if review && tty {
                 eprintln!("---- {label}: snapshot {}\n{shown}", path.display());
@@ -95,11 +117,21 @@ pub(super) fn cmd_test(paths: &[std::path::PathBuf], accept: bool, review: bool)
                 } else {
                     eprintln!("     {label}: snapshot stored in {}", path.display());
                 }
+            } else if let Some(why) = refused {
+                let _ = std::fs::remove_file(path.with_extension("snap.new"));
+                eprintln!(
+                    "FAIL {label}: the run differs from its snapshot {}, and is not stored: {why}\n{shown}",
+                    path.display(),
+                );
+                ok = false;
             } else {
+                if let Some(problem) = &o.unreadable {
+                    eprintln!("FAIL {label}: {problem}");
+                }
                 let pending = path.with_extension("snap.new");
                 let _ = testing::write_snapshot(&pending, &o.test, new);
                 eprintln!(
-                    "FAIL {label}: the run differs from its snapshot {} (new one in {}; `lexrun test --accept` stores it)\n{shown}",
+                    "FAIL {label}: the run differs from its snapshot {} (new one in {}; `lexrun test --accept` stores it once you have read it)\n{shown}",
                     path.display(),
                     pending.display()
                 );

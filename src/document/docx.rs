@@ -11,7 +11,8 @@ use zip::write::SimpleFileOptions;
 use super::markdown::{self, Block, Inline};
 use crate::escape;
 
-/// The court caption, from the matter's `matter.json`.
+/// The matter's record, from its `matter.json`: the court caption, and what a letter or a
+/// memo is addressed and signed with.
 #[derive(Clone, Debug, Default, serde::Deserialize)]
 #[serde(default)]
 pub struct Caption {
@@ -20,6 +21,44 @@ pub struct Caption {
     pub plaintiff: String,
     pub defendant: String,
     pub affiant: String,
+    /// The client the firm acts for.
+    pub client: String,
+    /// The letterhead: the firm's name, and its address and contacts (one per line).
+    pub firm: String,
+    pub firm_address: String,
+    /// Who a letter is sent to (name, then address lines), or a memo written for.
+    pub addressee: String,
+    /// The greeting (default: `Dear` and the addressee's first line).
+    pub salutation: String,
+    /// The lawyer who signs a letter or writes a memo.
+    pub attorney: String,
+    /// The `Re:` line (default: the case, `PLAINTIFF v. DEFENDANT`, else the title).
+    pub re: String,
+    /// The document's date as written on it (default: the day it is laid out).
+    pub date: String,
+}
+
+/// How a document is laid out around its body.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// A court filing: caption, title, body (an affidavit's jurat after it).
+    #[default]
+    Pleading,
+    /// Letterhead, date, addressee, re: line, salutation, body, signature.
+    Letter,
+    /// MEMORANDUM, its To / From / Date / Re block, a rule, body.
+    Memo,
+}
+
+impl Layout {
+    pub fn parse(name: &str) -> Option<Layout> {
+        match name {
+            "pleading" => Some(Layout::Pleading),
+            "letter" => Some(Layout::Letter),
+            "memo" => Some(Layout::Memo),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -74,6 +113,7 @@ pub struct Document {
     /// Set on a draft that must not be filed: see [`Notice`].
     pub notice: Option<Notice>,
     pub style: Style,
+    pub layout: Layout,
     /// Custom document properties (name, value): the run's provenance.
     pub properties: Vec<(String, String)>,
 }
@@ -230,6 +270,210 @@ fn caption_xml(c: &Caption, title: &str) -> String {
     s
 }
 
+/// Today's date (UTC), as a letter is dated: `December 4, 2026`.
+pub fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    format!("{} {day}, {year}", MONTHS[(month - 1) as usize])
+}
+
+/// Single-spaced lines: a record value's lines, each its own paragraph.
+fn lines_xml(text: &str, style: &str, ppr: &str, bold: bool) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| para(Some(style), ppr, &run(l, bold, false)))
+        .collect()
+}
+
+/// The case a letter or memo concerns, when the matter names it.
+fn re_line(c: &Caption, title: &str) -> String {
+    if !c.re.trim().is_empty() {
+        return c.re.trim().to_string();
+    }
+    let mut case = match (c.plaintiff.trim(), c.defendant.trim()) {
+        ("", "") => String::new(),
+        (p, "") | ("", p) => p.to_string(),
+        (p, d) => format!("{p} v. {d}"),
+    };
+    if !c.case_number.trim().is_empty() {
+        if !case.is_empty() {
+            case.push_str(", ");
+        }
+        case.push_str(&format!("Case No. {}", c.case_number.trim()));
+    }
+    if case.is_empty() {
+        title.to_string()
+    } else {
+        case
+    }
+}
+
+fn date_of(c: &Caption) -> String {
+    match c.date.trim() {
+        "" => today(),
+        d => d.to_string(),
+    }
+}
+
+const BLANK: &str = "<w:p><w:pPr><w:pStyle w:val=\"Caption\"/></w:pPr></w:p>";
+const RULE: &str =
+    "<w:pBdr><w:bottom w:val=\"single\" w:sz=\"8\" w:space=\"4\" w:color=\"auto\"/></w:pBdr>";
+
+/// A letter's first page above its body: letterhead, date, addressee, re: line, salutation.
+fn letter_head_xml(c: &Caption, title: &str) -> String {
+    let mut s = String::new();
+    let center = "<w:jc w:val=\"center\"/>";
+    if !c.firm.trim().is_empty() {
+        s.push_str(&para(
+            Some("Letterhead"),
+            center,
+            &run(&c.firm.trim().to_uppercase(), true, false),
+        ));
+    }
+    let address: Vec<&str> = c
+        .firm_address
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    for (i, l) in address.iter().enumerate() {
+        let ppr = if i + 1 == address.len() {
+            format!("{center}{RULE}")
+        } else {
+            center.to_string()
+        };
+        s.push_str(&para(Some("Compact"), &ppr, &run(l, false, false)));
+    }
+    if address.is_empty() && !c.firm.trim().is_empty() {
+        s.push_str(&para(Some("Compact"), RULE, ""));
+    }
+    s.push_str(BLANK);
+    s.push_str(BLANK);
+    s.push_str(&para(Some("Caption"), "", &run(&date_of(c), false, false)));
+    s.push_str(BLANK);
+    s.push_str(&lines_xml(&c.addressee, "Caption", "", false));
+    s.push_str(BLANK);
+    let re = re_line(c, title);
+    s.push_str(&para(
+        Some("Caption"),
+        "<w:ind w:left=\"720\" w:hanging=\"720\"/>",
+        &format!(
+            "{}<w:r><w:tab/></w:r>{}",
+            run("Re:", true, false),
+            run(&re, true, false)
+        ),
+    ));
+    s.push_str(BLANK);
+    let salutation = match (
+        c.salutation.trim(),
+        c.addressee.lines().map(str::trim).find(|l| !l.is_empty()),
+    ) {
+        ("", Some(first)) => format!("Dear {first}:"),
+        ("", None) => "Dear Sir or Madam:".to_string(),
+        (s, _) => s.to_string(),
+    };
+    s.push_str(&para(None, "", &run(&salutation, false, false)));
+    s
+}
+
+/// A letter's signature: the closing, room to sign, the lawyer and the firm.
+fn letter_signature_xml(c: &Caption) -> String {
+    let keep = "<w:keepNext/><w:keepLines/>";
+    let mut s = para(Some("Caption"), keep, "");
+    s.push_str(&para(
+        Some("Caption"),
+        keep,
+        &run("Very truly yours,", false, false),
+    ));
+    for _ in 0..3 {
+        s.push_str(&para(Some("Caption"), keep, ""));
+    }
+    let signer = [c.attorney.trim(), c.firm.trim()];
+    let signer: Vec<&str> = signer.into_iter().filter(|l| !l.is_empty()).collect();
+    if signer.is_empty() {
+        s.push_str(&para(
+            Some("Caption"),
+            "",
+            &run("______________________", false, false),
+        ));
+    }
+    for l in signer {
+        s.push_str(&para(Some("Caption"), "", &run(l, false, false)));
+    }
+    s
+}
+
+/// A memo's heading: MEMORANDUM, then To / From / Date / Re, then a rule.
+fn memo_head_xml(c: &Caption, title: &str) -> String {
+    let mut s = para(Some("Title"), "", &run("MEMORANDUM", true, false));
+    let first = |t: &str| {
+        t.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let to = match first(&c.addressee) {
+        t if t.is_empty() => first(&c.client),
+        t => t,
+    };
+    let from = [c.attorney.trim(), c.firm.trim()]
+        .into_iter()
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let rows = [
+        ("TO:", to),
+        ("FROM:", from),
+        ("DATE:", date_of(c)),
+        ("RE:", re_line(c, title)),
+    ];
+    let n = rows.len();
+    for (i, (label, value)) in rows.into_iter().enumerate() {
+        let ppr = format!(
+            "<w:tabs><w:tab w:val=\"left\" w:pos=\"1440\"/></w:tabs><w:ind w:left=\"1440\" w:hanging=\"1440\"/><w:spacing w:after=\"120\" w:line=\"240\" w:lineRule=\"auto\"/>{}",
+            if i + 1 == n { RULE } else { "" }
+        );
+        s.push_str(&para(
+            Some("Caption"),
+            &ppr,
+            &format!(
+                "{}<w:r><w:tab/></w:r>{}",
+                run(label, true, false),
+                run(&value, false, false)
+            ),
+        ));
+    }
+    s.push_str(BLANK);
+    s
+}
+
 /// Dark red, for a blocked draft's notice and its page mark.
 const NOTICE_COLOR: &str = "<w:color w:val=\"C00000\"/>";
 
@@ -297,16 +541,22 @@ pub fn document_xml(d: &Document) -> String {
     if let Some(n) = &d.notice {
         body.push_str(&notice_xml(n));
     }
-    if let Some(c) = &d.caption {
-        body.push_str(&caption_xml(c, &d.title));
-    } else if !d.title.is_empty() {
-        body.push_str(&para(
+    let record = d.caption.clone().unwrap_or_default();
+    match (d.layout, &d.caption) {
+        (Layout::Letter, _) => body.push_str(&letter_head_xml(&record, &d.title)),
+        (Layout::Memo, _) => body.push_str(&memo_head_xml(&record, &d.title)),
+        (Layout::Pleading, Some(c)) => body.push_str(&caption_xml(c, &d.title)),
+        (Layout::Pleading, None) if !d.title.is_empty() => body.push_str(&para(
             Some("Title"),
             "",
             &run(&d.title.to_uppercase(), true, false),
-        ));
+        )),
+        (Layout::Pleading, None) => {}
     }
     blocks(&md.blocks, &mut body);
+    if d.layout == Layout::Letter {
+        body.push_str(&letter_signature_xml(&record));
+    }
     if let Some(closing) = &d.closing {
         body.push_str(&para(None, "<w:keepNext/>", ""));
         let c = markdown::parse(closing);
@@ -346,10 +596,14 @@ fn footnotes_xml(d: &Document) -> String {
     s
 }
 
-fn styles_xml(st: &Style) -> String {
+fn styles_xml(st: &Style, layout: Layout) -> String {
     let font = escape::xml(&st.font);
     let size = (st.size_pt * 2.0).round() as u32;
-    let line = (st.line_spacing * 240.0).round() as u32;
+    // Letters and memos are single-spaced, a line between paragraphs.
+    let (line, after) = match layout {
+        Layout::Pleading => ((st.line_spacing * 240.0).round() as u32, 0),
+        Layout::Letter | Layout::Memo => (240, 240),
+    };
     let rfonts = format!(
         "<w:rFonts w:ascii=\"{font}\" w:hAnsi=\"{font}\" w:eastAsia=\"{font}\" w:cs=\"{font}\"/>"
     );
@@ -360,7 +614,7 @@ fn styles_xml(st: &Style) -> String {
     };
     let single = "<w:spacing w:before=\"0\" w:after=\"0\" w:line=\"240\" w:lineRule=\"auto\"/>";
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<w:styles {W_NS}><w:docDefaults><w:rPrDefault><w:rPr>{rfonts}<w:sz w:val=\"{size}\"/><w:szCs w:val=\"{size}\"/><w:lang w:val=\"en-US\"/></w:rPr></w:rPrDefault><w:pPrDefault><w:pPr><w:spacing w:after=\"0\" w:line=\"{line}\" w:lineRule=\"auto\"/></w:pPr></w:pPrDefault></w:docDefaults><w:style w:type=\"paragraph\" w:default=\"1\" w:styleId=\"Normal\"><w:name w:val=\"Normal\"/><w:qFormat/></w:style>{}{}{}{}{}{}{}{}{}<w:style w:type=\"character\" w:styleId=\"FootnoteReference\"><w:name w:val=\"footnote reference\"/><w:rPr><w:vertAlign w:val=\"superscript\"/></w:rPr></w:style></w:styles>",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<w:styles {W_NS}><w:docDefaults><w:rPrDefault><w:rPr>{rfonts}<w:sz w:val=\"{size}\"/><w:szCs w:val=\"{size}\"/><w:lang w:val=\"en-US\"/></w:rPr></w:rPrDefault><w:pPrDefault><w:pPr><w:spacing w:after=\"{after}\" w:line=\"{line}\" w:lineRule=\"auto\"/></w:pPr></w:pPrDefault></w:docDefaults><w:style w:type=\"paragraph\" w:default=\"1\" w:styleId=\"Normal\"><w:name w:val=\"Normal\"/><w:qFormat/></w:style>{}{}{}{}{}{}{}{}{}{}<w:style w:type=\"character\" w:styleId=\"FootnoteReference\"><w:name w:val=\"footnote reference\"/><w:rPr><w:vertAlign w:val=\"superscript\"/></w:rPr></w:style></w:styles>",
         style("Title", "Title", "<w:jc w:val=\"center\"/><w:spacing w:before=\"240\" w:after=\"240\" w:line=\"240\" w:lineRule=\"auto\"/>", "<w:b/>"),
         style("Court", "Court", "<w:jc w:val=\"center\"/><w:spacing w:after=\"240\" w:line=\"240\" w:lineRule=\"auto\"/>", "<w:b/>"),
         style("Caption", "Caption block", single, ""),
@@ -370,6 +624,7 @@ fn styles_xml(st: &Style) -> String {
         style("Quote", "Quote", "<w:ind w:left=\"1440\" w:right=\"1440\"/><w:spacing w:before=\"120\" w:after=\"120\" w:line=\"240\" w:lineRule=\"auto\"/><w:jc w:val=\"both\"/>", ""),
         style("FootnoteText", "footnote text", single, &format!("<w:sz w:val=\"{}\"/>", size.saturating_sub(4).max(16))),
         style("Compact", "Compact", single, &format!("<w:sz w:val=\"{}\"/>", size.saturating_sub(4).max(16))),
+        style("Letterhead", "Letterhead", single, &format!("<w:b/><w:sz w:val=\"{}\"/>", size + 4)),
     )
 }
 
@@ -435,7 +690,7 @@ pub fn write(d: &Document, path: &Path) -> Result<(), super::DocumentError> {
         ("_rels/.rels", ROOT_RELS.to_string()),
         ("word/_rels/document.xml.rels", DOC_RELS.to_string()),
         ("word/document.xml", document_xml(d)),
-        ("word/styles.xml", styles_xml(&d.style)),
+        ("word/styles.xml", styles_xml(&d.style, d.layout)),
         ("word/footnotes.xml", footnotes_xml(d)),
         ("word/footer1.xml", footer_xml(d.notice.as_ref())),
         ("docProps/core.xml", core_xml(d)),
@@ -488,6 +743,52 @@ mod tests {
     }
 
     #[test]
+    fn a_letter_and_a_memo_fill_in_what_the_record_leaves_out() {
+        let record = Caption {
+            plaintiff: "Jane Smith".into(),
+            addressee: "\n  Acme & Sons  \n12 Main St".into(),
+            ..Caption::default()
+        };
+        let d = Document {
+            title: "demand letter".into(),
+            body: "We write about the rent.".into(),
+            caption: Some(record.clone()),
+            layout: Layout::Letter,
+            ..Document::default()
+        };
+        let x = document_xml(&d);
+        assert!(x.contains("Dear Acme &amp; Sons:"), "{x}");
+        assert!(
+            x.contains(">Jane Smith</w:t>"),
+            "the re: line names the case"
+        );
+        assert!(
+            x.contains(&today()),
+            "dated today when the record gives no date"
+        );
+        assert!(x.contains("______________________"), "a line to sign on");
+        assert!(!x.contains("Sir or Madam"));
+        let memo = document_xml(&Document {
+            layout: Layout::Memo,
+            caption: Some(Caption {
+                addressee: String::new(),
+                client: "Jane Smith".into(),
+                re: "Rent withheld in May".into(),
+                ..record
+            }),
+            ..d
+        });
+        assert!(memo.contains("MEMORANDUM") && memo.contains(">Rent withheld in May</w:t>"));
+        assert!(memo.contains(">TO:</w:t></w:r><w:r><w:tab/></w:r><w:r><w:t xml:space=\"preserve\">Jane Smith</w:t>"), "{memo}");
+        assert!(!memo.contains("Very truly yours"));
+        let t = today();
+        assert!(
+            t.split_whitespace().count() == 3 && t.ends_with(|c: char| c.is_ascii_digit()),
+            "{t}"
+        );
+    }
+
+    #[test]
     fn document_parts_carry_caption_notes_and_numbers() {
         let d = Document {
             title: "Affidavit of Jane Smith".into(),
@@ -497,7 +798,7 @@ mod tests {
                 case_number: "24-CV-0012".into(),
                 plaintiff: "Jane Smith".into(),
                 defendant: "Acme & Sons".into(),
-                affiant: String::new(),
+                ..Caption::default()
             }),
             ..Document::default()
         };

@@ -1,6 +1,6 @@
-//! Documents a lawyer can file: Word (`docx`, written here) and PDF (Word converted by
-//! LibreOffice, when it is installed), with a caption from the matter's `matter.json`, a
-//! signature block and jurat for affidavits, an optional verification appendix, and the
+//! Documents a lawyer can file or send: Word (`docx`, written here) and PDF (Word converted by
+//! LibreOffice, when it is installed), laid out as a pleading (a caption from the matter's
+//! `matter.json`, a signature block and jurat for affidavits), a letter or a memo, an optional verification appendix, and the
 //! run's provenance in the document's properties. Needs only text and files; it stands
 //! beside `verify` and `exhibits`.
 

@@ -124,6 +124,16 @@ mod tests {
     }
 
     #[test]
+    fn content_expectations_are_laid_out_like_the_others() {
+        let src = "test \"a\" {\n workflow \"w.lex\"\n   expect   draft  not   empty\n expect draft contains   \"Jane  Smith\"\n expect draft at  least 40 words\n expect verify reason claims at least  3\n}\n";
+        let got = format_test_lex(Path::new("x.test.lex"), src).unwrap();
+        assert_eq!(
+            got,
+            "test \"a\" {\n  workflow \"w.lex\"\n  expect draft not empty\n  expect draft contains \"Jane  Smith\"\n  expect draft at least 40 words\n  expect verify reason claims at least 3\n}\n"
+        );
+    }
+
+    #[test]
     fn an_unreadable_test_file_is_refused() {
         assert!(format_test_lex(Path::new("x.test.lex"), "test \"a\" {\n  nonsense\n}\n").is_err());
     }

@@ -61,7 +61,17 @@ pub(super) fn render(p: &Plan) -> String {
                 .appendix
                 .as_ref()
                 .map_or(String::new(), |a| format!(" with the {a} report appended"));
-            let _ = writeln!(s, "  + {} ← {} ({}){appendix}", o.path, o.from, o.format);
+            let layout = match o.layout() {
+                l if l != "pleading" && matches!(o.format.as_str(), "docx" | "pdf") => {
+                    format!(", laid out as a {l}")
+                }
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                s,
+                "  + {} ← {} ({}{layout}){appendix}",
+                o.path, o.from, o.format
+            );
         }
     }
     s

@@ -382,7 +382,14 @@ pub struct Output {
     pub from: String,
     pub format: String,
     pub appendix: Option<String>,
+    /// A document's layout (`layout letter`); none: a pleading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
 }
+
+/// The layouts a `.docx` or `.pdf` output can be given: `pleading` (court caption, the
+/// default), `letter` and `memo`.
+pub const LAYOUTS: &[&str] = &["pleading", "letter", "memo"];
 
 /// What a document closes with after its body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -400,10 +407,30 @@ impl Output {
             .unwrap_or_default()
     }
 
+    /// How a document is laid out: as declared (`layout letter`); else a letter when its name
+    /// says so (`demand-letter.docx`), a memo when a word of its name is `memo`, otherwise a
+    /// pleading (affidavits, declarations, motions).
+    pub fn layout(&self) -> &str {
+        if let Some(l) = &self.layout {
+            return l;
+        }
+        let title = self.title().to_ascii_lowercase();
+        if title.contains("letter") {
+            "letter"
+        } else if title.split_whitespace().any(|w| w == "memo") {
+            "memo"
+        } else {
+            "pleading"
+        }
+    }
+
     /// An output named as an affidavit closes with a jurat; no other output has a closing.
     /// Derived from the path rather than stored, so the plan's format and hashes stay as they
     /// were.
     pub fn closing(&self) -> Option<Closing> {
+        if self.layout() != "pleading" {
+            return None;
+        }
         self.title()
             .to_ascii_lowercase()
             .contains("affidavit")
@@ -420,12 +447,27 @@ fn plural<S: serde::Serializer>(k: &crate::claim_kind::Kind, s: S) -> Result<S::
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_layout_is_declared_or_read_from_the_name() {
+        let mut o = output("demand-letter.docx");
+        assert_eq!(o.layout(), "letter");
+        assert_eq!(output("research memo.pdf").layout(), "memo");
+        assert_eq!(output("memorandum.docx").layout(), "pleading");
+        assert_eq!(output("affidavit.docx").layout(), "pleading");
+        o.layout = Some("pleading".into());
+        assert_eq!(o.layout(), "pleading");
+        let mut a = output("affidavit.docx");
+        a.layout = Some("memo".into());
+        assert_eq!(a.closing(), None, "a memo has no jurat");
+    }
+
     fn output(path: &str) -> Output {
         Output {
             path: path.into(),
             from: "draft".into(),
             format: "docx".into(),
             appendix: None,
+            layout: None,
         }
     }
 

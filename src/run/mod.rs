@@ -109,6 +109,10 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
         Some((path, mode)) => Some(Arc::new(cassette::Cassette::open(path, *mode)?)),
         None => None,
     };
+    if let Some(tape) = &tape {
+        let stages: Vec<&str> = plan.steps.iter().map(|s| s.name.as_str()).collect();
+        tape.bind(&plan.workflow.name, &stages)?;
+    }
     let pools = open_pools(plan, opts, tape.as_ref())?;
     let bates_of: BTreeMap<String, Bates> = plan
         .sources

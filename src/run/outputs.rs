@@ -609,6 +609,7 @@ pub(super) fn render_document(mk: &Making, step: &StepRecord, md: &str, report: 
         reviewed,
         notice,
         style: docx::Style::default(),
+        layout: docx::Layout::parse(output.layout()).unwrap_or_default(),
         properties: props.clone(),
     };
     Ok((lay_out(&d, mk.dest, format, &props)?, removed.len()))

@@ -394,6 +394,52 @@ impl Store {
         Some(run)
     }
 
+    /// The newest run of `workflow` from the workflow file `file` (as the ledger names it): a
+    /// run whose calls name another file is another workflow's that shares the name.
+    pub fn last_run_of(&self, workflow: &str, file: &str) -> Option<String> {
+        self.db
+            .one(
+                &format!(
+                    "SELECT run_id FROM runs WHERE workflow = ?1 AND {} ORDER BY started DESC, {} DESC LIMIT 1",
+                    Self::OF_FILE,
+                    self.db.rowid()
+                ),
+                vals![workflow, file],
+            )
+            .ok()
+            .flatten()
+            .map(|r| r.text(0))
+    }
+
+    /// Whether run `run_id` is of `workflow` from the file `file`.
+    pub fn run_is_of(&self, run_id: &str, workflow: &str, file: &str) -> bool {
+        self.db
+            .one(
+                &format!(
+                    "SELECT run_id FROM runs WHERE run_id = ?3 AND workflow = ?1 AND {}",
+                    Self::OF_FILE
+                ),
+                vals![workflow, file, run_id],
+            )
+            .ok()
+            .flatten()
+            .is_some()
+    }
+
+    /// The workflows the ledger holds runs of, by name.
+    pub fn workflows_run(&self) -> Vec<String> {
+        self.db
+            .query(
+                "SELECT DISTINCT workflow FROM runs ORDER BY workflow",
+                vec![],
+            )
+            .map(|rows| rows.iter().map(|r| r.text(0)).collect())
+            .unwrap_or_default()
+    }
+
+    /// A run's calls and failures name no other workflow file than `?2`.
+    const OF_FILE: &'static str = "NOT EXISTS (SELECT 1 FROM keys k WHERE k.run_id = runs.run_id AND k.file IS NOT NULL AND k.file <> '' AND k.file <> ?2) AND NOT EXISTS (SELECT 1 FROM failures f WHERE f.run_id = runs.run_id AND f.file <> '' AND f.file <> ?2)";
+
     pub fn last_run(&self) -> Option<String> {
         self.db
             .one(

@@ -439,6 +439,8 @@ pub struct OutputDecl {
     pub path: Spanned<String>,
     pub from: Name,
     pub appendix: Option<Name>,
+    /// `layout letter`: how a document is laid out.
+    pub layout: Option<Name>,
     pub span: Span,
 }
 

@@ -216,11 +216,18 @@ impl Builder {
                 let path = self.string(it.next()?);
                 it.next();
                 let from = self.name(it.next()?);
-                let appendix = it.nth(1).map(|p| self.name(p));
+                let (mut appendix, mut layout) = (None, None);
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    match k.as_rule() {
+                        Rule::kw_layout => layout = Some(self.name(v)),
+                        _ => appendix = Some(self.name(v)),
+                    }
+                }
                 Item::Output(OutputDecl {
                     path,
                     from,
                     appendix,
+                    layout,
                     span,
                 })
             }

@@ -19,6 +19,25 @@ pub struct TestDecl {
     pub matter: Option<String>,
     pub cassette: Option<String>,
     pub expects: Vec<ExpectDecl>,
+    /// Where each of `expects` is written.
+    pub expect_spans: Vec<Span>,
+}
+
+impl ExpectDecl {
+    /// The stage (or verified stage) the expectation is about.
+    pub fn stage(&self) -> Option<&str> {
+        match self {
+            ExpectDecl::Exit(_) => None,
+            ExpectDecl::Step { stage, .. }
+            | ExpectDecl::Field { stage, .. }
+            | ExpectDecl::Verify { stage, .. }
+            | ExpectDecl::Rounds { stage, .. }
+            | ExpectDecl::Count { stage, .. }
+            | ExpectDecl::Filled { stage }
+            | ExpectDecl::Says { stage, .. }
+            | ExpectDecl::Words { stage, .. } => Some(stage),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +63,27 @@ pub enum ExpectDecl {
         stage: String,
         rounds: u32,
     },
+    /// `expect verify STAGE claims|unsupported [at least] N`.
+    Count {
+        stage: String,
+        what: String,
+        at_least: bool,
+        n: u32,
+    },
+    /// `expect STAGE not empty`: the stage's last text holds more than white space.
+    Filled {
+        stage: String,
+    },
+    /// `expect STAGE contains "PHRASE"`.
+    Says {
+        stage: String,
+        phrase: String,
+    },
+    /// `expect STAGE at least N words`.
+    Words {
+        stage: String,
+        at_least: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -62,7 +102,7 @@ pub struct TestFileError {
     pub help: String,
 }
 
-const ENTRIES: &str = "a test holds `workflow \"FILE\"`, `matter \"DIR\"`, `cassette \"FILE\"` and `expect` lines: `expect exit 0`, `expect STAGE runs|skipped|failed|blocked|stopped`, `expect STAGE.FIELD == VALUE`, `expect verify STAGE passes|blocks|flags`, `expect STAGE rounds N`";
+const ENTRIES: &str = "a test holds `workflow \"FILE\"`, `matter \"DIR\"`, `cassette \"FILE\"` and `expect` lines: `expect exit 0`, `expect STAGE runs|skipped|failed|blocked|stopped`, `expect STAGE.FIELD == VALUE`, `expect verify STAGE passes|blocks|flags`, `expect verify STAGE claims|unsupported [at least] N`, `expect STAGE rounds N`, `expect STAGE not empty`, `expect STAGE contains \"PHRASE\"`, `expect STAGE at least N words`";
 
 fn span(p: &Pair<Rule>) -> Span {
     let s = p.as_span();
@@ -179,7 +219,12 @@ fn test(p: Pair<Rule>, errors: &mut Vec<TestFileError>) -> TestDecl {
             Rule::test_matter => t.matter = Some(argument(e)),
             Rule::test_cassette => t.cassette = Some(argument(e)),
             Rule::expect => match expectation(e.clone()) {
-                Some(x) => t.expects.push(x),
+                Some(x) => {
+                    t.expects.push(x);
+                    let sp = span(&e);
+                    let len = e.as_str().trim_end().len();
+                    t.expect_spans.push(Span::new(sp.start, sp.start + len));
+                }
                 None => errors.push(error("this expectation is out of range", span(&e), ENTRIES)),
             },
             Rule::bad_entry => {
@@ -236,6 +281,41 @@ fn expectation(p: Pair<Rule>) -> Option<ExpectDecl> {
             ExpectDecl::Rounds {
                 stage,
                 rounds: next()?.as_str().parse().ok()?,
+            }
+        }
+        Rule::expect_count => {
+            next();
+            let stage = next()?.as_str().to_string();
+            let what = next()?.as_str().to_string();
+            let mut n = next()?;
+            let at_least = n.as_rule() == Rule::at_least;
+            if at_least {
+                n = next()?;
+            }
+            ExpectDecl::Count {
+                stage,
+                what,
+                at_least,
+                n: n.as_str().parse().ok()?,
+            }
+        }
+        Rule::expect_filled => ExpectDecl::Filled {
+            stage: next()?.as_str().to_string(),
+        },
+        Rule::expect_says => {
+            let stage = next()?.as_str().to_string();
+            next();
+            ExpectDecl::Says {
+                stage,
+                phrase: string(next()?),
+            }
+        }
+        Rule::expect_words => {
+            let stage = next()?.as_str().to_string();
+            next();
+            ExpectDecl::Words {
+                stage,
+                at_least: next()?.as_str().parse().ok()?,
             }
         }
         Rule::expect_field => {
@@ -296,6 +376,44 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn content_expectations_read() {
+        let (t, e) = parse_tests(
+            "test \"a\" {\n  workflow \"w.lex\"\n  expect draft not empty\n  expect draft contains \"Jane \\\"J\\\" Smith\"\n  expect draft at least 40 words\n  expect verify reason claims at least 5\n  expect verify reason unsupported 0\n}\n",
+        );
+        assert!(e.is_empty(), "{e:?}");
+        assert_eq!(
+            t[0].expects,
+            vec![
+                ExpectDecl::Filled {
+                    stage: "draft".into()
+                },
+                ExpectDecl::Says {
+                    stage: "draft".into(),
+                    phrase: "Jane \"J\" Smith".into()
+                },
+                ExpectDecl::Words {
+                    stage: "draft".into(),
+                    at_least: 40
+                },
+                ExpectDecl::Count {
+                    stage: "reason".into(),
+                    what: "claims".into(),
+                    at_least: true,
+                    n: 5
+                },
+                ExpectDecl::Count {
+                    stage: "reason".into(),
+                    what: "unsupported".into(),
+                    at_least: false,
+                    n: 0
+                },
+            ]
+        );
+        let (_, e) = parse_tests("test \"a\" {\n  workflow \"w.lex\"\n  expect draft contains\n  expect verify reason claims many\n}\n");
+        assert_eq!(e.len(), 2, "{e:?}");
     }
 
     #[test]

@@ -49,6 +49,14 @@ pub enum Expect {
     /// A verification's last decision: passes, blocks, flags.
     Verify(String, String),
     Rounds(String, u32),
+    /// A verification's count: (stage, `claims` or `unsupported`, at least?, n).
+    Count(String, String, bool, u32),
+    /// The stage's last text holds more than white space.
+    Filled(String),
+    /// The stage's last text holds this phrase.
+    Says(String, String),
+    /// The stage's last text holds at least this many words.
+    Words(String, u32),
 }
 
 /// Parses a `.test.lex` file through the workflow grammar. Errors carry spans into `text`:
@@ -90,6 +98,15 @@ fn expect(e: &ExpectDecl) -> Expect {
         }
         ExpectDecl::Verify { stage, verdict } => Expect::Verify(stage.clone(), verdict.clone()),
         ExpectDecl::Rounds { stage, rounds } => Expect::Rounds(stage.clone(), *rounds),
+        ExpectDecl::Count {
+            stage,
+            what,
+            at_least,
+            n,
+        } => Expect::Count(stage.clone(), what.clone(), *at_least, *n),
+        ExpectDecl::Filled { stage } => Expect::Filled(stage.clone()),
+        ExpectDecl::Says { stage, phrase } => Expect::Says(stage.clone(), phrase.clone()),
+        ExpectDecl::Words { stage, at_least } => Expect::Words(stage.clone(), *at_least),
     }
 }
 
@@ -105,6 +122,13 @@ pub struct Outcome {
     pub failures: Vec<String>,
     /// (snapshot file, stored text, new text) when they differ.
     pub snapshot: Option<(PathBuf, Option<String>, String)>,
+    /// Steps that asked the cassette for what it does not hold: the test fails, and its
+    /// snapshot is never stored (the cassette must be recorded again).
+    pub misses: Vec<String>,
+    /// Steps that failed otherwise: their snapshot is stored only with `--accept-failures`.
+    pub failed_steps: Vec<String>,
+    /// The stored snapshot is not one `lexrun test` wrote: what is wrong and how to fix it.
+    pub unreadable: Option<String>,
 }
 
 fn slug(s: &str) -> String {
@@ -134,12 +158,38 @@ pub fn snapshot_path(t: &Test) -> PathBuf {
         .join(format!("{stem}__{}.snap", slug(&t.name)))
 }
 
-/// The stored snapshot's body (after insta's header), if there is one.
-pub fn read_snapshot(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let rest = text.strip_prefix("---\n")?;
-    let end = rest.find("\n---\n")?;
-    Some(rest[end + 5..].to_string())
+/// The stored snapshot's body (after insta's header): `None` when there is none yet, an
+/// error saying what is wrong when the file is not a snapshot `lexrun test` wrote.
+pub fn read_snapshot(path: &Path) -> Result<Option<String>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("it cannot be read: {e}")),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())?;
+    let text = text.replace("\r\n", "\n");
+    let rest = text
+        .strip_prefix("---\n")
+        .ok_or("it does not start with the snapshot header `---`")?;
+    let end = rest
+        .find("\n---\n")
+        .ok_or("its header is not closed by a `---` line")?;
+    let body = &rest[end + 5..];
+    let first = body.lines().next().unwrap_or_default();
+    let exit_ok = first
+        .strip_prefix("exit: ")
+        .is_some_and(|n| n.trim().parse::<u8>().is_ok());
+    if !exit_ok
+        || !body
+            .lines()
+            .any(|l| l == "steps:" || l.starts_with("stopped: "))
+    {
+        return Err(
+            "its body is not a run's snapshot (it should start with `exit: N` and list the `steps:`)"
+                .into(),
+        );
+    }
+    Ok(Some(body.to_string()))
 }
 
 pub fn write_snapshot(path: &Path, t: &Test, body: &str) -> std::io::Result<()> {
@@ -164,6 +214,9 @@ pub async fn run_test(t: Test) -> Outcome {
         test: t.clone(),
         failures: Vec::new(),
         snapshot: None,
+        misses: Vec::new(),
+        failed_steps: Vec::new(),
+        unreadable: None,
     };
     let Some(wf) = Utf8Path::from_path(&t.workflow) else {
         o.failures
@@ -222,6 +275,34 @@ pub async fn run_test(t: Test) -> Outcome {
         }
     };
     check_expectations(&t, &rec, &mut o.failures);
+    for m in &rec.matters {
+        for st in m.steps.iter().filter(|s| s.status == Some(Status::Failed)) {
+            let why = st.why.as_deref().unwrap_or("no reason recorded");
+            let first = why.lines().next().unwrap_or_default();
+            let step = format!("`{}` round {}", st.name, st.round);
+            if why.contains(cassette::MISS) {
+                o.misses.push(format!("{step} ({first})"));
+            } else {
+                o.failed_steps.push(format!("{step} failed ({first})"));
+            }
+        }
+    }
+    if !o.misses.is_empty() {
+        let cassette = t
+            .cassette
+            .as_ref()
+            .map_or("CASSETTE".into(), |c| c.display().to_string());
+        let matter = t
+            .matter
+            .as_ref()
+            .map(|m| format!(" --matter {}", m.display()))
+            .unwrap_or_default();
+        o.failures.push(format!(
+            "the cassette does not hold what the workflow asks now: {}\nrecord it again against live servers: `lexrun run {}{matter} --record {cassette}` (or `--replay-or-record {cassette}` to add only what is missing); a snapshot of this run is not stored",
+            o.misses.join("; "),
+            t.workflow.display()
+        ));
+    }
     let matter_dir = rec
         .matters
         .first()
@@ -229,7 +310,17 @@ pub async fn run_test(t: Test) -> Outcome {
         .unwrap_or_default();
     let body = snapshot_body(&rec, out.path(), &matter_dir);
     let path = snapshot_path(&t);
-    let stored = read_snapshot(&path);
+    let stored = match read_snapshot(&path) {
+        Ok(s) => s,
+        Err(why) => {
+            o.unreadable = Some(format!(
+                "the snapshot `{}` is not one lexrun test wrote: {why}; restore it from version control (`git checkout -- {}`), or delete it and store this run's with `lexrun test --accept`",
+                path.display(),
+                path.display()
+            ));
+            None
+        }
+    };
     if stored.as_deref() != Some(body.as_str()) {
         o.snapshot = Some((path, stored, body));
     }
@@ -311,6 +402,65 @@ fn check_expectations(t: &Test, rec: &RunRecord, failures: &mut Vec<String>) {
                     ));
                 }
             }
+            Expect::Count(stage, what, at_least, n) => {
+                let got = m
+                    .verifications
+                    .iter()
+                    .rev()
+                    .find(|v| &v.stage == stage)
+                    .map(|v| {
+                        if what == "claims" {
+                            v.claims
+                        } else {
+                            v.unsupported
+                        }
+                    });
+                let ok = got.is_some_and(|g| {
+                    if *at_least {
+                        g >= *n as usize
+                    } else {
+                        g == *n as usize
+                    }
+                });
+                if !ok {
+                    failures.push(format!(
+                        "expected verify {stage} {what} {}{n}, {}",
+                        if *at_least { "at least " } else { "" },
+                        got.map_or("the verification did not run".into(), |g| format!(
+                            "it found {g}"
+                        ))
+                    ));
+                }
+            }
+            Expect::Filled(stage) | Expect::Says(stage, _) | Expect::Words(stage, _) => {
+                let Some(text) = stage_text(m, stage) else {
+                    failures.push(format!("expected `{stage}` to write text, it wrote none (it did not run, or failed)"));
+                    continue;
+                };
+                let words = text.split_whitespace().count();
+                let shown = || {
+                    let t: String = text.trim().chars().take(120).collect();
+                    if t.is_empty() {
+                        "an empty text".to_string()
+                    } else {
+                        format!("\"{t}\"")
+                    }
+                };
+                match e {
+                    Expect::Filled(_) if text.trim().is_empty() => failures.push(format!(
+                        "expected `{stage}` not empty, it wrote an empty text (record the cassette again against a server that answers)"
+                    )),
+                    Expect::Says(_, phrase) if !text.contains(phrase.as_str()) => failures.push(format!(
+                        "expected `{stage}` to contain \"{phrase}\", it wrote {}",
+                        shown()
+                    )),
+                    Expect::Words(_, n) if words < *n as usize => failures.push(format!(
+                        "expected `{stage}` to write at least {n} words, it wrote {words}: {}",
+                        shown()
+                    )),
+                    _ => {}
+                }
+            }
             Expect::Rounds(stage, n) => {
                 let got = m
                     .steps
@@ -325,6 +475,19 @@ fn check_expectations(t: &Test, rec: &RunRecord, failures: &mut Vec<String>) {
             }
         }
     }
+}
+
+/// The text a stage's last round wrote (`output.md`, or a tool's Markdown), if it wrote one.
+fn stage_text(m: &run::MatterRecord, stage: &str) -> Option<String> {
+    let step = m.steps.iter().rev().find(|s| s.name == stage)?;
+    let file = step.outputs.iter().rev().find(|f| {
+        let name = Path::new(f.as_str())
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        name == "output.md" || (step.kind == "tool" && name.ends_with(".md"))
+    })?;
+    std::fs::read_to_string(file).ok()
 }
 
 static MARKER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {

@@ -336,6 +336,10 @@ impl<T> ModelCall<'_, T> {
         let hash = cache_key.hash();
         if let Some((reply, value)) = self.cached(&hash) {
             tracing::debug!(stage = %self.stage, round = self.round, key = %hash, "cache hit");
+            // A cassette being recorded keeps the cached answer as the server's.
+            self.pool
+                .backend
+                .answered_elsewhere(&self.call(text, None), &reply);
             self.record_key(&hash, &cache_key, true, log)?;
             log.cached = true;
             log.started_ms = Some(sh.started.elapsed().as_millis() as u64);
@@ -350,17 +354,7 @@ impl<T> ModelCall<'_, T> {
         let slot = model_slot(sh, self.model, &ident)
             .zip(ident.slots.filter(|k| *k > 0))
             .map(|(s, k)| (s + self.slot_offset) % k);
-        let call = backend::Call {
-            stage: self.stage.to_string(),
-            model: served_name(self.model),
-            prompt: text,
-            schema: self.schema.clone(),
-            sampling: self.sampling.clone(),
-            num_ctx: self.model.ctx,
-            slot,
-            timeout: self.timeout,
-            measure: false,
-        };
+        let call = self.call(text, slot);
         // One slot for the call, its corrective retry included; a call still waiting when
         // another has failed is not sent, and only the calls made enter the ledger.
         let _permit = self.pool.slots.clone().acquire_owned().await;
@@ -396,6 +390,21 @@ impl<T> ModelCall<'_, T> {
             ident,
             cache_key,
         })
+    }
+
+    /// The call that asks the model for this prompt.
+    fn call(&self, text: String, slot: Option<u32>) -> backend::Call {
+        backend::Call {
+            stage: self.stage.to_string(),
+            model: served_name(self.model),
+            prompt: text,
+            schema: self.schema.clone(),
+            sampling: self.sampling.clone(),
+            num_ctx: self.model.ctx,
+            slot,
+            timeout: self.timeout,
+            measure: false,
+        }
     }
 
     fn on_note(&self) -> impl Fn(String) + Send + Sync + 'static {

@@ -45,9 +45,10 @@ enum Tok {
 
 const KEYWORDS: &[&str] = &[
     "workflow", "matter", "ledger", "use", "pool", "model", "on", "sources", "stage", "tool",
-    "runs", "verify", "against", "output", "from", "appendix", "template", "ruleset", "after",
-    "when", "until", "at", "most", "rounds", "round", "and", "or", "not", "is", "empty", "list",
-    "of", "record", "must", "failure", "stop", "revise", "returns", "reads", "prompt", "rules",
+    "runs", "verify", "against", "output", "from", "appendix", "layout", "template", "ruleset",
+    "after", "when", "until", "at", "most", "rounds", "round", "and", "or", "not", "is", "empty",
+    "list", "of", "record", "must", "failure", "stop", "revise", "returns", "reads", "prompt",
+    "rules",
 ];
 /// Words that are settings only inside some `bates`/`admit`/`ocr` clause, on top of
 /// [`kw::settings`].
