@@ -228,6 +228,7 @@ codes! {
     VerifyAgainstOutput = "E082", Error, "verification against a stage's output instead of evidence";
     BadRule = "E083", Error, "a verification rule lexrun cannot apply";
     VerifyUnread = "E084", Error, "verification against sources the verified stage never reads";
+    UnverifiedOutput = "E085", Warning, "a document (DOCX, PDF, Markdown) from a stage no `verify` block checks, not declared `unverified`";
     UnknownTool = "E090", Error, "a tool lexrun does not have";
     UnknownOption = "E091", Error, "a tool option that the tool does not take";
     TestFile = "E100", Error, "a line of a `.test.lex` file that `lexrun test` cannot read";

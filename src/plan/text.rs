@@ -61,7 +61,15 @@ pub(super) fn render(p: &Plan) -> String {
                 .appendix
                 .as_ref()
                 .map_or(String::new(), |a| format!(" with the {a} report appended"));
-            let _ = writeln!(s, "  + {} ← {} ({}){appendix}", o.path, o.from, o.format);
+            let unverified = match o.unverified {
+                true => ", unverified: marked \"not verified\"",
+                false => "",
+            };
+            let _ = writeln!(
+                s,
+                "  + {} ← {} ({}){appendix}{unverified}",
+                o.path, o.from, o.format
+            );
         }
     }
     s

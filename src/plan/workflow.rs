@@ -382,6 +382,10 @@ pub struct Output {
     pub from: String,
     pub format: String,
     pub appendix: Option<String>,
+    /// Declared `unverified`: no `verify` block checks its stage, and the document says so.
+    /// Left out of the plan when false, so plans (and their hashes) stay as they were.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unverified: bool,
 }
 
 /// What a document closes with after its body.
@@ -426,6 +430,7 @@ mod tests {
             from: "draft".into(),
             format: "docx".into(),
             appendix: None,
+            unverified: false,
         }
     }
 

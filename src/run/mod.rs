@@ -23,6 +23,7 @@ mod error;
 pub mod events;
 mod expr;
 mod failure;
+mod incomplete;
 pub mod intake;
 mod judge;
 mod matter;
@@ -69,6 +70,7 @@ pub use matter::check_sources;
 pub use prune::prune_runs;
 pub use record::{
     MatterRecord, OutputRecord, RecordError, RunRecord, Status, StepRecord, VerifyRecord,
+    INCOMPLETE_EXIT,
 };
 
 /// How to run.
@@ -458,6 +460,7 @@ fn write_reports(
             match record.exit_code() {
                 0 => "done",
                 3 => "stopped",
+                record::INCOMPLETE_EXIT => "incomplete",
                 130 => "cancelled",
                 _ => "failed",
             },

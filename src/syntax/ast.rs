@@ -439,6 +439,9 @@ pub struct OutputDecl {
     pub path: Spanned<String>,
     pub from: Name,
     pub appendix: Option<Name>,
+    /// `unverified`: written although no `verify` block checks its stage, on purpose.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unverified: bool,
     pub span: Span,
 }
 

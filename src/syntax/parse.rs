@@ -216,11 +216,19 @@ impl Builder {
                 let path = self.string(it.next()?);
                 it.next();
                 let from = self.name(it.next()?);
-                let appendix = it.nth(1).map(|p| self.name(p));
+                let (mut appendix, mut unverified) = (None, false);
+                while let Some(p) = it.next() {
+                    match p.as_rule() {
+                        Rule::kw_appendix => appendix = it.next().map(|p| self.name(p)),
+                        Rule::kw_unverified => unverified = true,
+                        _ => {}
+                    }
+                }
                 Item::Output(OutputDecl {
                     path,
                     from,
                     appendix,
+                    unverified,
                     span,
                 })
             }
