@@ -197,6 +197,8 @@ codes! {
     TemplateVariable = "E041", Error, "a prompt template uses a variable the stage does not provide";
     TemplateNotFound = "E042", Error, "a prompt template file does not exist";
     TemplateOutside = "E043", Error, "a prompt template outside the workflow library";
+    TemplateUnreadable = "E044", Error, "a prompt names a file that is not a text template: a folder, or a binary file";
+    EvidenceNotPlaced = "E045", Warning, "a stage reads sources, but its prompt never places the evidence (`{{evidence}}` or `{{sources.NAME}}`)";
     SharedGpu = "E050", Error, "two pools on one host claim the same GPU";
     VramExceeded = "E051", Error, "the models on a pool do not fit in its VRAM";
     QuantizedVNeedsFlash = "E052", Error, "a quantized V cache without flash attention";

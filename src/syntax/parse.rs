@@ -618,7 +618,7 @@ impl Builder {
             }
             Rule::string => {
                 let mut s = self.string(p);
-                if s.node.ends_with(".hbs") {
+                if super::literal::names_a_file(&s.node) {
                     Prompt::File(s)
                 } else {
                     // Point inside the quotes, so template positions map onto the file.
