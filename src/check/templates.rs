@@ -557,11 +557,22 @@ fn check_path(path: &str, top: bool, provided: &Provided, stage: &str) -> Option
 
     let known = known_names(provided);
     if let Some((_, fields)) = ALWAYS.iter().find(|(n, _)| *n == head) {
+        // The matter's own record adds its fields to `matter`.
+        let record = match head {
+            "matter" => crate::plan::workflow::MATTER_RECORD_FIELDS,
+            _ => &[],
+        };
         return match next {
-            Some(f) if !fields.is_empty() && !fields.contains(&f) => Some((
-                format!("`{head}` has no `{f}` (in the prompt of `{stage}`)"),
-                format!("`{head}` has: {}", fields.join(", ")),
-            )),
+            Some(f) if !fields.is_empty() && !fields.contains(&f) && !record.contains(&f) => {
+                let has: Vec<&str> = fields.iter().chain(record).copied().collect();
+                Some((
+                    format!("`{head}` has no `{f}` (in the prompt of `{stage}`)"),
+                    match head {
+                        "matter" => format!("`matter` has: {} (all but `name` and `dir` from the matter's `matter.toml` or `matter.json`)", has.join(", ")),
+                        _ => format!("`{head}` has: {}", has.join(", ")),
+                    },
+                ))
+            }
             _ => None,
         };
     }
@@ -685,6 +696,25 @@ mod tests {
         // Inside #each the item's fields are not checked.
         assert!(check_path("name", false, &p, "s").is_none());
         assert!(check_path("@root.gate", false, &p, "s").is_some());
+    }
+
+    #[test]
+    fn the_matters_record_gives_its_fields_and_a_typo_lists_them() {
+        let p = provided();
+        for ok in [
+            "matter.client",
+            "matter.addressee",
+            "matter.case_number",
+            "matter.name",
+        ] {
+            assert!(check_path(ok, true, &p, "s").is_none(), "{ok}");
+        }
+        let (msg, help) = check_path("matter.clinet", true, &p, "s").unwrap();
+        assert!(msg.contains("`matter` has no `clinet`"), "{msg}");
+        assert!(
+            help.contains("client") && help.contains("matter.toml"),
+            "{help}"
+        );
     }
 
     #[test]

@@ -376,6 +376,28 @@ pub struct VerifyRule {
     pub from: String,
 }
 
+/// The fields a matter's own record — `matter.toml` or `matter.json` in the matter folder —
+/// may hold, given to every template as `{{matter.FIELD}}` beside `matter.name` and
+/// `matter.dir` (and to documents for their caption).
+pub const MATTER_RECORD_FIELDS: &[&str] = &[
+    "title",
+    "client",
+    "addressee",
+    "address",
+    "subject",
+    "court",
+    "county",
+    "case_number",
+    "plaintiff",
+    "defendant",
+    "parties",
+    "affiant",
+    "attorney",
+    "firm",
+    "judge",
+    "date",
+];
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Output {
     pub path: String,

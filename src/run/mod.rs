@@ -290,6 +290,7 @@ impl Reading<'_> {
             crate::atomic::private_dir(self.run_root)
                 .and_then(|()| crate::atomic::private_dir(&run_dir))
                 .map_err(|e| write_error(&run_dir, e))?;
+            let record = matter::matter_record(dir)?;
             let mut parts = Vec::new();
             let evidence = self.evidence(dir, &mut unreadable, &mut parts)?;
             if let Some(store) = self.store {
@@ -312,6 +313,7 @@ impl Reading<'_> {
                 evidence,
                 evidence_fps,
                 unreadable_parts: parts,
+                record,
             }));
         }
         if !unreadable.is_empty() {

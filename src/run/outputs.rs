@@ -750,7 +750,7 @@ fn not_verified_note(stage: &str) -> String {
     )
 }
 
-/// The caption in the matter's `matter.json`, if it has one.
+/// The caption in the matter's `matter.json`, or else its `matter.toml`, if it has one.
 fn read_caption(m: &Matter) -> Result<Option<crate::document::docx::Caption>, OutputError> {
     Ok(match std::fs::read(m.dir.join("matter.json")) {
         Ok(b) => Some(
@@ -759,6 +759,11 @@ fn read_caption(m: &Matter) -> Result<Option<crate::document::docx::Caption>, Ou
                 source,
             })?,
         ),
+        Err(_) if !m.record.is_empty() => serde_json::from_value(Value::Object(m.record.clone()))
+            .map_err(|source| OutputError::Matter {
+            path: m.dir.join("matter.toml"),
+            source,
+        })?,
         Err(_) => None,
     })
 }
