@@ -224,3 +224,51 @@ fn a_template_reads_the_matters_own_record_and_a_broken_record_names_its_line() 
         "{err}"
     );
 }
+
+#[test]
+fn a_bates_source_without_stamps_is_numbered_page_by_page_and_an_invoice_number_is_no_stamp() {
+    use std::time::Duration;
+    use support::servers::{Answer, Fake, Seen, Speaks};
+    let server = Fake::start(Speaks::Llama, Duration::ZERO, |s: &Seen| Answer {
+        text: if s.prompt().contains("screening") {
+            r#"{"grounds": true, "reason": "Two invoices are unpaid (NOTE000001)."}"#.into()
+        } else {
+            "Two invoices are unpaid (NOTE000001).".into()
+        },
+        fault: None,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(Path::new("tests/bad_answers"), dir.path());
+    // The client's email, unstamped, ending in the invoice numbers it is about.
+    let email = dir.path().join("matter/intake/01-note.txt");
+    let original = "Dear Ms. Lee,\n\nThe clinic has not paid. Please see the attached.\n\nSubject: Invoices BD-1057 and BD-1073\n";
+    fs::write(&email, original).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = Lexrun::new()
+        .args(["run", "flow.lex", "--out"])
+        .arg(out.path())
+        .args(["--endpoint", &format!("gpu={}", server.url)])
+        .current_dir(dir.path())
+        .output();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (run, _) = run_record(out.path());
+    let prompt = fs::read_to_string(run.join("facts/prompt.md")).unwrap();
+    // `sources file { … bates "NOTE" start 1 width 6 }`: the page is numbered in what the
+    // model reads, at its foot and in its header; the invoice number is not its stamp.
+    assert!(
+        prompt.contains("=== file · intake/01-note.txt · 1 page · NOTE000001 ==="),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("Subject: Invoices BD-1057 and BD-1073\n\nNOTE000001"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("BD1073"), "{prompt}");
+    // The client's file is never touched.
+    assert_eq!(fs::read_to_string(&email).unwrap(), original);
+}

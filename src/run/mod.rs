@@ -369,6 +369,9 @@ impl Reading<'_> {
                     Err(e) => unreadable.push(e),
                 }
             }
+            if let Some(b) = &s.bates {
+                number_pages(&mut list, b);
+            }
             evidence.insert(s.name.clone(), list);
         }
         Ok(evidence)
@@ -399,6 +402,32 @@ impl Reading<'_> {
         }
         intake::check_taint(store, name, &mut mine, &pages, self.prefixes);
         mine
+    }
+}
+
+/// `sources … bates`: when no page of the source's files carries a stamp yet, every page is
+/// given its number, in file and page order from the declared start, at its foot — in the
+/// text the run reads (the packet the model reads, the verifier's index, the review page),
+/// as a stamped copy would carry it; the client's files are never touched. A source whose
+/// files are stamped already keeps its own numbers.
+fn number_pages(files: &mut [EvidenceFile], b: &Bates) {
+    let stamped = files
+        .iter()
+        .flat_map(|f| &f.pages)
+        .any(|p| crate::sources::stamp_of(p).is_some());
+    if stamped {
+        return;
+    }
+    for (n, page) in (b.start..).zip(files.iter_mut().flat_map(|f| f.pages.iter_mut())) {
+        let trimmed = page.trim_end().len();
+        page.truncate(trimmed);
+        page.push_str(&format!(
+            "\n\n{}{:0w$}{}\n",
+            b.prefix,
+            n,
+            b.suffix,
+            w = b.width as usize
+        ));
     }
 }
 
