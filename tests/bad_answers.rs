@@ -341,3 +341,148 @@ fn a_cut_answer_from_lexruns_cache_is_still_incomplete() {
         vec![(Some(4), Some(lexrun::run::Status::Incomplete)); 2]
     );
 }
+
+/// The workflow copied into a folder of its own with `edit` applied to its text; run against
+/// `server`.
+fn run_edited(server: &Fake, edit: impl Fn(String) -> String) -> (Ran, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    support::copy_dir(std::path::Path::new("tests/bad_answers"), dir.path());
+    let flow = dir.path().join("flow.lex");
+    fs::write(&flow, edit(fs::read_to_string(&flow).unwrap())).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = Lexrun::new()
+        .args(["run", "flow.lex", "--out"])
+        .arg(out.path())
+        .args(["--endpoint", &format!("gpu={}", server.url)])
+        .current_dir(dir.path())
+        .output();
+    let (run, rec) = run_record(out.path());
+    (
+        Ran {
+            code: o.status.code(),
+            err: stderr(&o),
+            report: fs::read_to_string(run.join("report.md")).unwrap(),
+            rec,
+            out,
+        },
+        dir,
+    )
+}
+
+#[test]
+fn a_long_draft_that_passes_with_nothing_to_check_says_so() {
+    // 352 words of prose that never repeats itself, and no date, amount, Bates number,
+    // citation or quotation.
+    let words = [
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "sixth",
+        "seventh",
+        "eighth",
+        "ninth",
+        "tenth",
+        "polite",
+        "short",
+        "long",
+        "angry",
+        "careful",
+        "hopeful",
+        "formal",
+        "brief",
+        "urgent",
+        "patient",
+        "detailed",
+        "handwritten",
+        "typed",
+        "emailed",
+        "final",
+        "calm",
+        "plain",
+        "clear",
+        "firm",
+        "kind",
+        "weary",
+        "last",
+    ];
+    let prose: String = words
+        .iter()
+        .map(|w| format!("The {w} letter asked for repairs; the landlord sent no reply. "))
+        .collect();
+    let s = server(move || Answer {
+        text: prose.clone(),
+        fault: None,
+    });
+    let (r, _dir) = run_edited(&s, |flow| {
+        flow.replace(
+            "output \"facts.md\"",
+            "verify draft against file {\n  rules std.verify.strict\n  on failure block\n}\n\noutput \"facts.md\"",
+        )
+        .replace("use std.prompts", "use std.prompts\nuse std.verify")
+        .replace("from draft unverified", "from draft")
+    });
+    assert_eq!(r.code, Some(0), "{}", r.err);
+    let v = &r.rec.matters[0].verifications;
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].claims, 0);
+    let note = v[0].note.as_deref().unwrap_or_default();
+    assert!(
+        note.contains("passed with 0 checkable claims in 352 words"),
+        "{note}"
+    );
+    assert!(
+        r.err
+            .contains("warning verify draft: passed with 0 checkable claims"),
+        "{}",
+        r.err
+    );
+    assert!(
+        r.report
+            .contains("almost nothing in this text cites the record"),
+        "{}",
+        r.report
+    );
+    let vr = fs::read_to_string(&v[0].report).unwrap();
+    assert!(
+        vr.contains("**Note:** passed with 0 checkable claims"),
+        "{vr}"
+    );
+}
+
+#[test]
+fn an_unverified_document_says_so_and_an_incomplete_one_is_a_marked_draft() {
+    let s = server(|| Answer {
+        text: "Dear [Name],\n\nThe tenant paid $950.00 on May 2, 2024 (NOTE000001).\n".into(),
+        fault: None,
+    });
+    let (r, _dir) = run_edited(&s, |flow| {
+        flow.replace(
+            "output \"draft.md\" from draft unverified",
+            "output \"draft.docx\" from draft unverified",
+        )
+    });
+    assert_eq!(r.code, Some(4), "{}", r.err);
+    assert!(!r.out.path().join("draft.docx").exists());
+    let d = support::read_docx(&r.out.path().join("draft.incomplete-draft.docx"));
+    let text = d["paragraphs"].to_string();
+    assert!(
+        text.contains("INCOMPLETE DRAFT — NOT FOR FILING OR SIGNATURE")
+            && text.contains("`[Name]`"),
+        "{text}"
+    );
+    assert!(
+        d["footer"]
+            .to_string()
+            .contains("INCOMPLETE DRAFT — NOT FOR FILING"),
+        "{d}"
+    );
+    assert!(
+        text.contains("Not verified: no `verify` block checks the stage `draft`"),
+        "{text}"
+    );
+    // The Markdown of an unverified stage says it at its end.
+    let facts = fs::read_to_string(r.out.path().join("facts.md")).unwrap();
+    assert!(facts.contains("**Not verified:"), "{facts}");
+}
