@@ -239,6 +239,14 @@ fn a_bates_source_without_stamps_is_numbered_page_by_page_and_an_invoice_number_
     });
     let dir = tempfile::tempdir().unwrap();
     copy_dir(Path::new("tests/bad_answers"), dir.path());
+    // The summary is verified against the source: its Bates cite must exist.
+    let flow = dir.path().join("flow.lex");
+    let text = fs::read_to_string(&flow).unwrap().replacen(
+        "output \"facts.md\"",
+        "verify facts against file {\n  bates must exist\n  on failure block\n}\n\noutput \"facts.md\"",
+        1,
+    );
+    fs::write(&flow, text).unwrap();
     // The client's email, unstamped, ending in the invoice numbers it is about.
     let email = dir.path().join("matter/intake/01-note.txt");
     let original = "Dear Ms. Lee,\n\nThe clinic has not paid. Please see the attached.\n\nSubject: Invoices BD-1057 and BD-1073\n";
@@ -269,6 +277,15 @@ fn a_bates_source_without_stamps_is_numbered_page_by_page_and_an_invoice_number_
         "{prompt}"
     );
     assert!(!prompt.contains("BD1073"), "{prompt}");
+    // The verifier's index and the review page know the number too.
+    let (_, rec) = run_record(out.path());
+    let v = &rec.matters[0].verifications;
+    assert_eq!((v[0].claims, v[0].unsupported), (1, 0), "{v:?}");
+    let page = fs::read_to_string(run.join("verify-facts/report.html")).unwrap();
+    assert!(
+        page.contains("NOTE000001"),
+        "the review page shows the page's number"
+    );
     // The client's file is never touched.
     assert_eq!(fs::read_to_string(&email).unwrap(), original);
 }
