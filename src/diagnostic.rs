@@ -197,6 +197,8 @@ codes! {
     TemplateVariable = "E041", Error, "a prompt template uses a variable the stage does not provide";
     TemplateNotFound = "E042", Error, "a prompt template file does not exist";
     TemplateOutside = "E043", Error, "a prompt template outside the workflow library";
+    TemplateUnreadable = "E044", Error, "a prompt names a file that is not a text template: a folder, or a binary file";
+    EvidenceNotPlaced = "E045", Warning, "a stage reads sources, but its prompt never places the evidence (`{{evidence}}` or `{{sources.NAME}}`)";
     SharedGpu = "E050", Error, "two pools on one host claim the same GPU";
     VramExceeded = "E051", Error, "the models on a pool do not fit in its VRAM";
     QuantizedVNeedsFlash = "E052", Error, "a quantized V cache without flash attention";
@@ -228,6 +230,7 @@ codes! {
     VerifyAgainstOutput = "E082", Error, "verification against a stage's output instead of evidence";
     BadRule = "E083", Error, "a verification rule lexrun cannot apply";
     VerifyUnread = "E084", Error, "verification against sources the verified stage never reads";
+    UnverifiedOutput = "E085", Warning, "a document (DOCX, PDF, Markdown) from a stage no `verify` block checks, not declared `unverified`";
     UnknownTool = "E090", Error, "a tool lexrun does not have";
     UnknownOption = "E091", Error, "a tool option that the tool does not take";
     TestFile = "E100", Error, "a line of a `.test.lex` file that `lexrun test` cannot read";

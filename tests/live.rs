@@ -190,15 +190,20 @@ fn the_live_workflow_runs_to_the_end_on_a_real_model_and_its_verdicts_hold() {
         .output();
     let err = stderr(&o);
     let code = o.status.code();
-    assert!(matches!(code, Some(0 | 1)), "exit {code:?}\n{err}");
+    assert!(matches!(code, Some(0 | 1 | 4)), "exit {code:?}\n{err}");
     let (run, rec) = run_record(&out);
     let m = &rec.matters[0];
-    // Every stage ran to the end: none failed, none was skipped.
+    // Every stage ran to the end: none failed, none was skipped (a small model's answer cut
+    // for repeating itself is incomplete, and said so).
     for s in &m.steps {
         assert!(
             matches!(
                 s.status,
-                Some(lexrun::run::Status::Done | lexrun::run::Status::Blocked)
+                Some(
+                    lexrun::run::Status::Done
+                        | lexrun::run::Status::Blocked
+                        | lexrun::run::Status::Incomplete
+                )
             ),
             "step `{}` is {:?}: {:?}\n{err}",
             s.name,
@@ -238,10 +243,19 @@ fn the_live_workflow_runs_to_the_end_on_a_real_model_and_its_verdicts_hold() {
     let pages = pages();
     let (decision, report) = final_report(&rec);
     let claims = report["claims"].as_array().unwrap();
-    assert!(
-        !claims.is_empty(),
-        "the model's draft made no claim to check"
-    );
+    // The greedy small model's last revision may cite nothing (its third draft, written once
+    // the reviewer's self-contradicting passes are read as objections, does): there is then
+    // no verdict to hold to the pages, and the verification must have passed on nothing.
+    if claims.is_empty() {
+        assert_eq!(
+            decision, "passed",
+            "a draft with no claims can only pass\n{err}"
+        );
+        assert!(
+            m.steps.iter().filter(|s| s.name == "draft").count() > 2,
+            "only a draft revised past the reviewer's contradictions cites nothing\n{err}"
+        );
+    }
     let mut judged = 0;
     for c in claims {
         let kind = c["kind"].as_str().unwrap();
@@ -307,7 +321,16 @@ fn the_live_workflow_runs_to_the_end_on_a_real_model_and_its_verdicts_hold() {
     // written for a person to read, beside the declared path and marked as not for filing.
     let filed = out.join("declaration.docx");
     let draft = out.join("declaration.blocked-draft.docx");
-    let docx = if decision == "passed" || decision == "flagged" {
+    let unfinished = !m.incomplete_steps().is_empty();
+    let docx = if (decision == "passed" || decision == "flagged") && unfinished {
+        // A draft that passed but was cut is written only as an incomplete draft.
+        assert_eq!(code, Some(4), "{err}");
+        assert!(
+            !filed.exists(),
+            "an incomplete draft was written as the filing copy"
+        );
+        out.join("declaration.incomplete-draft.docx")
+    } else if decision == "passed" || decision == "flagged" {
         assert_eq!(code, Some(0), "{err}");
         assert!(!draft.exists(), "a blocked draft of a draft that passed");
         filed
@@ -369,6 +392,12 @@ fn the_live_workflow_runs_to_the_end_on_a_real_model_and_its_verdicts_hold() {
                 );
             }
         }
+    } else if docx.ends_with("declaration.incomplete-draft.docx") {
+        assert_eq!(
+            paragraphs[0], "INCOMPLETE DRAFT — NOT FOR FILING OR SIGNATURE",
+            "{body}"
+        );
+        assert!(d["footer"].to_string().contains("NOT FOR FILING"));
     } else {
         assert!(!body.contains("BLOCKED"), "{body}");
     }

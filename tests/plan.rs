@@ -108,3 +108,43 @@ fn a_model_change_reaches_its_stages() {
     assert_ne!(base.steps[0].hash, changed.steps[0].hash);
     assert_eq!(base.pools[0].hash, changed.pools[0].hash);
 }
+
+#[test]
+fn a_quoted_prompt_that_names_a_file_is_read_from_that_file() {
+    // `prompt "prompts/demand.md"` is the file's text, not the 17 characters of its path; a
+    // name with no extension that is a file beside the workflow is read as well.
+    let dir = tempfile::tempdir().unwrap();
+    let root = Utf8Path::from_path(dir.path()).unwrap();
+    fs::create_dir_all(root.join("prompts")).unwrap();
+    let letter = "{{evidence}}\n\nWrite a demand letter for the unpaid invoices.\nCite the Bates number of every fact.\n";
+    fs::write(root.join("prompts/demand.md"), letter).unwrap();
+    fs::write(root.join("DEMAND"), letter).unwrap();
+    let src = fs::read_to_string(example("summary")).unwrap();
+    for (prompt, origin) in [
+        ("\"prompts/demand.md\"", "prompts/demand.md"),
+        ("\"DEMAND\"", "DEMAND"),
+    ] {
+        let path = root.join("summary.lex");
+        fs::write(
+            &path,
+            src.replacen(
+                "prompt  std.prompts.summary",
+                &format!("prompt  {prompt}"),
+                1,
+            ),
+        )
+        .unwrap();
+        let plan = plan_of(&path);
+        let step = plan.steps.iter().find(|s| s.name == "summary").unwrap();
+        let lexrun::plan::workflow::StepKind::Model(m) = &step.kind else {
+            panic!("summary is a model stage")
+        };
+        assert_eq!(m.prompt.origin, origin);
+        assert_eq!(m.prompt.text, letter);
+        let text = plan.to_text();
+        assert!(
+            text.contains(&format!("prompt {origin}, 4 lines")),
+            "{text}"
+        );
+    }
+}

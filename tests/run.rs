@@ -130,3 +130,162 @@ fn refusals_and_failures() {
     let o = lexrun(&["run", "tests/diagnostics/stage-cycle.lex"]);
     assert_eq!(o.status.code(), Some(1), "a file with errors is not run");
 }
+
+/// The bad-answers workflow copied into a folder of its own, its first stage's prompt a
+/// letter that reads the matter's record, and the matter's record as given (none: `None`).
+fn letter_workflow(record: Option<(&str, &str)>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(Path::new("tests/bad_answers"), dir.path());
+    let flow = fs::read_to_string(dir.path().join("flow.lex")).unwrap().replacen(
+        "  prompt std.prompts.summary\n",
+        "  prompt \"\"\"\n    {{evidence}}\n    Write to {{matter.addressee}} for {{matter.client}} about what is owed.\n  \"\"\"\n",
+        1,
+    );
+    fs::write(dir.path().join("flow.lex"), flow).unwrap();
+    if let Some((name, text)) = record {
+        fs::write(dir.path().join("matter").join(name), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_template_reads_the_matters_own_record_and_a_broken_record_names_its_line() {
+    use std::time::Duration;
+    use support::servers::{Answer, Fake, Seen, Speaks};
+    let server = Fake::start(Speaks::Llama, Duration::ZERO, |s: &Seen| Answer {
+        text: if s.prompt().contains("screening") {
+            r#"{"grounds": true, "reason": "A payment is shown (NOTE000001)."}"#.into()
+        } else {
+            "The tenant paid $950.00 on May 2, 2024 (NOTE000001).".into()
+        },
+        fault: None,
+    });
+    let run = |dir: &Path| {
+        let out = tempfile::tempdir().unwrap();
+        let o = Lexrun::new()
+            .args(["run", "flow.lex", "--out"])
+            .arg(out.path())
+            .args(["--endpoint", &format!("gpu={}", server.url)])
+            .current_dir(dir)
+            .output();
+        (o, out)
+    };
+    // matter.toml: its fields in the prompt.
+    let dir = letter_workflow(Some((
+        "matter.toml",
+        "client = \"Bright Dental LLC\"\naddressee = \"Harbor Supply Co.\"\n",
+    )));
+    let (o, _out) = run(dir.path());
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let asked = server.requests();
+    assert!(
+        asked.iter().any(|r| r
+            .prompt()
+            .contains("Write to Harbor Supply Co. for Bright Dental LLC about")),
+        "{:?}",
+        asked.iter().map(|r| r.prompt()).collect::<Vec<_>>()
+    );
+    // matter.json works the same.
+    let before = server.requests().len();
+    let dir = letter_workflow(Some((
+        "matter.json",
+        r#"{"client": "Bright Dental LLC", "addressee": "Harbor Supply Co."}"#,
+    )));
+    let (o, _out) = run(dir.path());
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(server.requests().len() > before);
+    // A record with a mistake: the run does not start, and the error names file and line.
+    let before = server.requests().len();
+    let dir = letter_workflow(Some((
+        "matter.toml",
+        "client = \"Bright Dental LLC\"\naddressee = Harbor Supply Co.\n",
+    )));
+    let (o, _out) = run(dir.path());
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("matter.toml") && err.contains("line 2"),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), before, "no model was asked");
+    // No record: the stage fails saying which field to add, never a prompt with a hole.
+    let dir = letter_workflow(None);
+    let (o, _out) = run(dir.path());
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`{{matter.addressee}}`") && err.contains("matter.toml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bates_source_without_stamps_is_numbered_page_by_page_and_an_invoice_number_is_no_stamp() {
+    use std::time::Duration;
+    use support::servers::{Answer, Fake, Seen, Speaks};
+    let server = Fake::start(Speaks::Llama, Duration::ZERO, |s: &Seen| Answer {
+        text: if s.prompt().contains("screening") {
+            r#"{"grounds": true, "reason": "Two invoices are unpaid (NOTE000001)."}"#.into()
+        } else {
+            "Two invoices are unpaid (NOTE000001).".into()
+        },
+        fault: None,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(Path::new("tests/bad_answers"), dir.path());
+    // The summary is verified against the source: its Bates cite must exist.
+    let flow = dir.path().join("flow.lex");
+    let text = fs::read_to_string(&flow).unwrap().replacen(
+        "output \"facts.md\"",
+        "verify facts against file {\n  bates must exist\n  on failure block\n}\n\noutput \"facts.md\"",
+        1,
+    );
+    fs::write(&flow, text).unwrap();
+    // The client's email, unstamped, ending in the invoice numbers it is about.
+    let email = dir.path().join("matter/intake/01-note.txt");
+    let original = "Dear Ms. Lee,\n\nThe clinic has not paid. Please see the attached.\n\nSubject: Invoices BD-1057 and BD-1073\n";
+    fs::write(&email, original).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = Lexrun::new()
+        .args(["run", "flow.lex", "--out"])
+        .arg(out.path())
+        .args(["--endpoint", &format!("gpu={}", server.url)])
+        .current_dir(dir.path())
+        .output();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (run, _) = run_record(out.path());
+    let prompt = fs::read_to_string(run.join("facts/prompt.md")).unwrap();
+    // `sources file { … bates "NOTE" start 1 width 6 }`: the page is numbered in what the
+    // model reads, at its foot and in its header; the invoice number is not its stamp.
+    assert!(
+        prompt.contains("=== file · intake/01-note.txt · 1 page · NOTE000001 ==="),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("Subject: Invoices BD-1057 and BD-1073\n\nNOTE000001"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("BD1073"), "{prompt}");
+    // The verifier's index and the review page know the number too.
+    let (_, rec) = run_record(out.path());
+    let v = &rec.matters[0].verifications;
+    assert_eq!((v[0].claims, v[0].unsupported), (1, 0), "{v:?}");
+    let page = fs::read_to_string(run.join("verify-facts/report.html")).unwrap();
+    assert!(
+        page.contains("NOTE000001"),
+        "the review page shows the page's number"
+    );
+    // The client's file is never touched.
+    assert_eq!(fs::read_to_string(&email).unwrap(), original);
+}

@@ -339,6 +339,57 @@ fn the_reviewer_sends_the_draft_back_until_it_passes() {
 }
 
 #[test]
+fn a_review_that_passes_while_objecting_does_not_end_the_loop() {
+    // `revise draft until passes`: the reviewer's first answer says it passes and objects in
+    // the same breath; it is read as not passing, so the draft is revised.
+    let llama = scripted(GATE_YES, |n| {
+        if n == 0 {
+            r#"{"passes": true, "objections": ["Paragraph 1 does not say who signed the lease."]}"#
+                .into()
+        } else {
+            r#"{"passes": true, "objections": []}"#.into()
+        }
+    });
+    let ollama = ollama();
+    let (o, out) = run_pipeline(&llama.url, &llama.url, &ollama.url, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let (run, rec) = record(out.path());
+    let rounds: Vec<(String, u64)> = steps(&rec, 0)
+        .into_iter()
+        .filter(|x| x.0 == "draft" || x.0 == "review")
+        .map(|x| (x.0, x.2))
+        .collect();
+    assert_eq!(
+        rounds,
+        [
+            ("draft".to_string(), 1),
+            ("draft".to_string(), 2),
+            ("review".to_string(), 1),
+            ("review".to_string(), 2)
+        ]
+    );
+    let review = rec["matters"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "review" && s["round"] == 1)
+        .unwrap();
+    let warned = review["warnings"].to_string();
+    assert!(
+        warned.contains("contradicts itself") && warned.contains("`passes: false`"),
+        "{review:#}"
+    );
+    assert!(err.contains("contradicts itself"), "{err}");
+    // The settled answer is what the run read; the model's words are kept as written.
+    let answer: Value =
+        serde_json::from_slice(&fs::read(run.join("review/answer.json")).unwrap()).unwrap();
+    assert_eq!(answer["passes"], false);
+    let p2 = fs::read_to_string(run.join("draft/round-2/prompt.md")).unwrap();
+    assert!(p2.contains("does not say who signed the lease"), "{p2}");
+}
+
+#[test]
 fn verification_blocks_a_fabricated_citation() {
     let llama = Fake::start(Speaks::Llama, Duration::ZERO, |s: &Seen| {
         let p = s.prompt();

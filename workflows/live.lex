@@ -64,7 +64,7 @@ stage attack after draft {
   prompt  std.prompts.adversary
   reads   client
   returns { passes: bool, objections: list of text }
-  revise  draft until passes, at most 2 rounds
+  revise  draft until passes and objections is empty, at most 2 rounds
   max_tokens 240
   timeout 3m
 }

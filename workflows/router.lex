@@ -70,7 +70,7 @@ stage attack after reason {
   prompt  std.prompts.adversary
   reads   client
   returns { passes: bool, objections: list of text }
-  revise  reason until passes, at most 3 rounds
+  revise  reason until passes and objections is empty, at most 3 rounds
 }
 
 verify summary against client {

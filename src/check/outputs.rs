@@ -47,6 +47,7 @@ pub(crate) fn outputs(cx: &mut Cx, steps: &[Step], verify: &[Verify]) -> Vec<Out
         let (layout, layout_ok) = layout(cx, f, o, &ext);
         ok &= layout_ok;
         if ok {
+            unverified_document(cx, f, o, &ext, steps, verify);
             out.push((
                 Output {
                     path: path.clone(),
@@ -54,12 +55,53 @@ pub(crate) fn outputs(cx: &mut Cx, steps: &[Step], verify: &[Verify]) -> Vec<Out
                     format: ext,
                     appendix,
                     layout,
+                    unverified: o.unverified,
                 },
                 o.path.span,
             ));
         }
     }
     out.into_iter().map(|(o, _)| o).collect()
+}
+
+/// A document (DOCX, PDF, Markdown) of a model stage's text that no `verify` block checks
+/// is a warning unless the output says `unverified`: whatever the model invented would leave
+/// the run unchecked. (A `verify` block with errors is reported already; it covers its stage.)
+fn unverified_document(
+    cx: &mut Cx,
+    f: FileId,
+    o: &ast::OutputDecl,
+    ext: &str,
+    steps: &[Step],
+    verify: &[Verify],
+) {
+    let stage = &o.from.node;
+    let model = steps
+        .iter()
+        .any(|s| &s.name == stage && matches!(s.kind, StepKind::Model(_)));
+    // An appendix of an unverified stage is an error of its own (E080).
+    if o.unverified || o.appendix.is_some() || !model || !matches!(ext, "docx" | "pdf" | "md") {
+        return;
+    }
+    let unread = format!("verify {stage}");
+    let covered = verify.iter().any(|v| &v.stage == stage)
+        || cx.modules.iter().any(|m| {
+            m.ast.broken.contains(&unread)
+                || m.ast
+                    .items
+                    .iter()
+                    .any(|i| matches!(i, ast::Item::Verify(v) if &v.target.node == stage))
+        });
+    if covered {
+        return;
+    }
+    cx.error_at(
+        Code::UnverifiedOutput,
+        f,
+        o.path.span,
+        format!("`{}` is written from `{stage}`, which no `verify` block checks: whatever the model invented in it would leave the run unchecked", o.path.node),
+        format!("add `verify {stage} against SOURCES {{ rules std.verify.strict }}`, or say it on purpose: `output \"{}\" from {stage} unverified` (the document then says \"not verified\")", o.path.node),
+    );
 }
 
 /// The output's path: a format lexrun writes (by its extension `ext`), inside the output

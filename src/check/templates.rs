@@ -133,11 +133,45 @@ pub(crate) fn resolve(
             cx.error(place(cx, d, span, &label));
         }
     }
+    if ok && !provided.evidence.is_empty() && !places_evidence(&uses_of(cx, &raw)) {
+        let reads = provided
+            .evidence
+            .iter()
+            .map(|s| format!("`{s}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let first = &provided.evidence[0];
+        cx.error(
+            Diagnostic::new(
+                Code::EvidenceNotPlaced,
+                format!("stage `{stage}` reads {reads}, but its prompt never places the evidence: the model would not see the sources"),
+            )
+            .in_file(file)
+            .label(prompt_span, "no `{{evidence}}` in this prompt")
+            .help(format!("put `{{{{evidence}}}}` at the top of the prompt (the packet of every source the stage reads, with file, page and Bates headers), or `{{{{sources.{first}}}}}` for one source")),
+        );
+    }
     let text = match p {
         ast::Prompt::Inline(_) => crate::syntax::dedent(&raw),
         _ => raw,
     };
     ok.then_some(Prompt { origin, text })
+}
+
+/// The variables a template already analysed uses.
+fn uses_of(cx: &mut Cx, raw: &str) -> Vec<Use> {
+    match analyse(cx, raw) {
+        Analysis::Uses(u) => u,
+        Analysis::Broken { .. } => Vec::new(),
+    }
+}
+
+/// Whether a template's variables place the evidence: `evidence`, or any `sources.NAME`.
+fn places_evidence(uses: &[Use]) -> bool {
+    uses.iter().any(|(p, _, _)| {
+        let p = p.trim_start_matches("@root.");
+        p == "evidence" || p == "sources" || p.starts_with("sources.")
+    })
 }
 
 /// Parses a template once per distinct text: a stdlib template used by a hundred stages is
@@ -257,6 +291,17 @@ fn locate(
     file: FileId,
     p: &ast::Prompt,
 ) -> Option<(String, String, At)> {
+    // One word that is a file beside the workflow is that file, whatever its extension.
+    if let (ast::Prompt::Inline(t), Origin::Disk { dir }) = (p, cx.dir_of(module).clone()) {
+        let w = &t.node;
+        if !w.is_empty()
+            && !w.contains(char::is_whitespace)
+            && !w.contains("{{")
+            && dir.join(w).exists()
+        {
+            return locate(cx, module, file, &ast::Prompt::File(t.clone()));
+        }
+    }
     match p {
         ast::Prompt::Inline(t) => Some((
             "inline".to_string(),
@@ -337,7 +382,33 @@ fn read_template(
         );
         return None;
     }
+    if full.is_dir() {
+        cx.error_at(
+            Code::TemplateUnreadable,
+            file,
+            path.span,
+            format!(
+                "the prompt `{}` is a folder, not a template file",
+                path.node
+            ),
+            format!(
+                "name the template file inside it (e.g. `{}/letter.md`)",
+                path.node.trim_end_matches('/')
+            ),
+        );
+        return None;
+    }
     match std::fs::read(&full) {
+        Ok(bytes) if bytes.contains(&0) => {
+            cx.error_at(
+                Code::TemplateUnreadable,
+                file,
+                path.span,
+                format!("the prompt `{}` is a binary file, not a text template", path.node),
+                "a prompt is a text file (`.md`, `.txt` or `.hbs`) of the instructions, with `{{evidence}}` where the sources go",
+            );
+            None
+        }
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(t) => Some((full.to_string(), t)),
             Err(_) => {
@@ -359,7 +430,7 @@ fn read_template(
                 )
                 .in_file(file)
                 .label(path.span, format!("looked for {full}"))
-                .help("template paths are relative to the .lex file that names them"),
+                .help("a quoted prompt that names a file (a path, or a name ending in .md, .txt or .hbs) is read from that file, relative to the .lex file that names it; create it, fix the path, or write the prompt's text in `\"\"\"`"),
             );
             None
         }
@@ -486,11 +557,22 @@ fn check_path(path: &str, top: bool, provided: &Provided, stage: &str) -> Option
 
     let known = known_names(provided);
     if let Some((_, fields)) = ALWAYS.iter().find(|(n, _)| *n == head) {
+        // The matter's own record adds its fields to `matter`.
+        let record = match head {
+            "matter" => crate::plan::workflow::MATTER_RECORD_FIELDS,
+            _ => &[],
+        };
         return match next {
-            Some(f) if !fields.is_empty() && !fields.contains(&f) => Some((
-                format!("`{head}` has no `{f}` (in the prompt of `{stage}`)"),
-                format!("`{head}` has: {}", fields.join(", ")),
-            )),
+            Some(f) if !fields.is_empty() && !fields.contains(&f) && !record.contains(&f) => {
+                let has: Vec<&str> = fields.iter().chain(record).copied().collect();
+                Some((
+                    format!("`{head}` has no `{f}` (in the prompt of `{stage}`)"),
+                    match head {
+                        "matter" => format!("`matter` has: {} (all but `name` and `dir` from the matter's `matter.toml` or `matter.json`)", has.join(", ")),
+                        _ => format!("`{head}` has: {}", has.join(", ")),
+                    },
+                ))
+            }
             _ => None,
         };
     }
@@ -614,6 +696,25 @@ mod tests {
         // Inside #each the item's fields are not checked.
         assert!(check_path("name", false, &p, "s").is_none());
         assert!(check_path("@root.gate", false, &p, "s").is_some());
+    }
+
+    #[test]
+    fn the_matters_record_gives_its_fields_and_a_typo_lists_them() {
+        let p = provided();
+        for ok in [
+            "matter.client",
+            "matter.addressee",
+            "matter.case_number",
+            "matter.name",
+        ] {
+            assert!(check_path(ok, true, &p, "s").is_none(), "{ok}");
+        }
+        let (msg, help) = check_path("matter.clinet", true, &p, "s").unwrap();
+        assert!(msg.contains("`matter` has no `clinet`"), "{msg}");
+        assert!(
+            help.contains("client") && help.contains("matter.toml"),
+            "{help}"
+        );
     }
 
     #[test]

@@ -75,7 +75,9 @@ pub(super) enum Command {
     },
     /// Run a workflow over one or more matters against its model servers (also
     /// `lexrun FILE.lex`). Exit 0: every output produced; 1: a step failed or was blocked;
-    /// 3: a gate stopped the workflow by design; 2: usage or I/O error; 130: interrupted.
+    /// 4: an answer was incomplete (cut, or with blanks to fill) and what was made of it was
+    /// written only as marked drafts; 3: a gate stopped the workflow by design; 2: usage or
+    /// I/O error; 130: interrupted.
     Run(RunArgs),
     /// Run the `*.test.lex` tests under PATHs (default: the current folder) by replaying their
     /// cassettes, and compare what each run produced with its stored snapshot.

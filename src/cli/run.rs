@@ -129,11 +129,23 @@ fn report_run(args: &RunArgs, opts: &crate::run::Options, rec: &crate::run::RunR
         }
         // A gate's stop is said once, above, as a stop: neither the gate nor the steps it
         // stopped failed.
+        for s in m.incomplete_steps() {
+            eprintln!(
+                "incomplete: step `{}` (round {}): {}",
+                s.name,
+                s.round,
+                s.why.as_deref().unwrap_or("")
+            );
+        }
         for s in m.steps.iter().filter(|s| {
             s.why.is_some()
                 && !matches!(
                     s.status,
-                    Some(crate::run::Status::Skipped | crate::run::Status::Stopped)
+                    Some(
+                        crate::run::Status::Skipped
+                            | crate::run::Status::Stopped
+                            | crate::run::Status::Incomplete
+                    )
                 )
         }) {
             eprintln!(
@@ -154,6 +166,8 @@ fn report_run(args: &RunArgs, opts: &crate::run::Options, rec: &crate::run::RunR
         match code {
             0 => "every output written",
             3 => "stopped by a gate",
+            crate::run::INCOMPLETE_EXIT =>
+                "an answer is incomplete: what was made of it was written only as marked drafts",
             130 => "interrupted; finished steps kept",
             _ => "not every step succeeded",
         },

@@ -503,6 +503,10 @@ fn table_xml(t: &Table) -> String {
     if !t.note.is_empty() {
         s.push_str(&para(Some("Compact"), "", &run(&t.note, false, false)));
     }
+    // An appendix that only says something (a document nothing verified) has no table.
+    if t.header.is_empty() {
+        return s;
+    }
     let cols = t.header.len().max(1) as u32;
     let w = 9360 / cols;
     s.push_str("<w:tbl><w:tblPr><w:tblW w:w=\"9360\" w:type=\"dxa\"/><w:tblBorders>");

@@ -67,9 +67,13 @@ pub(super) fn render(p: &Plan) -> String {
                 }
                 _ => String::new(),
             };
+            let unverified = match o.unverified {
+                true => ", unverified: marked \"not verified\"",
+                false => "",
+            };
             let _ = writeln!(
                 s,
-                "  + {} ← {} ({}{layout}){appendix}",
+                "  + {} ← {} ({}{layout}){appendix}{unverified}",
                 o.path, o.from, o.format
             );
         }

@@ -376,6 +376,28 @@ pub struct VerifyRule {
     pub from: String,
 }
 
+/// The fields a matter's own record — `matter.toml` or `matter.json` in the matter folder —
+/// may hold, given to every template as `{{matter.FIELD}}` beside `matter.name` and
+/// `matter.dir` (and to documents for their caption).
+pub const MATTER_RECORD_FIELDS: &[&str] = &[
+    "title",
+    "client",
+    "addressee",
+    "address",
+    "subject",
+    "court",
+    "county",
+    "case_number",
+    "plaintiff",
+    "defendant",
+    "parties",
+    "affiant",
+    "attorney",
+    "firm",
+    "judge",
+    "date",
+];
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Output {
     pub path: String,
@@ -385,6 +407,10 @@ pub struct Output {
     /// A document's layout (`layout letter`); none: a pleading.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<String>,
+    /// Declared `unverified`: no `verify` block checks its stage, and the document says so.
+    /// Left out of the plan when false, so plans (and their hashes) stay as they were.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unverified: bool,
 }
 
 /// The layouts a `.docx` or `.pdf` output can be given: `pleading` (court caption, the
@@ -468,6 +494,7 @@ mod tests {
             format: "docx".into(),
             appendix: None,
             layout: None,
+            unverified: false,
         }
     }
 

@@ -2,6 +2,92 @@
 
 use serde_json::Value;
 
+/// Fields in which a reviewer's record says its verdict (`passes: true`).
+const VERDICTS: &[&str] = &[
+    "passes",
+    "pass",
+    "passed",
+    "ok",
+    "approved",
+    "acceptable",
+    "accepted",
+    "valid",
+    "sound",
+];
+/// Fields in which a reviewer's record lists what is wrong (`objections: [...]`).
+const COMPLAINTS: &[&str] = &[
+    "objections",
+    "objection",
+    "problems",
+    "issues",
+    "errors",
+    "defects",
+    "concerns",
+    "deficiencies",
+    "flaws",
+    "unsupported",
+];
+
+/// A record answer that contradicts itself — a verdict field true while a list of objections
+/// holds something — read as not passing: each such verdict field set to false. Why, when
+/// it was (the answer is left as it is otherwise).
+pub(super) fn settle_contradiction(answer: &mut Value) -> Option<String> {
+    let Value::Object(m) = answer else {
+        return None;
+    };
+    let complaints: Vec<(String, usize)> = m
+        .iter()
+        .filter(|(k, _)| COMPLAINTS.contains(&k.to_ascii_lowercase().as_str()))
+        .filter_map(|(k, v)| {
+            let n = v.as_array()?.iter().filter(|x| !is_blank(x)).count();
+            (n > 0).then(|| (k.clone(), n))
+        })
+        .collect();
+    if complaints.is_empty() {
+        return None;
+    }
+    let verdicts: Vec<String> = m
+        .iter()
+        .filter(|(k, v)| {
+            VERDICTS.contains(&k.to_ascii_lowercase().as_str()) && v.as_bool() == Some(true)
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    if verdicts.is_empty() {
+        return None;
+    }
+    for k in &verdicts {
+        m.insert(k.clone(), Value::Bool(false));
+    }
+    let listed: Vec<String> = complaints
+        .iter()
+        .map(|(k, n)| format!("{n} in `{k}`"))
+        .collect();
+    Some(format!(
+        "the answer contradicts itself: it says {} but lists {}; read as {} (a review that passes lists nothing against the text)",
+        verdicts
+            .iter()
+            .map(|k| format!("`{k}: true`"))
+            .collect::<Vec<_>>()
+            .join(" and "),
+        listed.join(" and "),
+        verdicts
+            .iter()
+            .map(|k| format!("`{k}: false`"))
+            .collect::<Vec<_>>()
+            .join(" and ")
+    ))
+}
+
+/// An empty string or null in a list: nothing said.
+fn is_blank(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty(),
+        _ => false,
+    }
+}
+
 /// A structured answer as lines a verifier reads: `field: value`, one per value, strings
 /// unquoted; a number under a money-like key (amount, total, price, paid, due, balance) is
 /// written as dollars so that the amount rules apply to it.
@@ -100,6 +186,37 @@ mod tests {
             if c.kind != verify::Kind::Bates && c.start < t.find("bates").unwrap() {
                 assert_eq!(b.len(), 1, "{} is cited: {t}", c.text);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod contradiction_tests {
+    use super::settle_contradiction;
+    use serde_json::json;
+
+    #[test]
+    fn a_pass_with_objections_is_read_as_not_passing() {
+        let mut a = json!({"passes": true, "objections": ["Paragraph 3 names no recipient."]});
+        let why = settle_contradiction(&mut a).unwrap();
+        assert_eq!(a["passes"], false);
+        assert!(
+            why.contains("`passes: true`") && why.contains("1 in `objections`"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_consistent_answer_is_left_alone() {
+        for a in [
+            json!({"passes": true, "objections": []}),
+            json!({"passes": true, "objections": ["", null]}),
+            json!({"passes": false, "objections": ["x"]}),
+            json!({"grounds": true, "reason": "notice given"}),
+        ] {
+            let mut b = a.clone();
+            assert!(settle_contradiction(&mut b).is_none(), "{a}");
+            assert_eq!(a, b);
         }
     }
 }

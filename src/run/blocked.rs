@@ -18,12 +18,45 @@ pub(super) const BLOCKED_MARK: &str = "BLOCKED DRAFT — NOT FOR FILING";
 /// (`declaration.docx` → `declaration.blocked-draft.docx`), so that nothing that collects the
 /// filing copy from its declared path ever picks up a blocked draft.
 pub(super) fn blocked_path(dest: &Path) -> PathBuf {
+    draft_path(dest, "blocked-draft")
+}
+
+/// Where a draft of `dest` of the given kind goes: beside it, never at its path
+/// (`letter.docx` → `letter.incomplete-draft.docx`).
+pub(super) fn draft_path(dest: &Path, kind: &str) -> PathBuf {
     let stem = dest.file_stem().unwrap_or_default().to_string_lossy();
     let name = match dest.extension() {
-        Some(ext) => format!("{stem}.blocked-draft.{}", ext.to_string_lossy()),
-        None => format!("{stem}.blocked-draft"),
+        Some(ext) => format!("{stem}.{kind}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{kind}"),
     };
     dest.with_file_name(name)
+}
+
+/// The mark on every page of an incomplete draft, and in its title.
+pub(super) const INCOMPLETE_MARK: &str = "INCOMPLETE DRAFT — NOT FOR FILING";
+
+/// The notice at the top of an incomplete draft's document: what is unfinished and why.
+pub(super) fn incomplete_notice(
+    matter: &str,
+    run_id: &str,
+    why: &str,
+    declared: &str,
+) -> crate::document::docx::Notice {
+    crate::document::docx::Notice {
+        mark: INCOMPLETE_MARK.into(),
+        lines: vec![
+            "Incomplete draft — not for filing or signature".into(),
+            format!("This draft is not finished (matter {matter}, run {run_id}): {why}."),
+            format!(
+                "Finish the text (or run the workflow again once the model's answer is whole): only a finished draft is written as {declared}, with no such notice."
+            ),
+        ],
+    }
+}
+
+/// The notice at the top of an incomplete draft in Markdown or text.
+pub(super) fn incomplete_banner(why: &str) -> String {
+    format!("> **{INCOMPLETE_MARK}**: {why}.\n\n")
 }
 
 /// The rows of `claims` (a deciding round's `report.json`) that blocked the draft: not

@@ -28,6 +28,13 @@ pub enum RunError {
     Store(#[from] crate::store::StoreError),
     #[error("{0}")]
     Confined(#[source] crate::confine::ConfineError),
+    /// A matter's record (`matter.toml`, `matter.json`) that does not parse.
+    #[error("the matter's record `{path}` cannot be read: line {line}: {why}; fix that line (`matter.toml` holds lines such as `client = \"Bright Dental LLC\"`, `matter.json` one JSON object)")]
+    MatterRecord {
+        path: String,
+        line: usize,
+        why: String,
+    },
     /// Sources that are lexrun's own outputs: the run does not start (exit 1).
     #[error("{}", intake::describe(.0))]
     Refused(Vec<intake::Verdict>),

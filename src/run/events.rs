@@ -181,7 +181,9 @@ impl Events {
         v["stage"] = json!(key);
         v["status"] = json!(status);
         self.emit("stage_finished", v);
-        let text = format!("  {status:<8}{key}: {line}");
+        // A status as long as its column (`incomplete`) still has a space after it.
+        let gap = if status.chars().count() >= 8 { " " } else { "" };
+        let text = format!("  {status:<8}{gap}{key}: {line}");
         if let Ok(mut a) = self.active.lock() {
             a.remove(key);
         }

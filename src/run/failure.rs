@@ -76,6 +76,12 @@ pub(super) enum CallFailure {
         why: String,
         file: PathBuf,
     },
+    /// The template uses a field of the matter's record that the matter does not have.
+    #[error("the prompt uses `{{{{matter.{field}}}}}`, but the matter's record has no `{field}`: add `{field} = \"…\"` to `{}` (or the field to its `matter.json`)", dir.join("matter.toml").display())]
+    MatterField { field: String, dir: PathBuf },
+    /// The model answered with no text, twice.
+    #[error("the model answered with no text twice ({tokens} tokens, finish `{finish}`), so the stage has no answer; check the model's chat template and the stage's prompt (does it place the evidence and ask for the text?)")]
+    Empty { tokens: u64, finish: String },
     /// Not sent, because another call of the same step had failed.
     #[error("not sent: another call of this step failed first")]
     NotSent,

@@ -23,6 +23,7 @@ mod error;
 pub mod events;
 mod expr;
 mod failure;
+mod incomplete;
 pub mod intake;
 mod judge;
 mod matter;
@@ -69,6 +70,7 @@ pub use matter::check_sources;
 pub use prune::prune_runs;
 pub use record::{
     MatterRecord, OutputRecord, RecordError, RunRecord, Status, StepRecord, VerifyRecord,
+    INCOMPLETE_EXIT,
 };
 
 /// How to run.
@@ -292,6 +294,7 @@ impl Reading<'_> {
             crate::atomic::private_dir(self.run_root)
                 .and_then(|()| crate::atomic::private_dir(&run_dir))
                 .map_err(|e| write_error(&run_dir, e))?;
+            let record = matter::matter_record(dir)?;
             let mut parts = Vec::new();
             let evidence = self.evidence(dir, &mut unreadable, &mut parts)?;
             if let Some(store) = self.store {
@@ -314,6 +317,7 @@ impl Reading<'_> {
                 evidence,
                 evidence_fps,
                 unreadable_parts: parts,
+                record,
             }));
         }
         if !unreadable.is_empty() {
@@ -369,6 +373,9 @@ impl Reading<'_> {
                     Err(e) => unreadable.push(e),
                 }
             }
+            if let Some(b) = &s.bates {
+                number_pages(&mut list, b);
+            }
             evidence.insert(s.name.clone(), list);
         }
         Ok(evidence)
@@ -399,6 +406,32 @@ impl Reading<'_> {
         }
         intake::check_taint(store, name, &mut mine, &pages, self.prefixes);
         mine
+    }
+}
+
+/// `sources … bates`: when no page of the source's files carries a stamp yet, every page is
+/// given its number, in file and page order from the declared start, at its foot — in the
+/// text the run reads (the packet the model reads, the verifier's index, the review page),
+/// as a stamped copy would carry it; the client's files are never touched. A source whose
+/// files are stamped already keeps its own numbers.
+fn number_pages(files: &mut [EvidenceFile], b: &Bates) {
+    let stamped = files
+        .iter()
+        .flat_map(|f| &f.pages)
+        .any(|p| crate::sources::stamp_of(p).is_some());
+    if stamped {
+        return;
+    }
+    for (n, page) in (b.start..).zip(files.iter_mut().flat_map(|f| f.pages.iter_mut())) {
+        let trimmed = page.trim_end().len();
+        page.truncate(trimmed);
+        page.push_str(&format!(
+            "\n\n{}{:0w$}{}\n",
+            b.prefix,
+            n,
+            b.suffix,
+            w = b.width as usize
+        ));
     }
 }
 
@@ -462,6 +495,7 @@ fn write_reports(
             match record.exit_code() {
                 0 => "done",
                 3 => "stopped",
+                record::INCOMPLETE_EXIT => "incomplete",
                 130 => "cancelled",
                 _ => "failed",
             },

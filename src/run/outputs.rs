@@ -113,6 +113,10 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
                 "not written: its sentences citing pages could not be judged".to_string(),
                 false,
             )
+        } else if let (Some(why), Some(Status::Done | Status::Stopped | Status::Incomplete)) =
+            (incomplete_origin(sh, rec, &o.from), status_of(&o.from))
+        {
+            write_incomplete(sh, m, rec, o, &dest, &why, &mut written)
         } else {
             match status_of(&o.from) {
                 Some(Status::Done | Status::Stopped) => {
@@ -122,6 +126,7 @@ pub(super) fn write_outputs(sh: &Shared, m: &Matter, rec: &mut MatterRecord) {
                         output: o,
                         dest: &dest,
                         blocked: None,
+                        incomplete: None,
                     };
                     match render_output(&mk, rec)
                         .and_then(|(bytes, _)| commit_output(sh, m, rec, o, &dest, bytes))
@@ -220,6 +225,7 @@ fn write_blocked(
         output: o,
         dest: &draft,
         blocked: Some(v),
+        incomplete: None,
     };
     let made = render_output(&mk, rec)
         .and_then(|(bytes, removed)| commit_output(sh, m, rec, o, &draft, bytes).map(|()| removed));
@@ -249,6 +255,89 @@ fn write_blocked(
     }
 }
 
+/// Why what `stage` makes is incomplete: its own latest answer is, or that of a stage it
+/// reads (directly or through others). `None` when everything it stands on is finished.
+fn incomplete_origin(sh: &Shared, rec: &MatterRecord, stage: &str) -> Option<String> {
+    let incomplete = rec.incomplete_steps();
+    if incomplete.is_empty() {
+        return None;
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = vec![stage.to_string()];
+    while let Some(s) = todo.pop() {
+        if !seen.insert(s.clone()) {
+            continue;
+        }
+        if let Some(st) = incomplete.iter().find(|st| st.name == s) {
+            let why = st.why.as_deref().unwrap_or("its answer is incomplete");
+            return Some(match s == stage {
+                true => format!("`{s}` is incomplete: {why}"),
+                false => format!("it is made from `{s}`, which is incomplete: {why}"),
+            });
+        }
+        if let Some(step) = sh.plan.steps.iter().find(|st| st.name == s) {
+            todo.extend(step.reads.iter().cloned());
+        }
+    }
+    None
+}
+
+/// An output whose stage is incomplete, or made from an incomplete stage: written only as an
+/// incomplete draft beside the declared path (recorded in `written`), marked so at its top
+/// (and on every page of a document); nothing is written at the declared path. The declared
+/// output's status.
+fn write_incomplete(
+    sh: &Shared,
+    m: &Matter,
+    rec: &MatterRecord,
+    o: &Output,
+    dest: &Path,
+    why: &str,
+    written: &mut Vec<OutputRecord>,
+) -> (String, bool) {
+    let draft = blocked::draft_path(dest, "incomplete-draft");
+    let mk = Making {
+        sh,
+        m,
+        output: o,
+        dest: &draft,
+        blocked: None,
+        incomplete: Some(why),
+    };
+    let made = render_output(&mk, rec).and_then(|(bytes, _)| {
+        let bytes = match o.format.as_str() {
+            "md" | "txt" => {
+                let mut b = blocked::incomplete_banner(why).into_bytes();
+                b.extend_from_slice(&bytes);
+                b
+            }
+            _ => bytes,
+        };
+        commit_output(sh, m, rec, o, &draft, bytes)
+    });
+    match made {
+        Ok(()) => {
+            written.push(OutputRecord {
+                path: draft.display().to_string(),
+                from: o.from.clone(),
+                status: format!("written as an incomplete draft, not for filing: {why}"),
+                missing: false,
+            });
+            (
+                format!(
+                    "not written: {why} (its incomplete draft is {})",
+                    draft.file_name().unwrap_or_default().to_string_lossy()
+                ),
+                false,
+            )
+        }
+        Err(e) => (
+            format!("not written: {why}; and its incomplete draft could not be made: {e}"),
+            true,
+        ),
+    }
+}
+
 pub(super) fn status_word(s: Status) -> &'static str {
     match s {
         Status::Done => "done",
@@ -257,6 +346,7 @@ pub(super) fn status_word(s: Status) -> &'static str {
         Status::Failed => "failed",
         Status::Blocked => "blocked",
         Status::Cancelled => "cancelled",
+        Status::Incomplete => "incomplete",
     }
 }
 
@@ -277,6 +367,8 @@ pub(super) struct Making<'a> {
     pub(super) output: &'a Output,
     pub(super) dest: &'a Path,
     pub(super) blocked: Option<&'a Verify>,
+    /// Why the output is made as an incomplete draft.
+    pub(super) incomplete: Option<&'a str>,
 }
 
 /// An output's bytes, and how many claims were removed from it.
@@ -321,6 +413,9 @@ pub(super) fn render_output(mk: &Making, rec: &MatterRecord) -> Rendered {
         .or_else(|| if format == "json" { pick("md") } else { None })
         .ok_or_else(|| OutputError::NoFile(from.to_string(), format.to_string()))?;
     let mut bytes = crate::atomic::read_own(Path::new(&src)).map_err(read_err(&src))?;
+    if unverified(mk.sh, step) && matches!(format, "md" | "txt") {
+        bytes.extend_from_slice(format!("\n\n---\n\n**{}**\n", not_verified_note(from)).as_bytes());
+    }
     if appendix == Some("verification") && matches!(format, "md" | "txt") {
         let report = deciding_report(m, rec, from);
         if let Ok(r) = crate::atomic::read_own(&report) {
@@ -331,12 +426,18 @@ pub(super) fn render_output(mk: &Making, rec: &MatterRecord) -> Rendered {
     Ok((bytes, 0))
 }
 
-/// The latest run of step `from` that finished (done or stopped).
+/// The latest run of step `from` that finished (done, stopped, or incomplete).
 fn finished_step<'a>(rec: &'a MatterRecord, from: &str) -> Result<&'a StepRecord, OutputError> {
     rec.steps
         .iter()
         .rev()
-        .find(|s| s.name == from && matches!(s.status, Some(Status::Done | Status::Stopped)))
+        .find(|s| {
+            s.name == from
+                && matches!(
+                    s.status,
+                    Some(Status::Done | Status::Stopped | Status::Incomplete)
+                )
+        })
         .ok_or_else(|| OutputError::NothingFrom(from.to_string()))
 }
 
@@ -576,10 +677,10 @@ pub(super) fn render_document(mk: &Making, step: &StepRecord, md: &str, report: 
         None => body,
     };
     let caption = read_caption(m)?;
-    // A blocked draft is not to be signed: no signature block, no jurat.
+    // A blocked or incomplete draft is not to be signed: no signature block, no jurat.
     let closing = output
         .closing()
-        .filter(|_| blocked.is_none())
+        .filter(|_| blocked.is_none() && mk.incomplete.is_none())
         .map(|Closing::Jurat| {
             let affiant = caption
                 .as_ref()
@@ -588,17 +689,42 @@ pub(super) fn render_document(mk: &Making, step: &StepRecord, md: &str, report: 
             let vars = json!({"affiant": affiant.unwrap_or_else(|| "Affiant".into())});
             prompt::render(document::AFFIDAVIT_CLOSING, &vars).unwrap_or_default()
         });
+    let unchecked = unverified(sh, step);
     let table = verification
         .as_ref()
-        .map(|v| appendix_table(v, &removed, blocked.is_some()));
+        .map(|v| appendix_table(v, &removed, blocked.is_some()))
+        .or_else(|| {
+            unchecked.then(|| crate::document::docx::Table {
+                title: "Verification appendix".into(),
+                note: not_verified_note(&step.name),
+                header: Vec::new(),
+                rows: Vec::new(),
+            })
+        });
     let reviewed = verification.as_ref().and_then(reviewed_table);
     let mut props = provenance(sh, m, step, &text);
+    if unchecked {
+        props.push(("lexrun.verification".into(), "not verified".into()));
+    }
     let notice = blocked.map(|_| {
         props.push((
             "lexrun.verification".into(),
             "blocked: not for filing".into(),
         ));
         blocked::notice(&m.name, &sh.run_id, removed.len(), &file_name(&output.path))
+    });
+    let notice = notice.or_else(|| {
+        let why = mk.incomplete?;
+        props.push((
+            "lexrun.status".into(),
+            "incomplete draft: not for filing".into(),
+        ));
+        Some(blocked::incomplete_notice(
+            &m.name,
+            &sh.run_id,
+            why,
+            &file_name(&output.path),
+        ))
     });
     let d = docx::Document {
         title: output.title(),
@@ -615,7 +741,19 @@ pub(super) fn render_document(mk: &Making, step: &StepRecord, md: &str, report: 
     Ok((lay_out(&d, mk.dest, format, &props)?, removed.len()))
 }
 
-/// The caption in the matter's `matter.json`, if it has one.
+/// Whether `step` is a model's text that no `verify` block checks.
+fn unverified(sh: &Shared, step: &StepRecord) -> bool {
+    step.kind == "model" && !sh.plan.verify.iter().any(|v| v.stage == step.name)
+}
+
+/// What a document of an unverified stage's text says of itself.
+fn not_verified_note(stage: &str) -> String {
+    format!(
+        "Not verified: no `verify` block checks the stage `{stage}` that wrote this text, so its citations, dates, Bates numbers, quotations and amounts were not checked against the evidence. Check each against the sources before relying on it."
+    )
+}
+
+/// The caption in the matter's `matter.json`, or else its `matter.toml`, if it has one.
 fn read_caption(m: &Matter) -> Result<Option<crate::document::docx::Caption>, OutputError> {
     Ok(match std::fs::read(m.dir.join("matter.json")) {
         Ok(b) => Some(
@@ -624,6 +762,11 @@ fn read_caption(m: &Matter) -> Result<Option<crate::document::docx::Caption>, Ou
                 source,
             })?,
         ),
+        Err(_) if !m.record.is_empty() => serde_json::from_value(Value::Object(m.record.clone()))
+            .map_err(|source| OutputError::Matter {
+            path: m.dir.join("matter.toml"),
+            source,
+        })?,
         Err(_) => None,
     })
 }

@@ -37,7 +37,15 @@ pub enum Status {
     /// Verification found unsupported content under a `block` policy.
     Blocked,
     Cancelled,
+    /// Answered, but not finished: cut (the model repeating itself, the token limit) or
+    /// holding blanks to fill (`[Date]`, `____`). It feeds later steps; what is made of it is
+    /// written only as a marked draft, and the run exits [`INCOMPLETE_EXIT`].
+    Incomplete,
 }
+
+/// The exit code of a run in which every step finished but some answer is incomplete, so
+/// that its outputs were written only as marked drafts.
+pub const INCOMPLETE_EXIT: u8 = 4;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -95,6 +103,9 @@ pub struct VerifyRecord {
     pub unsupported: usize,
     pub decision: crate::claim_kind::Decision,
     pub report: String,
+    /// What the decision does not say: a pass of a long text with almost nothing to check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -120,6 +131,23 @@ pub struct MatterRecord {
     pub outputs: Vec<OutputRecord>,
 }
 
+impl MatterRecord {
+    /// The steps whose latest answer is incomplete (a later round that finished its answer
+    /// makes its step complete again), in plan order.
+    pub fn incomplete_steps(&self) -> Vec<&StepRecord> {
+        let mut latest: Vec<&StepRecord> = Vec::new();
+        for s in &self.steps {
+            match latest.iter_mut().find(|l| l.name == s.name) {
+                Some(l) if s.round >= l.round => *l = s,
+                Some(_) => {}
+                None => latest.push(s),
+            }
+        }
+        latest.retain(|s| s.status == Some(Status::Incomplete));
+        latest
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     pub workflow: String,
@@ -143,8 +171,9 @@ impl RunRecord {
         })
     }
 
-    /// 0: every output produced; 1: a step failed or was blocked; 3: a gate stopped the
-    /// workflow by design; 130: cancelled.
+    /// 0: every output produced; 1: a step failed or was blocked; 4 ([`INCOMPLETE_EXIT`]):
+    /// an answer is incomplete, and what was made of it was written only as a marked draft;
+    /// 3: a gate stopped the workflow by design; 130: cancelled.
     pub fn exit_code(&self) -> u8 {
         if self.cancelled {
             return 130;
@@ -157,6 +186,12 @@ impl RunRecord {
             .any(|o| o.missing);
         if missing || all().any(|s| matches!(s.status, Some(Status::Failed | Status::Blocked))) {
             1
+        } else if self
+            .matters
+            .iter()
+            .any(|m| !m.incomplete_steps().is_empty())
+        {
+            INCOMPLETE_EXIT
         } else if self.matters.iter().any(|m| m.stopped_by.is_some()) {
             3
         } else {

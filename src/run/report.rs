@@ -67,6 +67,14 @@ pub(super) fn report_markdown(header: &str, rec: &MatterRecord) -> String {
                 v.stage, v.round, v.claims, v.unsupported, v.decision, v.report
             ));
         }
+        for v in rec.verifications.iter().filter(|v| v.note.is_some()) {
+            s.push_str(&format!(
+                "\n⚠ `{}` round {}: {}.\n",
+                v.stage,
+                v.round,
+                v.note.as_deref().unwrap_or("")
+            ));
+        }
     }
     s.push_str("\n## Outputs\n\n");
     for o in &rec.outputs {

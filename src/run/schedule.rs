@@ -315,7 +315,7 @@ fn blocked(sh: &Shared, d: Unit, st: Status, why: Option<String>, multi: bool) -
 }
 
 /// A matter's status from its steps: any failure, then any block, then a cancelled run,
-/// then a stop; otherwise done.
+/// then an incomplete answer, then a stop; otherwise done.
 fn matter_status(rec: &MatterRecord, cancelled: bool) -> Status {
     let any = |st: Status| rec.steps.iter().any(|s| s.status == Some(st));
     if any(Status::Failed) {
@@ -324,6 +324,8 @@ fn matter_status(rec: &MatterRecord, cancelled: bool) -> Status {
         Status::Blocked
     } else if cancelled {
         Status::Cancelled
+    } else if !rec.incomplete_steps().is_empty() {
+        Status::Incomplete
     } else if rec.stopped_by.is_some() {
         Status::Stopped
     } else {

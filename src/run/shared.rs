@@ -42,6 +42,9 @@ pub(super) struct Matter {
     pub(super) evidence_fps: HashSet<u64>,
     /// Parts of its files that could not be read (shown as the evidence is), with why.
     pub(super) unreadable_parts: Vec<(String, String)>,
+    /// Its own record (`matter.toml` or `matter.json`): the fields templates read as
+    /// `{{matter.FIELD}}`.
+    pub(super) record: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What every task shares.

@@ -55,8 +55,25 @@ pub(super) async fn run_verify_unit(
         }
         let sorted = Sorted::of(&v, &outcome);
         let decision = sorted.decision(round <= v.max_rounds);
-        let report = write_reports(sh, m, &v, round, &name, &text, &outcome, page);
         let (checked, unsupported) = (outcome.outcomes.len(), sorted.unsupported());
+        let note = match decision {
+            Decision::Passed => crate::run::incomplete::thin_pass(&text, checked),
+            _ => None,
+        };
+        let report = write_reports(
+            sh,
+            m,
+            &v,
+            round,
+            &name,
+            &text,
+            &outcome,
+            page,
+            note.as_deref(),
+        );
+        if let Some(n) = &note {
+            sh.events.warn(&key, n);
+        }
         done.verification.push(VerifyRecord {
             stage: v.stage.clone(),
             round,
@@ -64,6 +81,7 @@ pub(super) async fn run_verify_unit(
             unsupported,
             decision,
             report: report.display().to_string(),
+            note,
         });
         let line = format!("{checked} claims, {unsupported} unsupported: {decision}");
         let detail = json!({"matter": m.name, "report": report.display().to_string()});
@@ -304,7 +322,8 @@ impl<'a> Sorted<'a> {
     }
 }
 
-/// `report.md`, `.html` (the review page) and `.json` of one round; returns the Markdown's path.
+/// `report.md`, `.html` (the review page) and `.json` of one round, with the `note` on the
+/// decision at the end of the Markdown; returns the Markdown's path.
 #[allow(clippy::too_many_arguments)]
 fn write_reports(
     sh: &Shared,
@@ -315,6 +334,7 @@ fn write_reports(
     text: &str,
     outcome: &verify::Verification,
     page: String,
+    note: Option<&str>,
 ) -> PathBuf {
     let dir = m.run_dir.join(format!("verify-{}", v.stage));
     let _ = crate::atomic::private_dir(&dir);
@@ -323,7 +343,11 @@ fn write_reports(
     } else {
         dir.join("report.md")
     };
-    let _ = crate::atomic::write_private(&report, verify::report::markdown(name, text, outcome));
+    let mut md = verify::report::markdown(name, text, outcome);
+    if let Some(n) = note {
+        md.push_str(&format!("\n**Note:** {n}.\n"));
+    }
+    let _ = crate::atomic::write_private(&report, md);
     let _ = crate::atomic::write_private(report.with_extension("html"), page);
     let _ =
         crate::atomic::write_private(report.with_extension("json"), verify::report::json(outcome));

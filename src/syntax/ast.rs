@@ -441,6 +441,9 @@ pub struct OutputDecl {
     pub appendix: Option<Name>,
     /// `layout letter`: how a document is laid out.
     pub layout: Option<Name>,
+    /// `unverified`: written although no `verify` block checks its stage, on purpose.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unverified: bool,
     pub span: Span,
 }
 

@@ -46,6 +46,24 @@ pub(crate) fn unescape(raw: &str) -> String {
 
 /// Removes the first line break and the indentation common to every line, so a `"""` block
 /// can sit indented in the file and still render flush left.
+/// Extensions that make a quoted prompt a template file rather than inline text.
+pub const PROMPT_FILE_EXTENSIONS: &[&str] =
+    &["hbs", "handlebars", "md", "markdown", "txt", "prompt"];
+
+/// Whether a quoted prompt names a file rather than being the prompt's text: one line
+/// without `{{` that ends in a prompt file's extension (`prompts/demand.md`, `gate.hbs`), or
+/// one word with a path separator (`../shared/letter`). The checker also reads as a file any
+/// other one word that is a file beside the workflow.
+pub fn names_a_file(s: &str) -> bool {
+    if s.is_empty() || s.contains('\n') || s.contains("{{") {
+        return false;
+    }
+    let ext = s.rsplit_once('.').is_some_and(|(stem, e)| {
+        !stem.is_empty() && PROMPT_FILE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str())
+    });
+    ext || (!s.contains(char::is_whitespace) && (s.contains('/') || s.contains('\\')))
+}
+
 pub fn dedent(raw: &str) -> String {
     let body = raw
         .strip_prefix("\r\n")
@@ -210,5 +228,33 @@ mod tests {
     #[test]
     fn unescape_handles_escapes() {
         assert_eq!(unescape(r#"a\"b\n\u{41}"#), "a\"b\nA");
+    }
+}
+
+#[cfg(test)]
+mod prompt_file_tests {
+    use super::names_a_file;
+
+    #[test]
+    fn a_quoted_path_names_a_file_and_a_sentence_does_not() {
+        for f in [
+            "prompts/demand.md",
+            "gate.hbs",
+            "../secret/other.txt",
+            "my prompts/letter.md",
+            "shared/letter",
+            "prompts\\memo",
+        ] {
+            assert!(names_a_file(f), "{f}");
+        }
+        for t in [
+            "Summarise {{evidence}}",
+            "Write the letter.",
+            "Reply in JSON/text only",
+            "notes.md {{evidence}}",
+            "",
+        ] {
+            assert!(!names_a_file(t), "{t}");
+        }
     }
 }

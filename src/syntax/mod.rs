@@ -20,6 +20,6 @@ pub use grammar::with_pest;
 pub(crate) use grammar::{LexParser, Rule};
 pub use keywords::CLAIM_KINDS;
 pub use lexical::skeleton;
-pub use literal::{decode, dedent};
+pub use literal::{decode, dedent, names_a_file, PROMPT_FILE_EXTENSIONS};
 pub use parse::{parse, parse_reusing, Parsed};
 pub use reuse::Reuse;

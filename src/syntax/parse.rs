@@ -216,11 +216,13 @@ impl Builder {
                 let path = self.string(it.next()?);
                 it.next();
                 let from = self.name(it.next()?);
-                let (mut appendix, mut layout) = (None, None);
-                while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                    match k.as_rule() {
-                        Rule::kw_layout => layout = Some(self.name(v)),
-                        _ => appendix = Some(self.name(v)),
+                let (mut appendix, mut layout, mut unverified) = (None, None, false);
+                while let Some(p) = it.next() {
+                    match p.as_rule() {
+                        Rule::kw_appendix => appendix = it.next().map(|p| self.name(p)),
+                        Rule::kw_layout => layout = it.next().map(|p| self.name(p)),
+                        Rule::kw_unverified => unverified = true,
+                        _ => {}
                     }
                 }
                 Item::Output(OutputDecl {
@@ -228,6 +230,7 @@ impl Builder {
                     from,
                     appendix,
                     layout,
+                    unverified,
                     span,
                 })
             }
@@ -617,7 +620,7 @@ impl Builder {
             }
             Rule::string => {
                 let mut s = self.string(p);
-                if s.node.ends_with(".hbs") {
+                if super::literal::names_a_file(&s.node) {
                     Prompt::File(s)
                 } else {
                     // Point inside the quotes, so template positions map onto the file.

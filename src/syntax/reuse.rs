@@ -287,7 +287,7 @@ fields! {
     VerifyBody { rules, includes, on_failure, allow, judge }
     Rule { kind, requirement, policy, span }
     OnFailure { policy, max_rounds, span }
-    OutputDecl { path, from, appendix, layout, span }
+    OutputDecl { path, from, appendix, layout, unverified, span }
     TemplateDecl { name, body, span }
 }
 

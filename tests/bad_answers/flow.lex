@@ -48,5 +48,5 @@ stage draft after check {
   max_tokens 2000
 }
 
-output "facts.md" from facts
-output "draft.md" from draft
+output "facts.md" from facts unverified
+output "draft.md" from draft unverified

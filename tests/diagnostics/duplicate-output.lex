@@ -19,5 +19,5 @@ stage s {
   prompt "Summarise {{evidence}}"
   reads client
 }
-output "summary.md" from s
-output "summary.md" from s
+output "summary.md" from s unverified
+output "summary.md" from s unverified

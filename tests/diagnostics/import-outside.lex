@@ -14,4 +14,4 @@ stage s {
   model m
   prompt "Say hello."
 }
-output "out.md" from s
+output "out.md" from s unverified

@@ -270,12 +270,18 @@ impl<T> ModelCall<'_, T> {
         let store = sh.store.as_ref()?;
         let e = store.cache_get(hash)?;
         let text = String::from_utf8(store.get(&e.text_hash)?).ok()?;
+        // An empty answer is no answer: the model is asked again.
+        if text.trim().is_empty() {
+            return None;
+        }
         let value = (self.parse)(&text).ok()?;
+        // Why the answer ended is kept beside its timings: a cut answer stays cut.
+        let finish = e.timings["finish"].as_str().unwrap_or("stop").to_string();
         let timings: Timings = serde_json::from_value(e.timings).unwrap_or_default();
         let reply = Reply {
             text,
             timings,
-            finish: Some("stop".into()),
+            finish: Some(finish),
         };
         Some((reply, value))
     }
@@ -378,7 +384,7 @@ impl<T> ModelCall<'_, T> {
                     key: hash,
                     stage: self.stage.to_string(),
                     text_hash: h,
-                    timings: serde_json::to_value(&reply.timings).unwrap_or_default(),
+                    timings: cached_timings(&reply),
                     identity: ident.model.clone(),
                     created: crate::store::now(),
                 });
@@ -437,6 +443,7 @@ impl<T> ModelCall<'_, T> {
         let on_note = self.on_note();
         let text = call.prompt.clone();
         let mut corrected = false;
+        let mut emptied: Option<(u64, String)> = None;
         let answered = loop {
             let (reply, attempts) = match backend::call(
                 pool.backend.as_ref(),
@@ -448,6 +455,12 @@ impl<T> ModelCall<'_, T> {
             .await
             {
                 Ok(x) => x,
+                // A replayed empty answer whose second asking was never recorded: the
+                // failure is the empty answer, not the cassette.
+                Err((CallError::NotRecorded(_), _)) if emptied.is_some() => {
+                    let (tokens, finish) = emptied.unwrap_or_default();
+                    return Err(CallFailure::Empty { tokens, finish });
+                }
                 Err((CallError::NotRecorded(msg), _)) => return Err(CallFailure::NotRecorded(msg)),
                 Err((e, attempts)) => {
                     log.retries.extend(attempts.retries);
@@ -457,6 +470,23 @@ impl<T> ModelCall<'_, T> {
             };
             log.retries.extend(attempts.retries);
             log.waited_for_load_ms += attempts.waited_for_load_ms;
+            // An empty answer is asked for once more, then fails the call.
+            if reply.text.trim().is_empty() {
+                let (tokens, finish) = (
+                    reply.timings.predicted_n,
+                    reply.finish.clone().unwrap_or_else(|| "none".into()),
+                );
+                if emptied.is_some() {
+                    return Err(CallFailure::Empty { tokens, finish });
+                }
+                emptied = Some((tokens, finish.clone()));
+                on_note(format!(
+                    "the model answered with no text ({tokens} tokens, finish `{finish}`); asking once more"
+                ));
+                log.retries
+                    .push(format!("empty answer ({tokens} tokens, finish `{finish}`)"));
+                continue;
+            }
             match (self.parse)(&reply.text) {
                 Ok(v) => break (reply, v),
                 Err(why) if !corrected => {
@@ -484,6 +514,16 @@ impl<T> ModelCall<'_, T> {
         log.duration_ms = began.elapsed().as_millis() as u64;
         Ok(answered)
     }
+}
+
+/// A reply's timings as the cache keeps them, with why the answer ended (`finish`), so that
+/// an answer cut short is still known as cut when it is taken from the cache.
+fn cached_timings(reply: &Reply) -> Value {
+    let mut v = serde_json::to_value(&reply.timings).unwrap_or_default();
+    if let (Value::Object(o), Some(f)) = (&mut v, &reply.finish) {
+        o.insert("finish".into(), Value::String(f.clone()));
+    }
+    v
 }
 
 /// A schema answer's reader: the `returns` fields a stage declares.

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::backend::Identity;
 use crate::backend::Reply;
 use crate::plan::workflow::Step;
-use crate::run::answer::flatten_answer;
+use crate::run::answer::{flatten_answer, settle_contradiction};
 use crate::run::cache_key::CacheKey;
 use crate::run::call::steps::{StageCall, Target};
 use crate::run::failure::{write_failure, CallFailure};
@@ -28,11 +28,17 @@ impl StageCall<'_> {
         ident: &Identity,
         cache_key: &CacheKey,
         reply: Reply,
-        answer: Option<Value>,
+        mut answer: Option<Value>,
         dir: &Path,
         prompt_file: &Path,
     ) -> Result<Produced, CallFailure> {
-        self.reply_warnings(t, &reply, answer.is_none());
+        self.reply_warnings(t, &reply);
+        // A review that passes while listing objections does not pass: every condition
+        // (`until`, `stop when`, `when`) reads the settled answer, `answer.json` holds it, and
+        // `output.md` keeps what the model wrote.
+        if let Some(why) = answer.as_mut().and_then(settle_contradiction) {
+            self.warn(why);
+        }
         // Entered in the ledger before it is written: the intake guard knows it from the
         // moment it exists.
         self.enter_in_ledger(ident, cache_key, &reply.text, answer.as_ref(), dir)?;
@@ -43,7 +49,16 @@ impl StageCall<'_> {
         rec.outputs = std::iter::once(prompt_file.display().to_string())
             .chain(p.files.iter().map(|f| f.display().to_string()))
             .collect();
-        rec.status = Some(Status::Done);
+        let incomplete = crate::run::incomplete::why_incomplete(
+            &reply.text,
+            reply.finish.as_deref(),
+            t_.predicted_n,
+        );
+        rec.status = Some(match incomplete {
+            Some(_) => Status::Incomplete,
+            None => Status::Done,
+        });
+        rec.why = incomplete.clone();
         rec.summary = format!(
             "{}{} prompt tokens ({} from cache), {} generated at {:.1} tok/s",
             match (rec.cached, rec.identity_note.is_some()) {
@@ -60,11 +75,16 @@ impl StageCall<'_> {
         if rec.prompt_tokens.is_none() && t_.prompt_n + t_.cache_n > 0 {
             rec.prompt_tokens = Some(t_.prompt_n + t_.cache_n);
         }
+        let line = format!("{} ({:.1} s)", rec.summary, rec.duration_ms as f64 / 1000.0);
+        let (status, line) = match &incomplete {
+            Some(why) => ("incomplete", format!("{line}; incomplete: {why}")),
+            None => ("done", line),
+        };
         sh.events.stage_finished(
             self.key,
-            "done",
-            &format!("{} ({:.1} s)", rec.summary, rec.duration_ms as f64 / 1000.0),
-            json!({"matter": m.name, "round": round, "timings": reply.timings, "prompt_tokens": rec.prompt_tokens}),
+            status,
+            &line,
+            json!({"matter": m.name, "round": round, "timings": reply.timings, "prompt_tokens": rec.prompt_tokens, "why": incomplete}),
         );
         Ok(p)
     }
@@ -75,9 +95,9 @@ impl StageCall<'_> {
         self.rec.warnings.push(w);
     }
 
-    /// Warns of a reply decoded under the model's `min_decode`, cut at a repetition, empty,
-    /// or stopped at the token limit.
-    fn reply_warnings(&mut self, t: &Target<'_>, reply: &Reply, no_answer: bool) {
+    /// Warns of a reply decoded under the model's `min_decode`, cut at a repetition, or
+    /// stopped at the token limit.
+    fn reply_warnings(&mut self, t: &Target<'_>, reply: &Reply) {
         let t_ = &reply.timings;
         if let Some(floor) = t.model.min_decode {
             if t_.predicted_n >= 8
@@ -92,17 +112,10 @@ impl StageCall<'_> {
         }
         if reply.finish.as_deref() == Some(crate::backend::stream::REPETITION) {
             self.warn(format!(
-                "the model was repeating itself (the same passage of {} words {} times): lexrun stopped reading after {} tokens and kept the text up to the passage's second time",
+                "the model was repeating itself (the same passage of {} words {} times): lexrun cut the answer after {} tokens and kept the text up to the passage's second time; the answer is incomplete",
                 crate::backend::stream::LOOP_WORDS,
                 crate::backend::stream::LOOP_TIMES,
                 t_.predicted_n
-            ));
-        }
-        if no_answer && reply.text.trim().is_empty() {
-            self.warn(format!(
-                "the model answered with no text ({} tokens, finish `{}`): the stage's output is empty; check the model's chat template and the stage's prompt",
-                t_.predicted_n,
-                reply.finish.as_deref().unwrap_or("none")
             ));
         }
         if reply.finish.as_deref() == Some("length") {

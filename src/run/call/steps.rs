@@ -150,6 +150,12 @@ impl<'a> StageCall<'a> {
         dir: &Path,
     ) -> Result<(String, PathBuf), CallFailure> {
         let (sh, m, step, ms, round) = (self.sh, self.m, self.step, self.ms, self.round);
+        if let Some(field) = missing_matter_field(&ms.prompt.text, &m.record) {
+            return Err(CallFailure::MatterField {
+                field,
+                dir: m.dir.clone(),
+            });
+        }
         let vars = template_vars(sh, m, step, ms, self.results, round, feedback);
         let mut text = prompt::render(&ms.prompt.text, &vars).map_err(|e| CallFailure::Render {
             origin: ms.prompt.origin.clone(),
@@ -167,4 +173,32 @@ impl<'a> StageCall<'a> {
         crate::atomic::write_private(&prompt_file, &text).map_err(write_failure(&prompt_file))?;
         Ok((text, prompt_file))
     }
+}
+
+/// The first field of the matter's record a template uses (`{{matter.client}}`) that the
+/// matter's record does not hold: rendered, it would be an empty space in the prompt.
+fn missing_matter_field(
+    template: &str,
+    record: &serde_json::Map<String, serde_json::Value>,
+) -> Option<String> {
+    static USE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\{\{[^{}]*?\bmatter\.([A-Za-z_][A-Za-z0-9_]*)")
+            .expect("a valid pattern")
+    });
+    USE.captures_iter(template)
+        // A block that asks whether the field is there handles its absence itself.
+        .filter(|c| {
+            let open = c[0]
+                .trim_start_matches("{{")
+                .trim_start_matches('~')
+                .trim_start();
+            !open.starts_with("#if") && !open.starts_with("#unless") && !open.starts_with("else")
+        })
+        .map(|c| c[1].to_string())
+        .find(|f| {
+            crate::plan::workflow::MATTER_RECORD_FIELDS.contains(&f.as_str())
+                && record
+                    .get(f)
+                    .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
+        })
 }

@@ -28,6 +28,12 @@ pub(in crate::run) fn template_vars(
         (&m.name, &m.dir.display().to_string()),
         &step.name,
     );
+    // The matter's own record beside its name and folder (which it cannot replace).
+    for (k, value) in &m.record {
+        if k != "name" && k != "dir" {
+            v["matter"][k.as_str()] = value.clone();
+        }
+    }
     let mut evidence = String::new();
     let mut sources = serde_json::Map::new();
     let mut inputs = Vec::new();
