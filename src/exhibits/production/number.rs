@@ -35,8 +35,9 @@ pub(super) fn start(spec: &Spec, others: &[&VolumeRecord]) -> u64 {
     }
 }
 
-/// Numbers every produced document from `start`, in family order: an imaged document a
-/// number a page, a native one for its placeholder page.
+/// Numbers every document from `start`, in family order: an imaged document a number a
+/// page; a native one for its placeholder page; a withheld document or an exception one for
+/// its slip sheet. Every collected document has a number.
 pub(super) fn number(
     docs: &[Doc],
     fates: &[Fate],
@@ -46,22 +47,17 @@ pub(super) fn number(
     let mut n = start;
     let mut ranges: Vec<Option<(u64, u64)>> = Vec::new();
     for (i, _) in docs.iter().enumerate() {
-        if ready.skip[i] {
-            ranges.push(None);
-            continue;
-        }
         let pages = match (&fates[i], &ready.pages[i]) {
-            (Fate::Imaged, Some(p)) => p.len() as u64,
-            (Fate::Native, _) => 1,
-            _ => {
-                ranges.push(None);
-                continue;
-            }
+            (Fate::Imaged, Some(p)) => p.len().max(1) as u64,
+            _ => 1,
         };
         ranges.push(Some((n, n + pages - 1)));
         n += pages;
     }
-    if n == start {
+    let produced = fates
+        .iter()
+        .any(|f| matches!(f, Fate::Imaged | Fate::Native));
+    if n == start || !produced {
         return Err(ProductionError::Empty);
     }
     Ok(Numbers {

@@ -11,7 +11,7 @@ use super::number::Numbers;
 use super::prepare::Ready;
 use super::redact::{redact_text, redacted_meta};
 use super::types::{
-    io, Doc, Fate, Held, Images, Produced, ProductionError, Spec, VolumeRecord, Withhold,
+    io, Doc, Fate, Held, Images, Pattern, Produced, ProductionError, Spec, VolumeRecord,
 };
 use super::{loadfile, page, privlog, reread};
 
@@ -25,6 +25,23 @@ pub(super) struct Written {
     pub(super) record: VolumeRecord,
     /// Every page, with the stamps it must show.
     pub(super) stamps: Vec<reread::Page>,
+    /// Where each collected document went, by its index: none for one not written.
+    pub(super) places: Vec<Option<Place>>,
+    /// The `.dat`'s fields: the declared ones, with the status and the exception's reason
+    /// when the volume has slip sheets.
+    pub(super) fields: Vec<String>,
+    /// The exceptions: each one's slip-sheet number, name and reason.
+    pub(super) exceptions: Vec<(String, String, String)>,
+    /// The withheld documents: each one's index, slip-sheet number and family's range.
+    pub(super) held: Vec<(usize, String, String)>,
+}
+
+/// Where a collected document went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Place {
+    Produced,
+    Withheld,
+    Exception,
 }
 
 /// The volume being written: where it is staged, and its documents and their numbers.
@@ -37,6 +54,7 @@ struct Volume<'a> {
     scratch: PathBuf,
     docs: &'a [Doc],
     ranges: &'a [Option<(u64, u64)>],
+    fields: Vec<String>,
 }
 
 /// Makes the volume's folders in `staged`.
@@ -65,6 +83,7 @@ pub(super) fn documents(
         scratch,
         docs,
         ranges: &numbers.ranges,
+        fields: dat_fields(spec, fates),
     };
     let mut w = Written {
         rows: Vec::new(),
@@ -78,6 +97,10 @@ pub(super) fn documents(
             ..VolumeRecord::default()
         },
         stamps: Vec::new(),
+        places: vec![None; docs.len()],
+        fields: vol.fields.clone(),
+        exceptions: Vec::new(),
+        held: Vec::new(),
     };
     for (i, d) in docs.iter().enumerate() {
         if let Fate::Withheld(k) = fates[i] {
@@ -90,6 +113,7 @@ pub(super) fn documents(
                     .get(k)
                     .map(|w| w.privilege.clone())
                     .unwrap_or_default(),
+                bates: vol.ranges[i].map(|r| spec.number(r.0)).unwrap_or_default(),
             });
         }
         document(&vol, &mut w, i, fates[i], ready)?;
@@ -97,7 +121,24 @@ pub(super) fn documents(
     Ok(w)
 }
 
-/// Writes document `i`, if it is produced: its pages or native, its text and its row.
+/// The `.dat`'s fields: those declared, and when some documents are slip sheets, the
+/// status of each document and the reason of each exception.
+fn dat_fields(spec: &Spec, fates: &[Fate]) -> Vec<String> {
+    let mut fields = spec.fields.clone();
+    let slips = fates
+        .iter()
+        .any(|f| matches!(f, Fate::Withheld(_) | Fate::Exception));
+    if slips {
+        for f in ["PRODSTATUS", "EXCEPTION"] {
+            if !fields.iter().any(|x| x == f) {
+                fields.push(f.to_string());
+            }
+        }
+    }
+    fields
+}
+
+/// Writes document `i`: its pages or native, or its slip sheet; its text and its row.
 fn document(
     vol: &Volume,
     w: &mut Written,
@@ -111,36 +152,216 @@ fn document(
     };
     let (_, legend) = legend_of(d, vol.spec);
     let begin = vol.spec.number(a);
-    let (text, native_path) = match fate {
+    let mut status = "Produced".to_string();
+    let mut exception = String::new();
+    let (text, native_path, place) = match fate {
         Fate::Imaged => {
             let pages = ready.pages[i].take().unwrap_or_default();
-            (imaged(vol, w, d, (a, b), &legend, pages)?, String::new())
+            let text = imaged(vol, w, d, (a, b), &legend, pages)?;
+            (text, String::new(), Place::Produced)
         }
         Fate::Native => {
             let text = ready.native_texts.remove(&i).unwrap_or_default();
-            (text, native(vol, w, d, a, &legend)?)
+            let path = native(vol, w, d, a, &legend)?;
+            (text, path, Place::Produced)
         }
-        Fate::Withheld(_) => return Ok(()),
+        Fate::Withheld(k) => {
+            let privilege = vol
+                .spec
+                .withhold
+                .get(k)
+                .map(|w| w.privilege.clone())
+                .unwrap_or_default();
+            status = "Withheld – Privileged".into();
+            let page = withheld_page(&begin, &privilege, &vol.spec.patterns);
+            let text = slip(vol, w, a, &legend, page)?;
+            let family = match family_numbers(vol, d, (a, b)) {
+                (fa, fb) if !fa.is_empty() => format!("{fa}–{fb}"),
+                _ => String::new(),
+            };
+            w.held.push((i, begin.clone(), family));
+            (text, String::new(), Place::Withheld)
+        }
+        Fate::Exception => {
+            let why = ready.problems[i]
+                .clone()
+                .unwrap_or_else(|| "it could not be processed".into());
+            let why = plain_reason(&why, d);
+            exception = redact_text(&why, &vol.spec.patterns);
+            status = "Exception – technical issue".into();
+            let page = exception_page(d, &begin, &exception, &vol.spec.patterns);
+            let text = slip(vol, w, a, &legend, page)?;
+            w.exceptions
+                .push((begin.clone(), d.shown(), exception.clone()));
+            (text, String::new(), Place::Exception)
+        }
     };
+    w.places[i] = Some(place);
     let text_path = vol.staged.join("TEXT").join(format!("{begin}.txt"));
     crate::atomic::write(&text_path, text.as_bytes()).map_err(io(&text_path))?;
-    for (s, why) in redacted_meta(d, &vol.spec.patterns) {
-        w.redacted.push(reread::Redacted {
-            text: s,
-            label: why,
-            place: format!("{} metadata", d.name),
-            page: None,
+    let withheld = place == Place::Withheld;
+    if !withheld {
+        for (s, why) in redacted_meta(d, &vol.spec.patterns) {
+            w.redacted.push(reread::Redacted {
+                text: s,
+                label: why,
+                place: format!("{} metadata", d.name),
+                page: None,
+            });
+        }
+    }
+    let cells = Cells {
+        legend: &legend,
+        native_path: &native_path,
+        status: &status,
+        exception: &exception,
+        withheld,
+    };
+    w.rows.push(row(vol, d, (a, b), &cells));
+    if place == Place::Produced {
+        w.record.documents.push(Produced {
+            document: d.name.clone(),
+            first: begin,
+            last: vol.spec.number(b),
+            pages: b - a + 1,
+            hash: d.hash.clone(),
         });
     }
-    w.rows.push(row(vol, d, (a, b), &legend, &native_path));
-    w.record.documents.push(Produced {
-        document: d.name.clone(),
-        first: begin,
-        last: vol.spec.number(b),
-        pages: b - a + 1,
-        hash: d.hash.clone(),
-    });
     Ok(())
+}
+
+/// A reason as the slip sheet gives it: the file's name in place of where it was collected.
+fn plain_reason(why: &str, d: &Doc) -> String {
+    let mut why = why.replace(&d.path.display().to_string(), &d.file_name);
+    if let Some(dir) = d.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        why = why.replace(&dir.display().to_string(), "");
+    }
+    let why = why.replace(&d.rel, &d.file_name);
+    // A path of a scratch copy (an attachment read from a temporary file) is no more shown.
+    static PATH: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:[A-Za-z]:)?[/\\][^\s`'\x22]*[/\\]([^/\\\s`'\x22]+)")
+            .expect("a valid pattern")
+    });
+    PATH.replace_all(&why, |c: &regex::Captures| {
+        let base = &c[1];
+        if base == d.file_name || d.file_name.is_empty() {
+            base.to_string()
+        } else {
+            d.file_name.clone()
+        }
+    })
+    .into_owned()
+}
+
+/// Writes a slip sheet numbered `a`: one page standing in for a document not produced.
+/// Returns its text.
+fn slip(
+    vol: &Volume,
+    w: &mut Written,
+    a: u64,
+    legend: &str,
+    page: page::TextPage,
+) -> Result<String, ProductionError> {
+    let begin = vol.spec.number(a);
+    let text: String = page.lines.iter().map(|(l, _)| format!("{l}\n")).collect();
+    let pdf = page::text_pdf(
+        &page,
+        &page::Stamps {
+            bates: &begin,
+            legend,
+        },
+    );
+    let image = write_image(vol, a, &pdf, &begin)?;
+    w.opt.push(loadfile::OptLine {
+        key: begin.clone(),
+        volume: vol.spec.volume.clone(),
+        path: image.replace('/', "\\"),
+        doc_break: true,
+        pages: Some(1),
+    });
+    w.stamps.push(reread::Page {
+        file: image,
+        bates: begin,
+        legend: legend.to_string(),
+        raster: false,
+    });
+    Ok(text)
+}
+
+/// Lines of at most `cols` characters, broken between words.
+fn wrap_words(s: &str, cols: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in s.split_whitespace() {
+        let mut word = word.to_string();
+        while word.chars().count() > cols {
+            let head: String = word.chars().take(cols).collect();
+            word = word.chars().skip(cols).collect();
+            if !line.is_empty() {
+                out.push(std::mem::take(&mut line));
+            }
+            out.push(head);
+        }
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > cols {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() {
+        out.push(line);
+    }
+    out
+}
+
+fn slip_page(lines: Vec<String>) -> page::TextPage {
+    let (cols, rows) = page::text_capacity();
+    let mut out: Vec<String> = Vec::new();
+    for l in lines {
+        if l.is_empty() {
+            out.push(l);
+        } else {
+            out.extend(wrap_words(&l, cols));
+        }
+    }
+    out.truncate(rows);
+    page::TextPage {
+        lines: out.into_iter().map(|l| (l, Vec::new())).collect(),
+    }
+}
+
+/// The slip sheet of a withheld document: the privilege, never what the document is.
+fn withheld_page(bates: &str, privilege: &str, patterns: &[Pattern]) -> page::TextPage {
+    slip_page(vec![
+        String::new(),
+        String::new(),
+        "Withheld – Privileged".into(),
+        String::new(),
+        format!(
+            "This document is withheld from production under a claim of {}.",
+            redact_text(privilege, patterns)
+        ),
+        "It is described in the privilege log under this Bates number.".into(),
+        String::new(),
+        format!("Bates number: {bates}"),
+    ])
+}
+
+/// The slip sheet of an exception: the file, and why it could not be processed.
+fn exception_page(d: &Doc, bates: &str, why: &str, patterns: &[Pattern]) -> page::TextPage {
+    slip_page(vec![
+        String::new(),
+        String::new(),
+        "Document not produced – technical issue".into(),
+        String::new(),
+        format!("File name: {}", redact_text(&d.shown(), patterns)),
+        format!("Reason: {why}"),
+        "It is listed in the volume's exceptions report.".into(),
+        String::new(),
+        format!("Bates number: {bates}"),
+    ])
 }
 
 /// Writes an imaged document's pages, numbered from `a`; returns its text, page by page.
@@ -242,8 +463,18 @@ fn native(
     Ok(format!("NATIVES\\{begin}{ext}"))
 }
 
+/// What a row says besides the document's own metadata.
+struct Cells<'a> {
+    legend: &'a str,
+    native_path: &'a str,
+    status: &'a str,
+    exception: &'a str,
+    /// A withheld document's row says nothing of what the document is.
+    withheld: bool,
+}
+
 /// A document's row of the `.dat`: each field's value, its metadata redacted.
-fn row(vol: &Volume, d: &Doc, (a, b): (u64, u64), legend: &str, native_path: &str) -> Vec<String> {
+fn row(vol: &Volume, d: &Doc, (a, b): (u64, u64), c: &Cells) -> Vec<String> {
     let spec = vol.spec;
     let begin = spec.number(a);
     let (fa, fb) = family_numbers(vol, d, (a, b));
@@ -253,7 +484,13 @@ fn row(vol: &Volume, d: &Doc, (a, b): (u64, u64), legend: &str, native_path: &st
         .split_once('/')
         .map(|(c, _)| title_case(&c.replace(['-', '_'], " ")))
         .unwrap_or_default();
-    let redact_meta = |s: &str| redact_text(s, &spec.patterns);
+    let redact_meta = |s: &str| {
+        if c.withheld {
+            String::new()
+        } else {
+            redact_text(s, &spec.patterns)
+        }
+    };
     let value = |f: &str| -> String {
         match f {
             "BEGBATES" => begin.clone(),
@@ -263,19 +500,21 @@ fn row(vol: &Volume, d: &Doc, (a, b): (u64, u64), legend: &str, native_path: &st
             "PGCOUNT" => (b - a + 1).to_string(),
             "CUSTODIAN" => custodian.clone(),
             "FILENAME" => redact_meta(&d.file_name),
-            "DATESENT" => d.meta.date.clone(),
+            "DATESENT" => redact_meta(&d.meta.date),
             "FROM" => redact_meta(&d.meta.from),
             "TO" => redact_meta(&d.meta.to),
             "CC" => redact_meta(&d.meta.cc),
             "SUBJECT" => redact_meta(&d.meta.subject),
-            "CONFIDENTIALITY" => legend.to_string(),
-            "NATIVEPATH" => native_path.to_string(),
+            "CONFIDENTIALITY" => c.legend.to_string(),
+            "NATIVEPATH" => c.native_path.to_string(),
             "TEXTPATH" => format!("TEXT\\{begin}.txt"),
-            "HASH" => d.hash.clone(),
+            "HASH" if !c.withheld => d.hash.clone(),
+            "PRODSTATUS" => c.status.to_string(),
+            "EXCEPTION" => c.exception.to_string(),
             _ => String::new(),
         }
     };
-    spec.fields.iter().map(|f| value(f)).collect()
+    vol.fields.iter().map(|f| value(f)).collect()
 }
 
 /// The family's first and last numbers, for attachments and their parent (none for a
@@ -311,20 +550,42 @@ pub(super) fn data(
 ) -> Result<usize, ProductionError> {
     let data = staged.join("DATA");
     let dat = data.join(format!("{}.dat", spec.volume));
-    crate::atomic::write(&dat, loadfile::dat(&spec.fields, &w.rows).as_bytes())
-        .map_err(io(&dat))?;
+    crate::atomic::write(&dat, loadfile::dat(&w.fields, &w.rows).as_bytes()).map_err(io(&dat))?;
     let optp = data.join(format!("{}.opt", spec.volume));
     crate::atomic::write(&optp, loadfile::opt(&w.opt).as_bytes()).map_err(io(&optp))?;
-    let withheld: Vec<(&Doc, &Withhold)> = docs
+    let withheld: Vec<privlog::Entry> = w
+        .held
         .iter()
-        .zip(fates)
-        .filter_map(|(d, f)| match f {
-            Fate::Withheld(w) => Some((d, &spec.withhold[*w])),
+        .filter_map(|(i, bates, family)| match fates[*i] {
+            Fate::Withheld(k) => Some(privlog::Entry {
+                doc: &docs[*i],
+                withhold: &spec.withhold[k],
+                bates: bates.clone(),
+                family: family.clone(),
+            }),
             _ => None,
         })
         .collect();
     privlog::write(&data, &spec.volume, &withheld, &spec.patterns)?;
+    exceptions_report(&data, &spec.volume, &w.exceptions)?;
     Ok(withheld.len())
+}
+
+/// `DATA/<VOLUME>-exceptions.csv`: each document not produced for a technical issue, by its
+/// slip sheet's number, with why.
+fn exceptions_report(
+    data: &Path,
+    volume: &str,
+    exceptions: &[(String, String, String)],
+) -> Result<(), ProductionError> {
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let _ = out.write_record(["Bates", "Document", "Reason"]);
+    for (b, d, why) in exceptions {
+        let _ = out.write_record([b, d, why]);
+    }
+    let bytes = out.into_inner().unwrap_or_default();
+    let path = data.join(format!("{volume}-exceptions.csv"));
+    crate::atomic::write(&path, &bytes).map_err(io(&path))
 }
 
 /// Writes page `n` of the volume into `IMAGES/`: its PDF as it is, or that PDF rasterised
