@@ -393,6 +393,17 @@ fn a_second_volume_continues_the_numbering_and_a_collision_is_refused() {
     let rows = read_dat(&out.path().join("VOL002/DATA/VOL002.dat"));
     assert_eq!(rows[0]["BEGBATES"], "JO00004");
     assert_eq!(rows[1]["ENDBATES"], "JO00006");
+    // The same notes again: each one said to be produced already, where.
+    let recon = fs::read_to_string(out.path().join("VOL002/DATA/reconciliation.md")).unwrap();
+    assert!(
+        recon.contains("warning: `a-note.txt` was already produced in volume VOL001 as JO00001"),
+        "{recon}"
+    );
+    assert!(
+        stderr(&o).contains("2 documents were already produced in an earlier volume"),
+        "{}",
+        stderr(&o)
+    );
     // A range that overlaps volume 1: refused, and nothing of volume 3 written.
     let o = run_in(dir.path(), "v3.lex", out.path());
     assert_ne!(o.status.code(), Some(0));
@@ -899,7 +910,7 @@ fn family_matter() -> tempfile::TempDir {
         )
     };
     let mail = format!(
-        "From: Jo Park <jo@example.com>\r\nTo: Sam Lee <sam@example.com>\r\nBcc: Ana Cruz <ana@example.com>\r\nSubject: The lease papers\r\nDate: Mon, 4 Mar 2024 09:15:00 -0500\r\nMessage-ID: <lease-1@example.com>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"XX\"\r\n\r\n--XX\r\nContent-Type: text/plain\r\n\r\nThe lease papers are attached.\r\n{}{}{}--XX--\r\n",
+        "From: Jo Park <jo@example.com>\r\nTo: Sam Lee <sam@example.com>\r\nBcc: Ana Cruz <ana@example.com>\r\nSubject: The lease papers\r\nDate: Mon, 4 Mar 2024 09:15:00 -0500\r\nReceived: from mx.example.com by mail.example.com; Tue, 5 Mar 2024 08:00:00 +0000\r\nMessage-ID: <lease-1@example.com>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"XX\"\r\n\r\n--XX\r\nContent-Type: text/plain\r\n\r\nThe lease papers are attached.\r\n{}{}{}--XX--\r\n",
         part("schedule.txt", "text/plain", b"Rent schedule for the year.\n"),
         part(
             "broken.pdf",
@@ -929,7 +940,7 @@ fn family_matter() -> tempfile::TempDir {
     fs::write(m.join("d-damaged.pdf"), damaged).unwrap();
     fs::write(
         dir.path().join("v.lex"),
-        "workflow w \"Volume\"\nmatter \"m\"\nsources s {\n  files \"jo/**\"\n}\nproduction vol {\n  reads s\n  volume \"VOL001\"\n  bates \"JO\" start 1 width 5\n  legend c \"CONFIDENTIAL\"\n  designate c \"**\"\n  withhold \"**/privileged-memo.txt\" as \"Attorney-Client Privilege\" because \"Advice of counsel on the lease\"\n}\n",
+        "workflow w \"Volume\"\nmatter \"m\"\nsources s {\n  files \"jo/**\"\n}\nproduction vol {\n  reads s\n  volume \"VOL001\"\n  bates \"JO\" start 1 width 5\n  legend c \"CONFIDENTIAL\"\n  designate c \"**\"\n  withhold \"**/privileged-memo.txt\" as \"Attorney-Client Privilege\" because \"Advice of counsel on the lease\"\n  fields BEGBATES, ENDBATES, BEGATTACH, ENDATTACH, PGCOUNT, CUSTODIAN, FILENAME, TEXTPATH, FROM, BCC, DATESENT, TIMESENT, DATERCVD, MESSAGEID, AUTHOR, FILEEXT, FILESIZE, MD5HASH, SHA1HASH, ATTACHCOUNT, PRODVOL, REDACTED, ALLCUSTODIANS\n}\n",
     )
     .unwrap();
     dir
@@ -971,14 +982,49 @@ fn every_item_is_produced_withheld_or_an_exception_with_a_numbered_slip_sheet() 
     let damaged = by_name("d-damaged.pdf");
     assert_eq!(status(damaged), "Exception – technical issue");
     assert!(!damaged["EXCEPTION"].is_empty(), "{damaged:?}");
+    // The standard fields, the digests checked by Python's hashlib.
+    let mail = by_name("b-mail.eml");
+    assert_eq!(mail["BCC"], "Ana Cruz <ana@example.com>");
+    assert_eq!(mail["DATESENT"], "2024-03-04");
+    assert_eq!(mail["TIMESENT"], "09:15:00 -05:00");
+    assert_eq!(mail["DATERCVD"], "2024-03-05");
+    assert_eq!(mail["MESSAGEID"], "lease-1@example.com");
+    assert_eq!(mail["AUTHOR"], "Jo Park <jo@example.com>");
+    assert_eq!(mail["ATTACHCOUNT"], "3");
+    assert_eq!(mail["FILEEXT"], "eml");
+    assert_eq!(mail["PRODVOL"], "VOL001");
+    assert_eq!(mail["REDACTED"], "N");
+    assert_eq!(mail["ALLCUSTODIANS"], "Jo");
+    let native = dir.path().join("m/jo/b-mail.eml");
+    assert_eq!(
+        mail["FILESIZE"],
+        fs::metadata(&native).unwrap().len().to_string()
+    );
+    let digest = |algo: &str| {
+        let o = Command::new("python3")
+            .arg("-c")
+            .arg(format!(
+                "import hashlib,sys; print(hashlib.{algo}(open(sys.argv[1],'rb').read()).hexdigest())"
+            ))
+            .arg(&native)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    assert_eq!(mail["MD5HASH"], digest("md5"));
+    assert_eq!(mail["SHA1HASH"], digest("sha1"));
+    let schedule = by_name("schedule.txt");
+    assert_eq!(schedule["FILESIZE"], "28");
+    assert_eq!(schedule["ATTACHCOUNT"], "0");
+    assert_eq!(by_name("c-report.pdf")["ATTACHCOUNT"], "1");
     // The withheld memo's row says nothing of it but that it is withheld.
     let memo = rows
         .iter()
         .find(|r| r["PRODSTATUS"] == "Withheld – Privileged")
         .expect("the memo's slip-sheet row");
     assert_eq!(memo["FILENAME"], "");
+    assert_eq!(memo["MD5HASH"], "");
     // The email's family spans all four of its items, the memo's slip sheet included.
-    let mail = by_name("b-mail.eml");
     assert_eq!(mail["BEGATTACH"], mail["BEGBATES"]);
     for r in [by_name("schedule.txt"), broken, memo] {
         assert_eq!(r["BEGATTACH"], mail["BEGATTACH"], "{r:?}");

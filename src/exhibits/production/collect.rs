@@ -43,6 +43,11 @@ fn email_meta(bytes: &[u8]) -> Meta {
         })
         .unwrap_or_default()
     };
+    let received = m
+        .received_all()
+        .find_map(|r| r.date())
+        .map(|d| format!("{:04}-{:02}-{:02}", d.year, d.month, d.day))
+        .unwrap_or_default();
     Meta {
         from: addrs(m.from()),
         to: addrs(m.to()),
@@ -53,7 +58,23 @@ fn email_meta(bytes: &[u8]) -> Meta {
             .map(|d| format!("{:04}-{:02}-{:02}", d.year, d.month, d.day))
             .unwrap_or_default(),
         subject: m.subject().unwrap_or_default().to_string(),
+        time_sent: m.date().map(time_of).unwrap_or_default(),
+        received,
+        message_id: m.message_id().unwrap_or_default().to_string(),
     }
+}
+
+/// A message's time of day with its zone: `09:15:00 -05:00`.
+fn time_of(d: &mail_parser::DateTime) -> String {
+    format!(
+        "{:02}:{:02}:{:02} {}{:02}:{:02}",
+        d.hour,
+        d.minute,
+        d.second,
+        if d.tz_before_gmt { '-' } else { '+' },
+        d.tz_hour,
+        d.tz_minute
+    )
 }
 
 /// Reads every input into documents, families kept together in the order of their files:

@@ -75,9 +75,11 @@ pub fn produce(
     let scratch = work.path().join("raster");
     let written = write::documents(spec, &staged, scratch, &docs, &fates, &numbers, &mut ready)?;
     write::data(spec, &staged, &written, &docs, &fates)?;
+    let again = number::again(&docs, &fates, &others);
     let tally = reconcile::Tally {
         docs: &docs,
         counts: &ready.counts,
+        again: &again,
     };
     let report = reconcile::report(spec, out.join(&spec.volume), &written, &tally);
     reconcile::write(spec, &staged.join("DATA"), &report)?;

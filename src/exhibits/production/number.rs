@@ -89,3 +89,27 @@ pub(super) fn check_collisions(
     }
     Ok(())
 }
+
+/// Each document produced here whose native was already produced in an earlier volume, in
+/// words: a review platform would hold it twice.
+pub(super) fn again(docs: &[Doc], fates: &[Fate], others: &[&VolumeRecord]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (d, f) in docs.iter().zip(fates) {
+        if !matches!(f, Fate::Imaged | Fate::Native) || d.hash.is_empty() {
+            continue;
+        }
+        let before = others.iter().find_map(|v| {
+            v.documents
+                .iter()
+                .find(|p| p.hash == d.hash)
+                .map(|p| (v.volume.as_str(), p.first.as_str()))
+        });
+        if let Some((volume, first)) = before {
+            out.push(format!(
+                "`{}` was already produced in volume {volume} as {first}",
+                d.shown()
+            ));
+        }
+    }
+    out
+}

@@ -13,6 +13,8 @@ pub(super) struct Tally<'a> {
     pub(super) docs: &'a [Doc],
     /// How many times each pattern matched.
     pub(super) counts: &'a [usize],
+    /// Documents produced again, each said in words.
+    pub(super) again: &'a [String],
 }
 
 /// The volume's report, for the volume to be put at `folder`.
@@ -63,6 +65,7 @@ pub(super) fn report(spec: &Spec, folder: PathBuf, w: &Written, t: &Tally) -> Re
             .collect(),
         levels,
         balanced,
+        again: t.again.to_vec(),
         record: w.record.clone(),
     }
 }
@@ -123,6 +126,9 @@ fn reconciliation(spec: &Spec, r: &Report) -> String {
             "- {}–{} ({} pages): {}\n",
             d.first, d.last, d.pages, d.document
         ));
+    }
+    for a in &r.again {
+        s.push_str(&format!("- warning: {a}\n"));
     }
     for h in &r.record.held {
         s.push_str(&format!("- {} withheld: {}\n", h.bates, h.document));

@@ -194,6 +194,11 @@ pub(super) struct Meta {
     pub(super) bcc: String,
     pub(super) date: String,
     pub(super) subject: String,
+    /// The time it was sent, with its zone: `09:15:00 -05:00`.
+    pub(super) time_sent: String,
+    /// The date its first `Received` header gives.
+    pub(super) received: String,
+    pub(super) message_id: String,
 }
 
 /// One collected document.
@@ -292,6 +297,8 @@ pub struct Report {
     pub levels: Vec<(String, [usize; 5])>,
     /// Every collected item is in exactly one place, with one row of the load file.
     pub balanced: bool,
+    /// Documents produced again: their hash was produced in an earlier volume.
+    pub again: Vec<String>,
 }
 
 /// The error for a file that cannot be read or written.

@@ -152,6 +152,7 @@ fn document(
     };
     let (_, legend) = legend_of(d, vol.spec);
     let begin = vol.spec.number(a);
+    let redactions_before = w.redacted.len();
     let mut status = "Produced".to_string();
     let mut exception = String::new();
     let (text, native_path, place) = match fate {
@@ -216,6 +217,7 @@ fn document(
         status: &status,
         exception: &exception,
         withheld,
+        redacted: w.redacted.len() > redactions_before,
     };
     w.rows.push(row(vol, d, (a, b), &cells));
     if place == Place::Produced {
@@ -471,6 +473,8 @@ struct Cells<'a> {
     exception: &'a str,
     /// A withheld document's row says nothing of what the document is.
     withheld: bool,
+    /// Something of it was redacted.
+    redacted: bool,
 }
 
 /// A document's row of the `.dat`: each field's value, its metadata redacted.
@@ -479,11 +483,7 @@ fn row(vol: &Volume, d: &Doc, (a, b): (u64, u64), c: &Cells) -> Vec<String> {
     let begin = spec.number(a);
     let (fa, fb) = family_numbers(vol, d, (a, b));
     // The custodian is the folder the document was collected into.
-    let custodian = d
-        .rel
-        .split_once('/')
-        .map(|(c, _)| title_case(&c.replace(['-', '_'], " ")))
-        .unwrap_or_default();
+    let custodian = custodian_of(&d.rel);
     let redact_meta = |s: &str| {
         if c.withheld {
             String::new()
@@ -509,12 +509,219 @@ fn row(vol: &Volume, d: &Doc, (a, b): (u64, u64), c: &Cells) -> Vec<String> {
             "NATIVEPATH" => c.native_path.to_string(),
             "TEXTPATH" => format!("TEXT\\{begin}.txt"),
             "HASH" if !c.withheld => d.hash.clone(),
+            "MD5HASH" | "SHA1HASH" | "FILESIZE" if !c.withheld && d.problem.is_none() => {
+                native_facts(d).map(|n| n.get(f)).unwrap_or_default()
+            }
+            "DATECREATED" | "DATEMODIFIED" | "AUTHOR" if !c.withheld => match f {
+                "AUTHOR" if !d.meta.from.is_empty() => redact_meta(&d.meta.from),
+                _ => native_facts(d)
+                    .map(|n| redact_meta(&n.get(f)))
+                    .unwrap_or_default(),
+            },
+            "BCC" => redact_meta(&d.meta.bcc),
+            "DATERCVD" => redact_meta(&d.meta.received),
+            "TIMESENT" => redact_meta(&d.meta.time_sent),
+            "MESSAGEID" => redact_meta(&d.meta.message_id),
+            "FILEEXT" => redact_meta(
+                &d.file_name
+                    .rsplit_once('.')
+                    .map(|(_, e)| e.to_ascii_lowercase())
+                    .unwrap_or_default(),
+            ),
+            "ATTACHCOUNT" => {
+                let prefix = format!("{} › ", d.name);
+                vol.docs
+                    .iter()
+                    .filter(|x| x.family == d.family)
+                    .filter_map(|x| x.name.strip_prefix(&prefix))
+                    .filter(|rest| !rest.contains(" › "))
+                    .count()
+                    .to_string()
+            }
+            "PRODVOL" => spec.volume.clone(),
+            "REDACTED" => if c.redacted { "Y" } else { "N" }.to_string(),
+            "ALLCUSTODIANS" if !c.withheld => {
+                let mut all: Vec<String> = vol
+                    .docs
+                    .iter()
+                    .filter(|x| !d.hash.is_empty() && x.hash == d.hash)
+                    .map(|x| custodian_of(&x.rel))
+                    .filter(|x| !x.is_empty())
+                    .collect();
+                all.sort();
+                all.dedup();
+                all.join("; ")
+            }
             "PRODSTATUS" => c.status.to_string(),
             "EXCEPTION" => c.exception.to_string(),
             _ => String::new(),
         }
     };
     vol.fields.iter().map(|f| value(f)).collect()
+}
+
+/// The custodian a document was collected from: the first folder of its path, in words.
+fn custodian_of(rel: &str) -> String {
+    rel.split_once('/')
+        .map(|(c, _)| title_case(&c.replace(['-', '_'], " ")))
+        .unwrap_or_default()
+}
+
+/// What a native file says of itself: its digests and size, and its author and dates as a
+/// PDF's information dictionary or an Office document's core properties give them.
+struct NativeFacts {
+    md5: String,
+    sha1: String,
+    size: usize,
+    author: String,
+    created: String,
+    modified: String,
+}
+
+impl NativeFacts {
+    fn get(&self, field: &str) -> String {
+        match field {
+            "MD5HASH" => self.md5.clone(),
+            "SHA1HASH" => self.sha1.clone(),
+            "FILESIZE" => self.size.to_string(),
+            "AUTHOR" => self.author.clone(),
+            "DATECREATED" => self.created.clone(),
+            "DATEMODIFIED" => self.modified.clone(),
+            _ => String::new(),
+        }
+    }
+}
+
+fn native_facts(d: &Doc) -> Option<NativeFacts> {
+    use sha1::Digest as _;
+    let owned;
+    let bytes: &[u8] = match &d.bytes {
+        Some(b) => b,
+        None => {
+            owned = std::fs::read(&d.path).ok()?;
+            &owned
+        }
+    };
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let (author, created, modified) = match d.kind {
+        crate::sources::Kind::Pdf => pdf_info(bytes),
+        crate::sources::Kind::Docx | crate::sources::Kind::Xlsx => office_core(bytes),
+        _ => Default::default(),
+    };
+    let modified = if modified.is_empty() && d.bytes.is_none() {
+        std::fs::metadata(&d.path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|t| utc_day(t.as_secs() / 86_400))
+            .unwrap_or_default()
+    } else {
+        modified
+    };
+    Some(NativeFacts {
+        md5: hex(&md5::Md5::digest(bytes)),
+        sha1: hex(&sha1::Sha1::digest(bytes)),
+        size: bytes.len(),
+        author,
+        created,
+        modified,
+    })
+}
+
+/// The date (`YYYY-MM-DD`, UTC) of a day counted from 1970-01-01.
+fn utc_day(days: u64) -> String {
+    // Howard Hinnant's civil-from-days.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A PDF's author, creation and modification dates (`YYYY-MM-DD`) from its information
+/// dictionary.
+fn pdf_info(bytes: &[u8]) -> (String, String, String) {
+    let Ok(doc) = lopdf::Document::load_mem(bytes) else {
+        return Default::default();
+    };
+    let info = doc
+        .trailer
+        .get(b"Info")
+        .ok()
+        .and_then(|o| doc.dereference(o).ok())
+        .and_then(|(_, o)| o.as_dict().ok());
+    let Some(info) = info else {
+        return Default::default();
+    };
+    let text = |k: &[u8]| {
+        info.get(k)
+            .ok()
+            .and_then(|o| o.as_str().ok())
+            .map(|b| match b {
+                [0xFE, 0xFF, rest @ ..] => String::from_utf16_lossy(
+                    &rest
+                        .chunks_exact(2)
+                        .map(|c| u16::from_be_bytes([c[0], c[1]]))
+                        .collect::<Vec<_>>(),
+                ),
+                _ => b.iter().map(|&c| c as char).collect(),
+            })
+            .unwrap_or_default()
+    };
+    // `D:20240304091500-05'00'` → `2024-03-04`.
+    let date = |k: &[u8]| {
+        let t = text(k);
+        let t = t.trim_start_matches("D:");
+        let digits: String = t.chars().take(8).collect();
+        if digits.len() == 8 && digits.chars().all(|c| c.is_ascii_digit()) {
+            format!("{}-{}-{}", &digits[..4], &digits[4..6], &digits[6..8])
+        } else {
+            String::new()
+        }
+    };
+    (
+        text(b"Author").trim().to_string(),
+        date(b"CreationDate"),
+        date(b"ModDate"),
+    )
+}
+
+/// An Office document's creator, created and modified dates from `docProps/core.xml`.
+fn office_core(bytes: &[u8]) -> (String, String, String) {
+    use std::io::Read as _;
+    let Ok(mut zip) = zip::ZipArchive::new(std::io::Cursor::new(bytes)) else {
+        return Default::default();
+    };
+    let mut xml = String::new();
+    match zip.by_name("docProps/core.xml") {
+        Ok(mut f) if f.size() < 1 << 20 => {
+            let _ = f.read_to_string(&mut xml);
+        }
+        _ => return Default::default(),
+    }
+    let tag = |name: &str| {
+        let open = format!("<{name}");
+        let Some(at) = xml.find(&open) else {
+            return String::new();
+        };
+        let rest = &xml[at..];
+        let Some(gt) = rest.find('>') else {
+            return String::new();
+        };
+        let body = &rest[gt + 1..];
+        body[..body.find('<').unwrap_or(0)].trim().to_string()
+    };
+    let day = |s: String| s.chars().take(10).collect::<String>();
+    (
+        tag("dc:creator"),
+        day(tag("dcterms:created")),
+        day(tag("dcterms:modified")),
+    )
 }
 
 /// The family's first and last numbers, for attachments and their parent (none for a
