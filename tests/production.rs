@@ -1095,3 +1095,97 @@ fn every_item_is_produced_withheld_or_an_exception_with_a_numbered_slip_sheet() 
         assert!(recon.contains(line), "no `{line}` in {recon}");
     }
 }
+
+/// The words poppler finds on a PDF's one page, each with its box, and the page's size.
+fn words_on(path: &Path) -> ((f64, f64), Vec<(String, [f64; 4])>) {
+    let o = Command::new("pdftotext")
+        .arg("-bbox")
+        .arg(path)
+        .arg("-")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "pdftotext -bbox {}", path.display());
+    let html = String::from_utf8_lossy(&o.stdout).into_owned();
+    let attr = |tag: &str, name: &str| -> f64 {
+        let at = tag.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+        tag[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    let page = html.split("<page").nth(1).unwrap();
+    let size = (attr(page, "width"), attr(page, "height"));
+    let words = html
+        .split("<word")
+        .skip(1)
+        .map(|w| {
+            let text = w.split('>').nth(1).unwrap().split('<').next().unwrap();
+            let b = ["xMin", "yMin", "xMax", "yMax"].map(|k| attr(w, k));
+            (text.to_string(), b)
+        })
+        .collect();
+    (size, words)
+}
+
+#[test]
+fn stamps_print_inside_a_four_point_page_and_a_cropped_page() {
+    tools();
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m/jo");
+    fs::create_dir_all(&m).unwrap();
+    let page = |media: &str, crop: &str, text: &str, at: &str| {
+        let content = format!("BT /F1 3 Tf {at} Td ({text}) Tj ET");
+        pdf_of(&[
+            "<< /Type /Catalog /Pages 2 0 R >>".into(),
+            "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".into(),
+            format!("<< /Type /Page /Parent 2 0 R /MediaBox [{media}] {crop} /Contents 4 0 R /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>"),
+            format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()),
+        ])
+    };
+    fs::write(
+        m.join("a-narrow.pdf"),
+        page("0 0 4 200", "", "Hi", "0.5 100"),
+    )
+    .unwrap();
+    fs::write(
+        m.join("b-cropped.pdf"),
+        page(
+            "0 0 612 792",
+            "/CropBox [200 300 400 500]",
+            "Inside",
+            "250 400",
+        ),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("v.lex"),
+        "workflow w \"Volume\"\nmatter \"m\"\nsources s {\n  files \"jo/**\"\n}\nproduction vol {\n  reads s\n  volume \"VOL001\"\n  bates \"JO\" start 1 width 5\n  legend c \"CONFIDENTIAL\"\n  designate c \"**\"\n}\n",
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = run_in(dir.path(), "v.lex", out.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let vol = out.path().join("VOL001");
+    for bates in ["JO00001", "JO00002"] {
+        let p = vol.join(format!("IMAGES/{bates}.pdf"));
+        let q = Command::new("qpdf")
+            .arg("--check")
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert!(q.status.success(), "qpdf --check {bates}");
+        // Each stamp is a word poppler places wholly inside the page it prints on.
+        let ((w, h), words) = words_on(&p);
+        for stamp in [bates, "CONFIDENTIAL"] {
+            let (_, b) = words
+                .iter()
+                .find(|(t, _)| t == stamp)
+                .unwrap_or_else(|| panic!("{bates}: no `{stamp}` in {words:?}"));
+            assert!(
+                b[0] >= 0.0 && b[1] >= 0.0 && b[2] <= w && b[3] <= h,
+                "{bates}: `{stamp}` at {b:?} on a {w} × {h} page"
+            );
+        }
+    }
+    // The cropped page shows its own words, and only its visible box.
+    let (size, words) = words_on(&vol.join("IMAGES/JO00002.pdf"));
+    assert!(size.0 <= 201.0, "{size:?}");
+    assert!(words.iter().any(|(t, _)| t == "Inside"), "{words:?}");
+}
