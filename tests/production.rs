@@ -1096,8 +1096,11 @@ fn every_item_is_produced_withheld_or_an_exception_with_a_numbered_slip_sheet() 
     }
 }
 
+/// A word and its box (x min, y min, x max, y max, from the top left).
+type Boxed = (String, [f64; 4]);
+
 /// The words poppler finds on a PDF's one page, each with its box, and the page's size.
-fn words_on(path: &Path) -> ((f64, f64), Vec<(String, [f64; 4])>) {
+fn words_on(path: &Path) -> ((f64, f64), Vec<Boxed>) {
     let o = Command::new("pdftotext")
         .arg("-bbox")
         .arg(path)
