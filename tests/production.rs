@@ -1192,3 +1192,44 @@ fn stamps_print_inside_a_four_point_page_and_a_cropped_page() {
     assert!(size.0 <= 201.0, "{size:?}");
     assert!(words.iter().any(|(t, _)| t == "Inside"), "{words:?}");
 }
+
+#[test]
+fn a_rule_on_whole_words_redacts_and_checks_whole_words_only() {
+    tools();
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m/jo");
+    fs::create_dir_all(&m).unwrap();
+    fs::write(
+        m.join("helloworld-notes.txt"),
+        "The company sent the accompanying papers worldwide.\nThe world knew the Company.\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("v.lex"),
+        "workflow w \"Volume\"\nmatter \"m\"\nsources s {\n  files \"jo/**\"\n}\nproduction vol {\n  reads s\n  volume \"VOL001\"\n  bates \"JO\" start 1 width 5\n  legend c \"CONFIDENTIAL\"\n  designate c \"**\"\n  redact pattern \"\\\\b(company|world)\\\\b\" as \"Name\"\n}\n",
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = run_in(dir.path(), "v.lex", out.path());
+    // No false finding in longer words, other cases or the file name: the volume is written.
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let vol = out.path().join("VOL001");
+    let text = fs::read_to_string(vol.join("TEXT/JO00001.txt")).unwrap();
+    for kept in ["accompanying", "worldwide", "Company"] {
+        assert!(text.contains(kept), "{kept}: {text}");
+    }
+    assert_eq!(text.matches("[REDACTED – NAME]").count(), 2, "{text}");
+    let rows = read_dat(&vol.join("DATA/VOL001.dat"));
+    assert_eq!(rows[0]["FILENAME"], "helloworld-notes.txt");
+    // poppler finds neither word standing alone on the page.
+    let page = pdftotext(&vol.join("IMAGES/JO00001.pdf"));
+    let words: Vec<&str> = page
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    assert!(
+        !words.contains(&"company") && !words.contains(&"world"),
+        "{page}"
+    );
+    assert!(page.contains("accompanying"), "{page}");
+}

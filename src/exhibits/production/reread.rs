@@ -94,7 +94,7 @@ pub fn check(
     (first, last): (u64, u64),
 ) -> Vec<String> {
     let mut problems = Vec::new();
-    let finder = Finder::new(needles(redacted));
+    let finder = Finder::new(needles(redacted), &spec.patterns);
     // The images: exactly first..=last, each stamped.
     let mut have = BTreeSet::new();
     files_in(volume, "IMAGES", &mut have);
@@ -164,7 +164,7 @@ pub fn check(
             let mut hits = BTreeSet::new();
             for t in &texts {
                 hits.extend(finder.in_bytes(t));
-                hits.extend(finder.in_squashed(&squash(&String::from_utf8_lossy(t))));
+                hits.extend(finder.in_text(&String::from_utf8_lossy(t)));
             }
             for (i, r) in finder.needles.iter().enumerate() {
                 if r.page.is_none() && hits.contains(&i) {
@@ -252,14 +252,8 @@ fn page(volume: &Path, spec: &Spec, p: &Page, finder: &Finder, problems: &mut Ve
     let places = [
         (in_bytes, format!("the bytes of {rel}")),
         (in_streams, format!("a decompressed stream of {rel}")),
-        (
-            finder.in_squashed(&squash(&layer)),
-            format!("the text layer of {rel}"),
-        ),
-        (
-            finder.in_squashed(&squash(&ocr)),
-            format!("the OCR of {rel}"),
-        ),
+        (finder.in_text(&layer), format!("the text layer of {rel}")),
+        (finder.in_text(&ocr), format!("the OCR of {rel}")),
     ];
     leaks(finder, bates, &places, problems);
 }
@@ -365,10 +359,7 @@ fn tiff_page(volume: &Path, spec: &Spec, p: &Page, finder: &Finder, problems: &m
     }
     let places = [
         (finder.in_bytes(&bytes), format!("the bytes of {rel}")),
-        (
-            finder.in_squashed(&squash(&ocr)),
-            format!("the OCR of {rel}"),
-        ),
+        (finder.in_text(&ocr), format!("the OCR of {rel}")),
     ];
     leaks(finder, bates, &places, problems);
 }
