@@ -334,6 +334,12 @@ fn the_sample_volume_is_court_ready() {
         recon.contains("produced 6 + withheld 1 + exceptions 0 = collected 7: balanced"),
         "{recon}"
     );
+    // Only the scanned page is rasterised, and the reconciliation says why.
+    assert!(recon.contains("Pages rasterised: 1 of 7"), "{recon}");
+    assert!(
+        recon.contains("- 1 rasterised: its content (rotation, images, forms, annotations or fonts) cannot be copied glyph by glyph"),
+        "{recon}"
+    );
     // The register says which document went out under which numbers.
     let reg: serde_json::Value =
         serde_json::from_slice(&fs::read(out.path().join("PRODUCTIONS.json")).unwrap()).unwrap();
@@ -1232,4 +1238,44 @@ fn a_rule_on_whole_words_redacts_and_checks_whole_words_only() {
         "{page}"
     );
     assert!(page.contains("accompanying"), "{page}");
+}
+
+#[test]
+fn a_page_with_nothing_to_redact_stays_text_whatever_its_glyphs_read() {
+    tools();
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m/jo");
+    fs::create_dir_all(&m).unwrap();
+    // Words on the page, and a word set beyond its right edge that poppler leaves out: the
+    // two readings of the page disagree, and there is nothing on it to redact.
+    let content = "BT /F1 12 Tf 72 700 Td (Quarterly report for the tenants) Tj ET BT /F1 12 Tf 640 600 Td (Offpage) Tj ET";
+    let pdf = pdf_of(&[
+        "<< /Type /Catalog /Pages 2 0 R >>".into(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".into(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>".into(),
+        format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()),
+    ]);
+    fs::write(m.join("report.pdf"), pdf).unwrap();
+    fs::write(
+        dir.path().join("v.lex"),
+        "workflow w \"Volume\"\nmatter \"m\"\nsources s {\n  files \"jo/**\"\n}\nproduction vol {\n  reads s\n  volume \"VOL001\"\n  bates \"JO\" start 1 width 5\n  legend c \"CONFIDENTIAL\"\n  designate c \"**\"\n  redact ssn as \"PII\"\n}\n",
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = run_in(dir.path(), "v.lex", out.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let vol = out.path().join("VOL001");
+    let p = vol.join("IMAGES/JO00001.pdf");
+    // poppler lists no image on the page: it is text, and reads as text.
+    let list = Command::new("pdfimages")
+        .arg("-list")
+        .arg(&p)
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert_eq!(list.lines().count(), 2, "{list}");
+    let text = pdftotext(&p);
+    assert!(text.contains("Quarterly report for the tenants"), "{text}");
+    let recon = fs::read_to_string(vol.join("DATA/reconciliation.md")).unwrap();
+    assert!(recon.contains("Pages rasterised: 0 of 1"), "{recon}");
 }

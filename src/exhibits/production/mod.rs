@@ -80,6 +80,7 @@ pub fn produce(
         docs: &docs,
         counts: &ready.counts,
         again: &again,
+        rasterised: &ready.rasterised,
     };
     let report = reconcile::report(spec, out.join(&spec.volume), &written, &tally);
     reconcile::write(spec, &staged.join("DATA"), &report)?;

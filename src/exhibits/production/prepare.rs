@@ -22,6 +22,8 @@ pub(super) struct Ready {
     pub(super) problems: Vec<Option<String>>,
     /// How many times each pattern matched.
     pub(super) counts: Vec<usize>,
+    /// How many pages were rasterised, by why.
+    pub(super) rasterised: BTreeMap<String, usize>,
 }
 
 /// Prepares every document in `work`; one that cannot be imaged becomes an exception (its
@@ -37,11 +39,13 @@ pub(super) fn prepare_all(
         native_texts: BTreeMap::new(),
         problems: docs.iter().map(|d| d.problem.clone()).collect(),
         counts: vec![0usize; spec.patterns.len()],
+        rasterised: BTreeMap::new(),
     };
     for (i, d) in docs.iter().enumerate() {
         let mut hits = Hits {
             patterns: &spec.patterns,
             counts: &mut ready.counts,
+            rasterised: &mut ready.rasterised,
         };
         match fates[i] {
             Fate::Withheld(_) | Fate::Exception => ready.pages.push(None),

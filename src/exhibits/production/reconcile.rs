@@ -15,6 +15,8 @@ pub(super) struct Tally<'a> {
     pub(super) counts: &'a [usize],
     /// Documents produced again, each said in words.
     pub(super) again: &'a [String],
+    /// How many pages were rasterised, by why.
+    pub(super) rasterised: &'a std::collections::BTreeMap<String, usize>,
 }
 
 /// The volume's report, for the volume to be put at `folder`.
@@ -66,6 +68,7 @@ pub(super) fn report(spec: &Spec, folder: PathBuf, w: &Written, t: &Tally) -> Re
         levels,
         balanced,
         again: t.again.to_vec(),
+        rasterised: t.rasterised.iter().map(|(w, n)| (w.clone(), *n)).collect(),
         record: w.record.clone(),
     }
 }
@@ -126,6 +129,21 @@ fn reconciliation(spec: &Spec, r: &Report) -> String {
             "- {}–{} ({} pages): {}\n",
             d.first, d.last, d.pages, d.document
         ));
+    }
+    let rasterised: usize = r.rasterised.iter().map(|(_, n)| n).sum();
+    if spec.images == super::types::Images::Tiff {
+        s.push_str("Every page of this TIFF volume is an image.\n\n");
+    } else {
+        s.push_str(&format!(
+            "Pages rasterised: {rasterised} of {}; every other page is produced as itself or set as text, its text kept as text.\n\n",
+            r.pages
+        ));
+    }
+    for (why, n) in &r.rasterised {
+        s.push_str(&format!("- {n} rasterised: {why}\n"));
+    }
+    if !r.rasterised.is_empty() {
+        s.push('\n');
     }
     for a in &r.again {
         s.push_str(&format!("- warning: {a}\n"));

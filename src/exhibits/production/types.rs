@@ -299,6 +299,8 @@ pub struct Report {
     pub balanced: bool,
     /// Documents produced again: their hash was produced in an earlier volume.
     pub again: Vec<String>,
+    /// How many pages were rasterised rather than produced as themselves, by why.
+    pub rasterised: Vec<(String, usize)>,
 }
 
 /// The error for a file that cannot be read or written.
