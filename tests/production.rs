@@ -334,6 +334,23 @@ fn the_sample_volume_is_court_ready() {
         recon.contains("produced 6 + withheld 1 + exceptions 0 = collected 7: balanced"),
         "{recon}"
     );
+    // The redaction log: each box by its page's number, with its reason, and nothing it
+    // covered.
+    let rlog = fs::read_to_string(vol.join("DATA/VOL001-redaction-log.csv")).unwrap();
+    let rlog: Vec<csv::StringRecord> = csv::Reader::from_reader(rlog.as_bytes())
+        .records()
+        .map(Result::unwrap)
+        .collect();
+    assert!(rlog.len() >= 4, "{rlog:?}");
+    for r in &rlog {
+        assert!(
+            rows.iter()
+                .any(|x| (num(&x["BEGBATES"])..=num(&x["ENDBATES"])).contains(&num(&r[0]))),
+            "{r:?}"
+        );
+        assert_eq!(&r[3], "REDACTED – PII", "{r:?}");
+    }
+    assert!(rlog.iter().any(|r| r[0] == prod[5]["BEGBATES"]), "{rlog:?}");
     // Only the scanned page is rasterised, and the reconciliation says why.
     assert!(recon.contains("Pages rasterised: 1 of 7"), "{recon}");
     assert!(

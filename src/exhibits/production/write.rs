@@ -34,6 +34,18 @@ pub(super) struct Written {
     pub(super) exceptions: Vec<(String, String, String)>,
     /// The withheld documents: each one's index, slip-sheet number and family's range.
     pub(super) held: Vec<(usize, String, String)>,
+    /// Every redaction, for the redaction log.
+    pub(super) log: Vec<LogEntry>,
+}
+
+/// One redaction as the redaction log lists it: never what it covered.
+pub(super) struct LogEntry {
+    bates: String,
+    document: String,
+    /// The page of the document (0 for its metadata).
+    page: usize,
+    reason: String,
+    by: &'static str,
 }
 
 /// Where a collected document went.
@@ -101,6 +113,7 @@ pub(super) fn documents(
         fields: vol.fields.clone(),
         exceptions: Vec::new(),
         held: Vec::new(),
+        log: Vec::new(),
     };
     for (i, d) in docs.iter().enumerate() {
         if let Fate::Withheld(k) = fates[i] {
@@ -203,6 +216,13 @@ fn document(
     let withheld = place == Place::Withheld;
     if !withheld {
         for (s, why) in redacted_meta(d, &vol.spec.patterns) {
+            w.log.push(LogEntry {
+                bates: begin.clone(),
+                document: d.shown(),
+                page: 0,
+                reason: why.clone(),
+                by: "metadata",
+            });
             w.redacted.push(reread::Redacted {
                 text: s,
                 label: why,
@@ -393,6 +413,13 @@ fn imaged(
         };
         let image = write_image(vol, a + k as u64, &pdf, &d.name)?;
         for (s, why, from_box) in p.redacted {
+            w.log.push(LogEntry {
+                bates: bates.clone(),
+                document: d.shown(),
+                page: k + 1,
+                reason: why.clone(),
+                by: if from_box { "declared box" } else { "pattern" },
+            });
             w.redacted.push(reread::Redacted {
                 text: s,
                 label: why,
@@ -775,7 +802,32 @@ pub(super) fn data(
         .collect();
     privlog::write(&data, &spec.volume, &withheld, &spec.patterns)?;
     exceptions_report(&data, &spec.volume, &w.exceptions)?;
+    redaction_log(&data, spec, &w.log)?;
     Ok(withheld.len())
+}
+
+/// `DATA/<VOLUME>-redaction-log.csv`: each redaction by the Bates number of the page it is
+/// on, its document (redacted as the load file is) and page, its reason and what made it.
+fn redaction_log(data: &Path, spec: &Spec, log: &[LogEntry]) -> Result<(), ProductionError> {
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let _ = out.write_record(["Bates", "Document", "Page", "Reason", "Redacted by"]);
+    for e in log {
+        let page = if e.page == 0 {
+            "metadata".to_string()
+        } else {
+            e.page.to_string()
+        };
+        let _ = out.write_record([
+            e.bates.as_str(),
+            &redact_text(&e.document, &spec.patterns),
+            &page,
+            &e.reason,
+            e.by,
+        ]);
+    }
+    let bytes = out.into_inner().unwrap_or_default();
+    let path = data.join(format!("{}-redaction-log.csv", spec.volume));
+    crate::atomic::write(&path, &bytes).map_err(io(&path))
 }
 
 /// `DATA/<VOLUME>-exceptions.csv`: each document not produced for a technical issue, by its
