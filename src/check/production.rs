@@ -9,7 +9,8 @@ use super::context::{Cx, Decl};
 use super::step_info::Info;
 use crate::diagnostic::{Code, Diagnostic, FileId};
 use crate::plan::production::{
-    Designate, ImageFormat, Production, Redact, RedactWhat, Withhold, FIELDS, KNOWN_PATTERNS,
+    Designate, ImageFormat, Production, Redact, RedactWhat, Withhold, DEFAULT_FIELDS, FIELDS,
+    KNOWN_PATTERNS,
 };
 use crate::plan::workflow::{Bates, StepKind, ToolStage};
 use crate::suggest::did_you_mean;
@@ -435,7 +436,7 @@ fn fields(ck: &mut Block, p: &ast::ProductionDecl) -> Vec<String> {
         }
     }
     if fields.is_empty() {
-        fields = FIELDS.iter().map(|s| s.to_string()).collect();
+        fields = DEFAULT_FIELDS.iter().map(|s| s.to_string()).collect();
     } else {
         // The numbers a load file is keyed by always lead.
         for (i, k) in ["BEGBATES", "ENDBATES"].iter().enumerate() {

@@ -120,6 +120,43 @@ pub const FIELDS: &[&str] = &[
     "NATIVEPATH",
     "TEXTPATH",
     "HASH",
+    "MD5HASH",
+    "SHA1HASH",
+    "BCC",
+    "DATERCVD",
+    "TIMESENT",
+    "DATECREATED",
+    "DATEMODIFIED",
+    "AUTHOR",
+    "FILEEXT",
+    "FILESIZE",
+    "MESSAGEID",
+    "ATTACHCOUNT",
+    "PRODVOL",
+    "REDACTED",
+    "ALLCUSTODIANS",
+    "PRODSTATUS",
+    "EXCEPTION",
+];
+
+/// The fields a load file has when its production declares none.
+pub const DEFAULT_FIELDS: &[&str] = &[
+    "BEGBATES",
+    "ENDBATES",
+    "BEGATTACH",
+    "ENDATTACH",
+    "PGCOUNT",
+    "CUSTODIAN",
+    "FILENAME",
+    "DATESENT",
+    "FROM",
+    "TO",
+    "CC",
+    "SUBJECT",
+    "CONFIDENTIALITY",
+    "NATIVEPATH",
+    "TEXTPATH",
+    "HASH",
 ];
 
 impl Production {

@@ -370,6 +370,19 @@ impl Reading<'_> {
                         parts.extend(prompt::unreadable_parts(&shown, &docs));
                         list.extend(prompt::evidence_files(&s.name, &shown, &f, docs))
                     }
+                    // A production accounts for a file it cannot read as an exception,
+                    // with a slip sheet; only a source something else reads needs every
+                    // file read.
+                    Err(e) if produced_only(plan, &s.name) => {
+                        parts.push((shown.clone(), e.to_string()));
+                        list.push(EvidenceFile {
+                            source: s.name.clone(),
+                            shown,
+                            path: f.display().to_string(),
+                            pages: Vec::new(),
+                            embedded: None,
+                        });
+                    }
                     Err(e) => unreadable.push(e),
                 }
             }
@@ -433,6 +446,25 @@ fn number_pages(files: &mut [EvidenceFile], b: &Bates) {
             w = b.width as usize
         ));
     }
+}
+
+/// Whether only productions read source `name`: they account for a file that cannot be
+/// read as an exception rather than stop.
+fn produced_only(plan: &Plan, name: &str) -> bool {
+    let readers: Vec<&StepKind> = plan
+        .steps
+        .iter()
+        .filter(|st| st.reads.iter().any(|r| r == name))
+        .map(|st| &st.kind)
+        .collect();
+    !readers.is_empty()
+        && readers
+            .iter()
+            .all(|k| matches!(k, StepKind::Tool(t) if t.production.is_some()))
+        && !plan
+            .verify
+            .iter()
+            .any(|v| v.against.iter().any(|a| a == name))
 }
 
 /// The run and every source it read, in the ledger; admissions said on the terminal.

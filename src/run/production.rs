@@ -244,6 +244,12 @@ pub(super) fn run(
             report.exceptions.len()
         ));
     }
+    if !report.again.is_empty() {
+        summary.push_str(&format!(
+            "; warning: {} documents were already produced in an earlier volume (listed in the reconciliation)",
+            report.again.len()
+        ));
+    }
     if !report.unmatched.is_empty() {
         summary.push_str(&format!(
             "; redaction patterns that matched nothing: {}",

@@ -5,7 +5,8 @@
 
 use globset::GlobMatcher;
 
-use super::types::{Doc, Fate, Input, Meta, Spec};
+use super::embedded;
+use super::types::{Doc, Fate, Input, Level, Meta, Spec};
 use crate::sources::{self, Kind};
 
 pub(super) fn glob(p: &str) -> Option<GlobMatcher> {
@@ -42,20 +43,44 @@ fn email_meta(bytes: &[u8]) -> Meta {
         })
         .unwrap_or_default()
     };
+    let received = m
+        .received_all()
+        .find_map(|r| r.date())
+        .map(|d| format!("{:04}-{:02}-{:02}", d.year, d.month, d.day))
+        .unwrap_or_default();
     Meta {
         from: addrs(m.from()),
         to: addrs(m.to()),
         cc: addrs(m.cc()),
+        bcc: addrs(m.bcc()),
         date: m
             .date()
             .map(|d| format!("{:04}-{:02}-{:02}", d.year, d.month, d.day))
             .unwrap_or_default(),
         subject: m.subject().unwrap_or_default().to_string(),
+        time_sent: m.date().map(time_of).unwrap_or_default(),
+        received,
+        message_id: m.message_id().unwrap_or_default().to_string(),
     }
 }
 
-/// Reads every input into documents, families kept together in the order of their files.
-pub(super) fn collect(inputs: &[Input], spec: &Spec) -> (Vec<Doc>, Vec<String>) {
+/// A message's time of day with its zone: `09:15:00 -05:00`.
+fn time_of(d: &mail_parser::DateTime) -> String {
+    format!(
+        "{:02}:{:02}:{:02} {}{:02}:{:02}",
+        d.hour,
+        d.minute,
+        d.second,
+        if d.tz_before_gmt { '-' } else { '+' },
+        d.tz_hour,
+        d.tz_minute
+    )
+}
+
+/// Reads every input into documents, families kept together in the order of their files:
+/// each file, its attachments and the files embedded in it. A file or part that cannot be
+/// read is a document too, with its `problem`: it is accounted for as an exception.
+pub(super) fn collect(inputs: &[Input], spec: &Spec) -> Vec<Doc> {
     let opts = sources::Options {
         scan: sources::scan::Options {
             lang: spec.lang.clone(),
@@ -65,22 +90,46 @@ pub(super) fn collect(inputs: &[Input], spec: &Spec) -> (Vec<Doc>, Vec<String>) 
         },
     };
     let mut docs = Vec::new();
-    let mut exceptions = Vec::new();
     let mut sorted: Vec<&Input> = inputs.iter().collect();
     sorted.sort_by(|a, b| a.rel.cmp(&b.rel));
     sorted.dedup_by(|a, b| a.rel == b.rel);
     for (family, input) in sorted.into_iter().enumerate() {
+        let base = input
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let whole = |kind: Kind, problem: String, hash: String| Doc {
+            name: input.rel.clone(),
+            rel: input.rel.clone(),
+            path: input.path.clone(),
+            file_name: base.clone(),
+            kind,
+            texts: Vec::new(),
+            bytes: None,
+            family,
+            attachment: false,
+            meta: Meta::default(),
+            hash,
+            problem: Some(problem),
+            level: Level::File,
+        };
         let bytes = match std::fs::read(&input.path) {
             Ok(b) => b,
             Err(e) => {
-                exceptions.push(format!("`{}`: cannot be read: {e}", input.rel));
+                docs.push(whole(
+                    Kind::Text,
+                    format!("cannot be read: {e}"),
+                    String::new(),
+                ));
                 continue;
             }
         };
         let read = match sources::read(&input.path, &opts) {
             Ok(d) => d,
             Err(e) => {
-                exceptions.push(format!("`{}`: {e}", input.rel));
+                let kind = sources::kind::detect(&input.path, &bytes).unwrap_or(Kind::Text);
+                docs.push(whole(kind, e.to_string(), hash(&bytes)));
                 continue;
             }
         };
@@ -89,11 +138,8 @@ pub(super) fn collect(inputs: &[Input], spec: &Spec) -> (Vec<Doc>, Vec<String>) 
         } else {
             Meta::default()
         };
-        let base = input
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let kinds: Vec<(Vec<String>, Kind)> =
+            read.iter().map(|d| (d.within.clone(), d.kind)).collect();
         for d in read {
             let attachment = !d.within.is_empty();
             let own = d.embedded.clone();
@@ -106,34 +152,153 @@ pub(super) fn collect(inputs: &[Input], spec: &Spec) -> (Vec<Doc>, Vec<String>) 
             } else {
                 parent_meta.clone()
             };
-            docs.push(Doc {
+            let level = if !attachment {
+                Level::File
+            } else {
+                let container = &d.within[..d.within.len() - 1];
+                match kinds.iter().find(|(w, _)| w.as_slice() == container) {
+                    Some((_, Kind::Eml)) => Level::Attachment,
+                    Some((_, Kind::Mbox)) | None => Level::Message,
+                    Some(_) => Level::Embedded,
+                }
+            };
+            let doc = Doc {
                 name: d.shown(&input.rel),
                 rel: input.rel.clone(),
                 path: input.path.clone(),
                 file_name: d.within.last().cloned().unwrap_or_else(|| base.clone()),
                 kind: d.kind,
                 texts: d.texts(),
-                hash: blake3::hash(hash_of).to_hex().to_string(),
+                hash: hash(hash_of),
                 bytes: own,
                 family,
                 attachment,
                 meta,
-            });
+                problem: d.unreadable.clone(),
+                level,
+            };
+            let inner = match (&doc.problem, &doc.bytes) {
+                (Some(_), _) => Vec::new(),
+                (None, Some(b)) => embedded::files(doc.kind, b),
+                (None, None) => embedded::files(doc.kind, &bytes),
+            };
+            let within = d.within.clone();
+            docs.push(doc);
+            for e in inner {
+                embedded_docs(&mut docs, input, family, &within, e, &opts, 1);
+            }
         }
     }
-    (docs, exceptions)
+    docs
 }
 
-pub(super) fn fate(d: &Doc, spec: &Spec, docs: &[Doc]) -> Fate {
-    // A family is withheld or produced whole: what its parent's file says decides.
-    let parent_rel = docs
-        .iter()
-        .find(|x| x.family == d.family)
-        .map_or(d.rel.as_str(), |x| x.rel.as_str());
+/// The document (and what it holds in turn) of a file embedded in another, which is
+/// `within` its file.
+fn embedded_docs(
+    docs: &mut Vec<Doc>,
+    input: &Input,
+    family: usize,
+    within: &[String],
+    e: embedded::Embedded,
+    opts: &sources::Options,
+    depth: usize,
+) {
+    let mut path: Vec<String> = within.to_vec();
+    path.push(e.name.clone());
+    let shown = |p: &[String]| {
+        let mut s = input.rel.clone();
+        for w in p {
+            s.push_str(" › ");
+            s.push_str(w);
+        }
+        s
+    };
+    let bytes = match e.bytes {
+        Ok(b) => b,
+        Err(why) => {
+            docs.push(Doc {
+                name: shown(&path),
+                rel: input.rel.clone(),
+                path: input.path.clone(),
+                file_name: e.name.clone(),
+                kind: sources::kind::detect(std::path::Path::new(&e.name), b"")
+                    .unwrap_or(Kind::Text),
+                texts: Vec::new(),
+                bytes: Some(Vec::new()),
+                family,
+                attachment: true,
+                meta: Meta::default(),
+                hash: String::new(),
+                problem: Some(why),
+                level: Level::Embedded,
+            });
+            return;
+        }
+    };
+    let name = std::path::Path::new(&e.name);
+    let read = sources::read_bytes(name, &bytes, opts, depth).unwrap_or_else(|err| {
+        vec![sources::Document {
+            within: Vec::new(),
+            kind: sources::kind::detect(name, &bytes).unwrap_or(Kind::Text),
+            pages: Vec::new(),
+            embedded: None,
+            unreadable: Some(err.to_string()),
+            notes: Vec::new(),
+        }]
+    });
+    for d in read {
+        let mut inner_path = path.clone();
+        inner_path.extend(d.within.iter().cloned());
+        let own = d.embedded.clone().unwrap_or_else(|| bytes.clone());
+        let doc = Doc {
+            name: shown(&inner_path),
+            rel: input.rel.clone(),
+            path: input.path.clone(),
+            file_name: inner_path.last().cloned().unwrap_or_default(),
+            kind: d.kind,
+            texts: d.texts(),
+            hash: hash(&own),
+            meta: match d.kind {
+                Kind::Eml => email_meta(&own),
+                _ => Meta::default(),
+            },
+            bytes: Some(own),
+            family,
+            attachment: true,
+            problem: d.unreadable.clone(),
+            level: if d.within.is_empty() {
+                Level::Embedded
+            } else {
+                Level::Attachment
+            },
+        };
+        let inner = match (&doc.problem, &doc.bytes, depth < 3) {
+            (None, Some(b), true) => embedded::files(doc.kind, b),
+            _ => Vec::new(),
+        };
+        docs.push(doc);
+        for e in inner {
+            embedded_docs(docs, input, family, &inner_path, e, opts, depth + 1);
+        }
+    }
+}
+
+fn hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+pub(super) fn fate(d: &Doc, spec: &Spec) -> Fate {
+    // A withholding that names the file withholds its whole family; one that names a
+    // member (an attachment or embedded file, by its name) withholds that member alone.
     for (i, w) in spec.withhold.iter().enumerate() {
-        if matches_any(&w.files, parent_rel, parent_rel) {
+        let family = matches_any(&w.files, &d.rel, &d.rel);
+        let own = d.attachment && matches_any(&w.files, &d.name, &d.file_name);
+        if family || own {
             return Fate::Withheld(i);
         }
+    }
+    if d.problem.is_some() {
+        return Fate::Exception;
     }
     if matches_any(&spec.natives, &d.rel, &d.file_name)
         && (d.attachment || !matches!(d.kind, Kind::Eml))

@@ -59,6 +59,8 @@ pub struct Hits<'a> {
     pub patterns: &'a [Pattern],
     /// How many times each pattern matched, added to.
     pub counts: &'a mut Vec<usize>,
+    /// How many pages were rasterised, by why, added to.
+    pub rasterised: &'a mut std::collections::BTreeMap<String, usize>,
 }
 
 /// Text pages from a document's page texts: long lines wrapped, long pages continued.
@@ -290,6 +292,17 @@ pub fn raster_pages(
                 out.push(p);
                 continue;
             }
+        } else {
+            let why = if boxed {
+                "a redaction box is declared on it"
+            } else if image {
+                "an image or a scan"
+            } else if !vector {
+                "every page of a TIFF volume is an image"
+            } else {
+                "lexrun cannot open the PDF to copy its pages"
+            };
+            *hits.rasterised.entry(why.into()).or_default() += 1;
         }
         let pages = match &mut layers {
             Some(l) => l,
@@ -323,24 +336,19 @@ fn vector_page(
     dpi: u32,
     hits: &mut Hits,
 ) -> Result<Option<Prepared>, ProductionError> {
+    let mut raster = |why: &str| {
+        *hits.rasterised.entry(why.into()).or_default() += 1;
+        Ok(None)
+    };
     let (Some(read), Some(expected)) = (src.page(i), expected) else {
         tracing::debug!(
             "{name} page {}: rasterised, its content is not read glyph by glyph",
             i + 1
         );
-        return Ok(None);
+        return raster("its content (rotation, images, forms, annotations or fonts) cannot be copied glyph by glyph");
     };
     let (words, members) = read.words(dpi as f64);
     let joined = words::join(&words);
-    if !same_letters(&joined.text, expected) {
-        tracing::debug!(
-            "{name} page {}: rasterised, its glyphs read {:?} where pdftotext read {expected:?}",
-            i + 1,
-            joined.text
-        );
-        return Ok(None);
-    }
-    let ms = matches(&joined.text, hits.patterns);
     let found = |text: &str| {
         let mut v: Vec<(usize, String)> = matches(text, hits.patterns)
             .into_iter()
@@ -349,12 +357,24 @@ fn vector_page(
         v.sort();
         v
     };
+    // A page on which neither lexrun's reading nor pdftotext's finds anything to redact is
+    // produced as itself, whatever they disagree on: nothing is taken out of it.
+    let nothing = found(&joined.text).is_empty() && found(expected).is_empty();
+    if !nothing && !same_letters(&joined.text, expected) {
+        tracing::debug!(
+            "{name} page {}: rasterised, its glyphs read {:?} where pdftotext read {expected:?}",
+            i + 1,
+            joined.text
+        );
+        return raster("it has text to redact and its glyphs do not read as pdftotext reads them");
+    }
+    let ms = matches(&joined.text, hits.patterns);
     if found(&joined.text) != found(expected) {
         tracing::debug!(
             "{name} page {}: rasterised, its matches differ from pdftotext's",
             i + 1
         );
-        return Ok(None);
+        return raster("its redactions found in its glyphs differ from pdftotext's");
     }
     let label_of = word_labels(&joined, &ms);
     if whole_raster_page(&words, &label_of) {
@@ -371,7 +391,13 @@ fn vector_page(
         .collect();
     let labels = point_labels(&word_boxes(&words, &label_of), read.crop, dpi);
     let Some(v) = src.produce(read, &removed, labels) else {
-        return Ok(None);
+        return raster("its glyphs to redact cannot be taken out of its content");
+    };
+    let text = if nothing && !same_letters(&joined.text, expected) {
+        // pdftotext's reading, as a review platform will extract it.
+        expected.clone()
+    } else {
+        produced_text(&words, &label_of)
     };
     for m in &ms {
         hits.counts[m.3] += 1;
@@ -383,7 +409,7 @@ fn vector_page(
         .collect();
     Ok(Some(Prepared {
         body: Body::Vector(Box::new(v)),
-        text: produced_text(&words, &label_of),
+        text,
         redacted,
     }))
 }

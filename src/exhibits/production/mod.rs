@@ -24,6 +24,7 @@
 //! and reading it back (`reread.rs`). The types they share are in `types.rs`.
 
 mod collect;
+mod embedded;
 mod finder;
 mod fonts;
 mod glyphs;
@@ -46,7 +47,7 @@ use std::path::Path;
 
 use types::{io, Fate};
 pub use types::{
-    label, BoxRule, Held, Images, Input, Pattern, Produced, ProductionError, Report, Spec,
+    label, BoxRule, Held, Images, Input, Level, Pattern, Produced, ProductionError, Report, Spec,
     VolumeRecord, Withhold, IMAGES_PER_FOLDER,
 };
 
@@ -57,16 +58,15 @@ pub fn produce(
     out: &Path,
     earlier: &[VolumeRecord],
 ) -> Result<Report, ProductionError> {
-    let (docs, mut exceptions) = collect::collect(inputs, spec);
-    let collected = docs.len() + exceptions.len();
+    let docs = collect::collect(inputs, spec);
     let others = number::others(spec, earlier);
     let start = number::start(spec, &others);
-    let fates: Vec<Fate> = docs.iter().map(|d| collect::fate(d, spec, &docs)).collect();
+    let mut fates: Vec<Fate> = docs.iter().map(|d| collect::fate(d, spec)).collect();
     let work = tempfile::Builder::new()
         .prefix(".production-")
         .tempdir_in(out_parent(out)?)
         .map_err(io(out))?;
-    let mut ready = prepare::prepare_all(&docs, &fates, spec, work.path(), &mut exceptions)?;
+    let mut ready = prepare::prepare_all(&docs, &mut fates, spec, work.path())?;
     let numbers = number::number(&docs, &fates, &ready, start)?;
     number::check_collisions(spec, (numbers.first, numbers.last), &others)?;
     // Build the volume in a staging folder beside its destination.
@@ -74,18 +74,32 @@ pub fn produce(
     write::stage(&staged)?;
     let scratch = work.path().join("raster");
     let written = write::documents(spec, &staged, scratch, &docs, &fates, &numbers, &mut ready)?;
-    let withheld = write::data(spec, &staged, &written, &docs, &fates)?;
+    write::data(spec, &staged, &written, &docs, &fates)?;
+    let again = number::again(&docs, &fates, &others);
     let tally = reconcile::Tally {
-        collected,
-        withheld,
-        exceptions: &exceptions,
+        docs: &docs,
         counts: &ready.counts,
+        again: &again,
+        rasterised: &ready.rasterised,
     };
     let report = reconcile::report(spec, out.join(&spec.volume), &written, &tally);
     reconcile::write(spec, &staged.join("DATA"), &report)?;
+    if !report.balanced {
+        return Err(ProductionError::Reread(vec![
+            "the reconciliation does not balance: a collected item is not in exactly one place"
+                .into(),
+        ]));
+    }
     // Read everything back before the volume is put in place.
     let range = (numbers.first, numbers.last);
-    let problems = reread::check(&staged, spec, &written.stamps, &written.redacted, range);
+    let problems = reread::check(
+        &staged,
+        spec,
+        &written.fields,
+        &written.stamps,
+        &written.redacted,
+        range,
+    );
     if !problems.is_empty() {
         return Err(ProductionError::Reread(problems));
     }

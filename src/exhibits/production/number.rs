@@ -35,8 +35,9 @@ pub(super) fn start(spec: &Spec, others: &[&VolumeRecord]) -> u64 {
     }
 }
 
-/// Numbers every produced document from `start`, in family order: an imaged document a
-/// number a page, a native one for its placeholder page.
+/// Numbers every document from `start`, in family order: an imaged document a number a
+/// page; a native one for its placeholder page; a withheld document or an exception one for
+/// its slip sheet. Every collected document has a number.
 pub(super) fn number(
     docs: &[Doc],
     fates: &[Fate],
@@ -46,22 +47,17 @@ pub(super) fn number(
     let mut n = start;
     let mut ranges: Vec<Option<(u64, u64)>> = Vec::new();
     for (i, _) in docs.iter().enumerate() {
-        if ready.skip[i] {
-            ranges.push(None);
-            continue;
-        }
         let pages = match (&fates[i], &ready.pages[i]) {
-            (Fate::Imaged, Some(p)) => p.len() as u64,
-            (Fate::Native, _) => 1,
-            _ => {
-                ranges.push(None);
-                continue;
-            }
+            (Fate::Imaged, Some(p)) => p.len().max(1) as u64,
+            _ => 1,
         };
         ranges.push(Some((n, n + pages - 1)));
         n += pages;
     }
-    if n == start {
+    let produced = fates
+        .iter()
+        .any(|f| matches!(f, Fate::Imaged | Fate::Native));
+    if n == start || !produced {
         return Err(ProductionError::Empty);
     }
     Ok(Numbers {
@@ -92,4 +88,28 @@ pub(super) fn check_collisions(
         }
     }
     Ok(())
+}
+
+/// Each document produced here whose native was already produced in an earlier volume, in
+/// words: a review platform would hold it twice.
+pub(super) fn again(docs: &[Doc], fates: &[Fate], others: &[&VolumeRecord]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (d, f) in docs.iter().zip(fates) {
+        if !matches!(f, Fate::Imaged | Fate::Native) || d.hash.is_empty() {
+            continue;
+        }
+        let before = others.iter().find_map(|v| {
+            v.documents
+                .iter()
+                .find(|p| p.hash == d.hash)
+                .map(|p| (v.volume.as_str(), p.first.as_str()))
+        });
+        if let Some((volume, first)) = before {
+            out.push(format!(
+                "`{}` was already produced in volume {volume} as {first}",
+                d.shown()
+            ));
+        }
+    }
+    out
 }

@@ -162,17 +162,50 @@ pub(super) fn push_label(c: &mut Vec<u8>, l: &Label, font: &str) {
     c.extend_from_slice(b"0 g\n");
 }
 
+/// The smallest size a stamp is set in, in points: still read at 300 dpi by eye and OCR.
+pub const MIN_STAMP: f64 = 6.0;
+/// The largest, on a page wide enough.
+const STAMP: f64 = 9.0;
+
+/// The least width a page needs for its stamps to be set at [`MIN_STAMP`] or more, each on
+/// a line of its own: a narrower page is widened to it (the band below it holds them).
+pub fn stamp_width(s: &Stamps) -> f64 {
+    let n = s.bates.chars().count().max(s.legend.chars().count()).max(1) as f64;
+    n * COURIER * MIN_STAMP + 8.0
+}
+
+/// Where each stamp is set in the band below a page `width` points wide: (x, y, size, text).
+/// The Bates number bottom-right and the legend bottom-left on one line where both fit at a
+/// legible size, else on two lines; each shrunk to fit inside the page, never placed off it.
+pub fn stamp_layout<'a>(width: f64, s: &Stamps<'a>) -> Vec<(f64, f64, f64, &'a str)> {
+    let margin = (width * 0.03).clamp(4.0, 18.0);
+    let room = (width - 2.0 * margin).max(1.0);
+    let chars = |t: &str| t.chars().count().max(1) as f64;
+    let (nb, nl) = (chars(s.bates), chars(s.legend));
+    let bsize = STAMP.min(room / (nb * COURIER));
+    let bw = nb * COURIER * bsize;
+    let mut out = Vec::new();
+    if s.legend.is_empty() {
+        out.push((width - margin - bw, 12.0, bsize, s.bates));
+        return out;
+    }
+    let gap = 12.0;
+    let lsize = STAMP.min((room - bw - gap) / (nl * COURIER));
+    if lsize >= MIN_STAMP.min(bsize) && bsize >= MIN_STAMP.min(STAMP) {
+        out.push((width - margin - bw, 12.0, bsize, s.bates));
+        out.push((margin, 12.0, lsize, s.legend));
+    } else {
+        let lsize = STAMP.min(room / (nl * COURIER));
+        out.push((width - margin - bw, 17.0, bsize, s.bates));
+        out.push((margin, 5.0, lsize, s.legend));
+    }
+    out
+}
+
 pub(super) fn push_stamps(c: &mut Vec<u8>, width: f64, s: &Stamps, font: &str) {
-    let size = 9.0;
-    let y = 12.0;
-    let bw = s.bates.chars().count() as f64 * COURIER * size;
     c.extend_from_slice(b"0 g\n");
-    push_text(c, font, size, width - 18.0 - bw, y, s.bates);
-    if !s.legend.is_empty() {
-        let room = width - 18.0 - bw - 36.0;
-        let n = s.legend.chars().count() as f64;
-        let lsize = size.min(room / (n * COURIER)).max(4.0);
-        push_text(c, font, lsize, 18.0, y, s.legend);
+    for (x, y, size, text) in stamp_layout(width, s) {
+        push_text(c, font, size, x, y, text);
     }
 }
 
@@ -195,10 +228,12 @@ impl Packed {
 
 /// A raster page: the image, its labels and stamps. `dpi` gives the page its size.
 pub fn raster_pdf(img: &Packed, dpi: f64, labels: &[Label], s: &Stamps) -> Vec<u8> {
-    let w = img.w as f64 * 72.0 / dpi;
+    let iw = img.w as f64 * 72.0 / dpi;
     let h = img.h as f64 * 72.0 / dpi;
+    // A page too narrow for its stamps is widened, the image at its left.
+    let w = iw.max(stamp_width(s));
     let mut c = Vec::new();
-    let _ = writeln!(c, "q {w:.3} 0 0 {h:.3} 0 {BAND:.3} cm /Im0 Do Q");
+    let _ = writeln!(c, "q {iw:.3} 0 0 {h:.3} 0 {BAND:.3} cm /Im0 Do Q");
     for l in labels {
         push_label(
             &mut c,

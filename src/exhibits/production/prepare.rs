@@ -1,7 +1,8 @@
 //! Preparing every page before a number is given, so that a document that cannot be imaged
 //! is an exception, not a gap: each imaged document's pages rasterised or set as text with
-//! their redactions marked, each native's text checked for anything to redact, and a family
-//! with a member that could not be imaged held back whole.
+//! their redactions marked, and each native's text checked for anything to redact. A member
+//! of a family that cannot be imaged is an exception on its own; the rest of the family is
+//! still produced.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,37 +14,41 @@ use crate::sources::Kind;
 
 /// Every document's pages, ready to be numbered and written.
 pub(super) struct Ready {
-    /// An imaged document's pages (none for one withheld, native or held back).
+    /// An imaged document's pages (none for one withheld, native or an exception).
     pub(super) pages: Vec<Option<Vec<Prepared>>>,
     /// A native's text, by the document's index.
     pub(super) native_texts: BTreeMap<usize, String>,
-    /// The documents held back: not imageable, or in a family with one that is not.
-    pub(super) skip: Vec<bool>,
+    /// Why each exception could not be processed, by the document's index.
+    pub(super) problems: Vec<Option<String>>,
     /// How many times each pattern matched.
     pub(super) counts: Vec<usize>,
+    /// How many pages were rasterised, by why.
+    pub(super) rasterised: BTreeMap<String, usize>,
 }
 
-/// Prepares every document in `work`; what cannot be imaged is added to `exceptions`.
+/// Prepares every document in `work`; one that cannot be imaged becomes an exception (its
+/// fate changed, its reason in `problems`), and the rest of its family is still produced.
 pub(super) fn prepare_all(
     docs: &[Doc],
-    fates: &[Fate],
+    fates: &mut [Fate],
     spec: &Spec,
     work: &Path,
-    exceptions: &mut Vec<String>,
 ) -> Result<Ready, ProductionError> {
     let mut ready = Ready {
         pages: Vec::new(),
         native_texts: BTreeMap::new(),
-        skip: vec![false; docs.len()],
+        problems: docs.iter().map(|d| d.problem.clone()).collect(),
         counts: vec![0usize; spec.patterns.len()],
+        rasterised: BTreeMap::new(),
     };
     for (i, d) in docs.iter().enumerate() {
         let mut hits = Hits {
             patterns: &spec.patterns,
             counts: &mut ready.counts,
+            rasterised: &mut ready.rasterised,
         };
         match fates[i] {
-            Fate::Withheld(_) => ready.pages.push(None),
+            Fate::Withheld(_) | Fate::Exception => ready.pages.push(None),
             Fate::Native => {
                 ready.native_texts.insert(i, native_text(d, spec)?);
                 ready.pages.push(None);
@@ -51,10 +56,15 @@ pub(super) fn prepare_all(
             Fate::Imaged => {
                 let dir = work.join(format!("doc-{i}"));
                 match prepare(d, spec, &dir, &mut hits) {
-                    Ok(p) => ready.pages.push(Some(p)),
-                    Err(e @ ProductionError::Unimageable { .. }) => {
-                        exceptions.push(e.to_string());
-                        ready.skip[i] = true;
+                    Ok(p) if !p.is_empty() => ready.pages.push(Some(p)),
+                    Ok(_) => {
+                        fates[i] = Fate::Exception;
+                        ready.problems[i] = Some("it has no pages".into());
+                        ready.pages.push(None);
+                    }
+                    Err(ProductionError::Unimageable { why, .. }) => {
+                        fates[i] = Fate::Exception;
+                        ready.problems[i] = Some(format!("cannot be imaged: {why}"));
                         ready.pages.push(None);
                     }
                     Err(e) => return Err(e),
@@ -63,7 +73,6 @@ pub(super) fn prepare_all(
             }
         }
     }
-    hold_back_families(docs, fates, &mut ready.skip, exceptions);
     Ok(ready)
 }
 
@@ -82,31 +91,6 @@ fn native_text(d: &Doc, spec: &Spec) -> Result<String, ProductionError> {
         });
     }
     Ok(text)
-}
-
-/// A family with a member that could not be imaged is held back whole: never a family
-/// with a hole in it.
-fn hold_back_families(
-    docs: &[Doc],
-    fates: &[Fate],
-    skip: &mut [bool],
-    exceptions: &mut Vec<String>,
-) {
-    let bad_families: Vec<usize> = docs
-        .iter()
-        .zip(skip.iter())
-        .filter(|(_, s)| **s)
-        .map(|(d, _)| d.family)
-        .collect();
-    for (i, d) in docs.iter().enumerate() {
-        if bad_families.contains(&d.family) && !skip[i] && !matches!(fates[i], Fate::Withheld(_)) {
-            exceptions.push(format!(
-                "`{}`: held back with its family, which has a document that cannot be imaged",
-                d.name
-            ));
-            skip[i] = true;
-        }
-    }
 }
 
 /// Every page of one document, prepared.

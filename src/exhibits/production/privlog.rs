@@ -1,6 +1,7 @@
 //! The privilege log for what a volume withholds, with the fields Rule 26(b)(5)(A) asks for:
-//! date, document type, author, recipients, description, privilege asserted and a control
-//! number; as CSV and as a Word document. The log is itself produced, so every redaction
+//! date, document type, author, recipients (BCC too), description, privilege asserted and a
+//! control number, each entry linked to its slip sheet's Bates number and its family's range
+//! and never to where the document was collected; as CSV and as a Word document. The log is itself produced, so every redaction
 //! pattern applies to it.
 
 use std::path::Path;
@@ -11,15 +12,26 @@ use crate::document::docx;
 
 pub const HEADER: &[&str] = &[
     "Control Number",
+    "Bates",
+    "Family",
     "Date",
     "Document Type",
     "Author",
     "Recipients",
     "CC",
+    "BCC",
     "Description",
     "Privilege Asserted",
-    "File",
 ];
+
+/// A withheld document, with its slip sheet's number and its family's range (empty for a
+/// document alone in its family).
+pub(super) struct Entry<'a> {
+    pub(super) doc: &'a Doc,
+    pub(super) withhold: &'a Withhold,
+    pub(super) bates: String,
+    pub(super) family: String,
+}
 
 /// A header line of a memo or letter (`From: …`), read from its first lines.
 fn header(d: &Doc, keys: &[&str]) -> String {
@@ -54,34 +66,34 @@ fn kind_of(d: &Doc) -> String {
     }
 }
 
-pub(super) fn rows(
-    volume: &str,
-    withheld: &[(&Doc, &Withhold)],
-    patterns: &[Pattern],
-) -> Vec<Vec<String>> {
+pub(super) fn rows(volume: &str, withheld: &[Entry], patterns: &[Pattern]) -> Vec<Vec<String>> {
     withheld
         .iter()
         .enumerate()
-        .map(|(i, (d, w))| {
+        .map(|(i, e)| {
+            let (d, w) = (e.doc, e.withhold);
             let or = |a: &str, b: String| if a.is_empty() { b } else { a.to_string() };
             let date = or(&d.meta.date, header(d, &["date"]));
             let author = or(&d.meta.from, header(d, &["from", "author"]));
             let to = or(&d.meta.to, header(d, &["to"]));
             let cc = or(&d.meta.cc, header(d, &["cc"]));
+            let bcc = or(&d.meta.bcc, header(d, &["bcc"]));
             let description = w
                 .description
                 .clone()
                 .unwrap_or_else(|| or(&d.meta.subject, header(d, &["re", "subject"])));
             [
                 format!("{volume}-PRIV-{:04}", i + 1),
+                e.bates.clone(),
+                e.family.clone(),
                 date,
                 kind_of(d),
                 author,
                 to,
                 cc,
+                bcc,
                 description,
                 w.privilege.clone(),
-                d.name.clone(),
             ]
             .iter()
             .map(|v| redact_text(v, patterns))
@@ -93,7 +105,7 @@ pub(super) fn rows(
 pub(super) fn write(
     data: &Path,
     volume: &str,
-    withheld: &[(&Doc, &Withhold)],
+    withheld: &[Entry],
     patterns: &[Pattern],
 ) -> Result<(), ProductionError> {
     let rows = rows(volume, withheld, patterns);

@@ -1,19 +1,22 @@
-//! Reconciling a volume: what it came to (`Report`) — produced + withheld + exceptions =
-//! collected, the redactions burned in, the patterns that matched nothing — and
-//! `DATA/reconciliation.md`, which says so in words.
+//! Reconciling a volume: what it came to (`Report`) — every collected item (file, message,
+//! attachment, embedded file) produced, withheld or an exception, each exactly once — the
+//! redactions burned in, the patterns that matched nothing; and `DATA/reconciliation.md`,
+//! which says so in words, level by level.
 
 use std::path::{Path, PathBuf};
 
-use super::types::{io, ProductionError, Report, Spec};
-use super::write::Written;
+use super::types::{io, Doc, Level, ProductionError, Report, Spec};
+use super::write::{Place, Written};
 
 /// What was collected, and what became of it.
 pub(super) struct Tally<'a> {
-    pub(super) collected: usize,
-    pub(super) withheld: usize,
-    pub(super) exceptions: &'a [String],
+    pub(super) docs: &'a [Doc],
     /// How many times each pattern matched.
     pub(super) counts: &'a [usize],
+    /// Documents produced again, each said in words.
+    pub(super) again: &'a [String],
+    /// How many pages were rasterised, by why.
+    pub(super) rasterised: &'a std::collections::BTreeMap<String, usize>,
 }
 
 /// The volume's report, for the volume to be put at `folder`.
@@ -25,15 +28,47 @@ pub(super) fn report(spec: &Spec, folder: PathBuf, w: &Written, t: &Tally) -> Re
         .filter(|(_, c)| **c == 0)
         .map(|(p, _)| p.name.clone())
         .collect();
+    let mut levels = Vec::new();
+    for level in Level::ALL {
+        let mut n = [0usize; 5];
+        for (d, place) in t.docs.iter().zip(&w.places) {
+            if d.level != level {
+                continue;
+            }
+            n[0] += 1;
+            match place {
+                Some(Place::Produced) => n[1] += 1,
+                Some(Place::Withheld) => n[2] += 1,
+                Some(Place::Exception) => n[3] += 1,
+                None => n[4] += 1,
+            }
+        }
+        if n[0] > 0 {
+            levels.push((level.plural().to_string(), n));
+        }
+    }
+    let count = |p: Place| w.places.iter().filter(|x| **x == Some(p)).count();
+    // Every item in exactly one place, and one row of the load file for each.
+    let balanced = w.places.iter().all(Option::is_some)
+        && w.places.len() == t.docs.len()
+        && w.rows.len() == t.docs.len();
     Report {
         folder,
-        collected: t.collected,
-        produced: w.record.documents.len(),
-        withheld: t.withheld,
+        collected: t.docs.len(),
+        produced: count(Place::Produced),
+        withheld: count(Place::Withheld),
         pages: w.record.last - w.record.first + 1,
         redactions: w.redacted.len(),
         unmatched,
-        exceptions: t.exceptions.to_vec(),
+        exceptions: w
+            .exceptions
+            .iter()
+            .map(|(b, d, why)| format!("{b} `{d}`: {why}"))
+            .collect(),
+        levels,
+        balanced,
+        again: t.again.to_vec(),
+        rasterised: t.rasterised.iter().map(|(w, n)| (w.clone(), *n)).collect(),
         record: w.record.clone(),
     }
 }
@@ -58,7 +93,16 @@ fn reconciliation(spec: &Spec, r: &Report) -> String {
         r.exceptions.len(),
         r.redactions
     ));
-    let ok = r.produced + r.withheld + r.exceptions.len() == r.collected;
+    s.push_str("| level | collected | produced | withheld | exceptions | unaccounted |\n");
+    s.push_str("|---|---:|---:|---:|---:|---:|\n");
+    for (name, n) in &r.levels {
+        s.push_str(&format!(
+            "| {name} | {} | {} | {} | {} | {} |\n",
+            n[0], n[1], n[2], n[3], n[4]
+        ));
+    }
+    s.push('\n');
+    let ok = r.balanced && r.produced + r.withheld + r.exceptions.len() == r.collected;
     s.push_str(&format!(
         "produced {} + withheld {} + exceptions {} = collected {}: {}\n",
         r.produced,
@@ -86,8 +130,26 @@ fn reconciliation(spec: &Spec, r: &Report) -> String {
             d.first, d.last, d.pages, d.document
         ));
     }
-    for w in &r.record.withheld {
-        s.push_str(&format!("- withheld: {w}\n"));
+    let rasterised: usize = r.rasterised.iter().map(|(_, n)| n).sum();
+    if spec.images == super::types::Images::Tiff {
+        s.push_str("Every page of this TIFF volume is an image.\n\n");
+    } else {
+        s.push_str(&format!(
+            "Pages rasterised: {rasterised} of {}; every other page is produced as itself or set as text, its text kept as text.\n\n",
+            r.pages
+        ));
+    }
+    for (why, n) in &r.rasterised {
+        s.push_str(&format!("- {n} rasterised: {why}\n"));
+    }
+    if !r.rasterised.is_empty() {
+        s.push('\n');
+    }
+    for a in &r.again {
+        s.push_str(&format!("- warning: {a}\n"));
+    }
+    for h in &r.record.held {
+        s.push_str(&format!("- {} withheld: {}\n", h.bates, h.document));
     }
     s
 }

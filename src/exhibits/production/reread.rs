@@ -88,12 +88,13 @@ fn leaks(
 pub fn check(
     volume: &Path,
     spec: &Spec,
+    fields: &[String],
     stamps: &[Page],
     redacted: &[Redacted],
     (first, last): (u64, u64),
 ) -> Vec<String> {
     let mut problems = Vec::new();
-    let finder = Finder::new(needles(redacted));
+    let finder = Finder::new(needles(redacted), &spec.patterns);
     // The images: exactly first..=last, each stamped.
     let mut have = BTreeSet::new();
     files_in(volume, "IMAGES", &mut have);
@@ -163,7 +164,7 @@ pub fn check(
             let mut hits = BTreeSet::new();
             for t in &texts {
                 hits.extend(finder.in_bytes(t));
-                hits.extend(finder.in_squashed(&squash(&String::from_utf8_lossy(t))));
+                hits.extend(finder.in_text(&String::from_utf8_lossy(t)));
             }
             for (i, r) in finder.needles.iter().enumerate() {
                 if r.page.is_none() && hits.contains(&i) {
@@ -172,7 +173,7 @@ pub fn check(
             }
         }
     }
-    problems.extend(load_files(volume, spec, (first, last)));
+    problems.extend(load_files(volume, spec, fields, (first, last)));
     problems
 }
 
@@ -205,13 +206,17 @@ fn page(volume: &Path, spec: &Spec, p: &Page, finder: &Finder, problems: &mut Ve
     };
     // The text layer as the page's own bytes show it; `pdftotext` for a page lexrun's reader
     // cannot take.
-    let layer = super::vector::text_of(&bytes)
-        .or_else(|| run_text(Command::new("pdftotext").arg("-layout").arg(&path).arg("-")));
-    let Some(layer) = layer else {
+    // Only what prints counts for the stamps: glyphs inside the page's visible box (poppler
+    // too leaves out what lies off the page).
+    let layer = super::vector::text_of(&bytes).or_else(|| {
+        run_text(Command::new("pdftotext").arg("-layout").arg(&path).arg("-"))
+            .map(|t| (t.clone(), t))
+    });
+    let Some((layer, visible)) = layer else {
         problems.push(format!("{rel}: pdftotext cannot read it"));
         return;
     };
-    let shown = collapse(&layer);
+    let shown = collapse(&visible);
     if !shown.contains(bates.as_str()) {
         problems.push(format!(
             "{rel}: its Bates number {bates} is not on the page"
@@ -247,14 +252,8 @@ fn page(volume: &Path, spec: &Spec, p: &Page, finder: &Finder, problems: &mut Ve
     let places = [
         (in_bytes, format!("the bytes of {rel}")),
         (in_streams, format!("a decompressed stream of {rel}")),
-        (
-            finder.in_squashed(&squash(&layer)),
-            format!("the text layer of {rel}"),
-        ),
-        (
-            finder.in_squashed(&squash(&ocr)),
-            format!("the OCR of {rel}"),
-        ),
+        (finder.in_text(&layer), format!("the text layer of {rel}")),
+        (finder.in_text(&ocr), format!("the OCR of {rel}")),
     ];
     leaks(finder, bates, &places, problems);
 }
@@ -308,16 +307,18 @@ fn tiff_page(volume: &Path, spec: &Spec, p: &Page, finder: &Finder, problems: &m
     let Ok(bytes) = std::fs::read(&path) else {
         return;
     };
-    match super::tiff::read(&bytes) {
+    let info = match super::tiff::read(&bytes) {
         Err(e) => {
             problems.push(format!("{rel}: not a valid Group IV TIFF: {e}"));
             return;
         }
-        Ok(info) if info.dpi != (spec.dpi as f64, spec.dpi as f64) => problems.push(format!(
+        Ok(info) => info,
+    };
+    if info.dpi != (spec.dpi as f64, spec.dpi as f64) {
+        problems.push(format!(
             "{rel}: its resolution is {} × {} dpi, not {}",
             info.dpi.0, info.dpi.1, spec.dpi
-        )),
-        Ok(_) => {}
+        ));
     }
     // Pages are read in parallel already: one thread each.
     let ocr = run_text(
@@ -333,7 +334,19 @@ fn tiff_page(volume: &Path, spec: &Spec, p: &Page, finder: &Finder, problems: &m
         ));
         return;
     };
-    let seen = stamp_form(&ocr);
+    let mut seen = stamp_form(&ocr);
+    // OCR of a whole page can misread a digit of the stamp; the band the stamps are set in is
+    // read again on its own, enlarged, before the stamp is called missing.
+    let found = |seen: &str| {
+        seen.contains(&stamp_form(bates))
+            && (legend.is_empty() || seen.contains(&stamp_form(legend)))
+    };
+    if !found(&seen) {
+        if let Some(band) = band_ocr(&info, spec, &found) {
+            seen.push(' ');
+            seen.push_str(&stamp_form(&band));
+        }
+    }
     if !seen.contains(&stamp_form(bates)) {
         problems.push(format!(
             "{rel}: its Bates number {bates} is not on the page (OCR reads no such number)"
@@ -346,16 +359,77 @@ fn tiff_page(volume: &Path, spec: &Spec, p: &Page, finder: &Finder, problems: &m
     }
     let places = [
         (finder.in_bytes(&bytes), format!("the bytes of {rel}")),
-        (
-            finder.in_squashed(&squash(&ocr)),
-            format!("the OCR of {rel}"),
-        ),
+        (finder.in_text(&ocr), format!("the OCR of {rel}")),
     ];
     leaks(finder, bates, &places, problems);
 }
 
+/// The OCR of the band below a TIFF page's image, where its stamps are set, on its own:
+/// poppler enlarges it, smoothing its edges, and tesseract reads it as a block, at a few
+/// sizes until `found` holds of what it read. A whole page's OCR can misread a digit of a
+/// small stamp; this reads the same pixels again. Returns everything it read.
+fn band_ocr(info: &super::tiff::Info, spec: &Spec, found: &dyn Fn(&str) -> bool) -> Option<String> {
+    let (w, h) = (info.width as usize, info.height as usize);
+    let band = ((super::page::BAND * spec.dpi as f64 / 72.0).ceil() as usize + 8).min(h);
+    if w == 0 || band == 0 || info.black.len() < w * h {
+        return None;
+    }
+    let px = info.black[(h - band) * w..h * w]
+        .iter()
+        .map(|&b| if b { 0 } else { 255 })
+        .collect();
+    let gray = super::page::Gray { w, h: band, px };
+    let stamps = super::page::Stamps {
+        bates: "",
+        legend: "",
+    };
+    let pdf = super::page::raster_pdf(
+        &super::page::Packed::of(&gray),
+        spec.dpi as f64,
+        &[],
+        &stamps,
+    );
+    let file = tempfile::NamedTempFile::new().ok()?;
+    std::fs::write(file.path(), pdf).ok()?;
+    let mut all = String::new();
+    // Sizes in halves of the page's resolution.
+    for (halves, colour, psm) in [(3, "-gray", "6"), (5, "-gray", "7"), (4, "-mono", "7")] {
+        let dpi = (spec.dpi * halves / 2).to_string();
+        let mut raster = Command::new("pdftoppm")
+            .args(["-r", &dpi, colour, "-singlefile"])
+            .arg(file.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let text = raster.stdout.take().and_then(|pixels| {
+            run_text(
+                Command::new("tesseract")
+                    .args(["stdin", "-", "--dpi", &dpi, "--psm", psm, "-l", &spec.lang])
+                    .env("OMP_THREAD_LIMIT", "1")
+                    .stdin(pixels),
+            )
+        });
+        let rendered = raster.wait().is_ok_and(|s| s.success());
+        if let Some(t) = text.filter(|_| rendered) {
+            all.push_str(&t);
+            all.push('\n');
+            if found(&stamp_form(&t)) {
+                break;
+            }
+        }
+    }
+    Some(all)
+}
+
 /// The load files parsed back and matched to the images.
-fn load_files(volume: &Path, spec: &Spec, (first, last): (u64, u64)) -> Vec<String> {
+fn load_files(
+    volume: &Path,
+    spec: &Spec,
+    fields: &[String],
+    (first, last): (u64, u64),
+) -> Vec<String> {
     let mut problems = Vec::new();
     let dat_rel = format!("DATA/{}.dat", spec.volume);
     let opt_rel = format!("DATA/{}.opt", spec.volume);
@@ -364,7 +438,7 @@ fn load_files(volume: &Path, spec: &Spec, (first, last): (u64, u64)) -> Vec<Stri
         Ok(x) => x,
         Err(e) => return vec![format!("{dat_rel}: {e}")],
     };
-    if header != spec.fields {
+    if header != fields {
         problems.push(format!(
             "{dat_rel}: its fields are {header:?}, not those declared"
         ));
@@ -567,7 +641,14 @@ mod tests {
     fn a_redacted_string_left_on_a_page_fails_and_says_where() {
         let dir = tempfile::tempdir().unwrap();
         volume(dir.path(), "SSN 123-45-6789 here");
-        let problems = check(dir.path(), &spec(), &page_of(), &ssn(), (1, 1));
+        let problems = check(
+            dir.path(),
+            &spec(),
+            &spec().fields,
+            &page_of(),
+            &ssn(),
+            (1, 1),
+        );
         let all = problems.join("\n");
         assert!(
             all.contains("a decompressed stream of IMAGES/T001.pdf"),
@@ -582,17 +663,32 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         volume(dir.path(), "SSN [REDACTED – PII] here");
         assert_eq!(
-            check(dir.path(), &spec(), &page_of(), &ssn(), (1, 1)),
+            check(
+                dir.path(),
+                &spec(),
+                &spec().fields,
+                &page_of(),
+                &ssn(),
+                (1, 1)
+            ),
             Vec::<String>::new()
         );
         let mut wrong = page_of();
         wrong[0].legend = "HIGHLY CONFIDENTIAL".into();
-        let p = check(dir.path(), &spec(), &wrong, &ssn(), (1, 1)).join("\n");
+        let p = check(dir.path(), &spec(), &spec().fields, &wrong, &ssn(), (1, 1)).join("\n");
         assert!(
             p.contains("its legend `HIGHLY CONFIDENTIAL` is not on the page"),
             "{p}"
         );
-        let p = check(dir.path(), &spec(), &page_of(), &ssn(), (1, 2)).join("\n");
+        let p = check(
+            dir.path(),
+            &spec(),
+            &spec().fields,
+            &page_of(),
+            &ssn(),
+            (1, 2),
+        )
+        .join("\n");
         assert!(
             p.contains("IMAGES/T002.pdf is missing: the numbering has a gap"),
             "{p}"
@@ -612,13 +708,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         volume_as(dir.path(), "SSN [REDACTED – PII] here", Images::Tiff);
         assert_eq!(
-            check(dir.path(), &tiff, &pages, &ssn(), (1, 1)),
+            check(dir.path(), &tiff, &tiff.fields, &pages, &ssn(), (1, 1)),
             Vec::<String>::new()
         );
         // The stamps are in the pixels: a legend the page does not carry is found missing.
         let mut wrong = pages.clone();
         wrong[0].legend = "HIGHLY CONFIDENTIAL".into();
-        let p = check(dir.path(), &tiff, &wrong, &ssn(), (1, 1)).join("\n");
+        let p = check(dir.path(), &tiff, &tiff.fields, &wrong, &ssn(), (1, 1)).join("\n");
         assert!(
             p.contains("IMAGES/0001/T001.tif: its legend `HIGHLY CONFIDENTIAL` is not on the page"),
             "{p}"
@@ -626,7 +722,7 @@ mod tests {
         // A number left in the pixels is found by OCR, and the file named.
         let leaked = tempfile::tempdir().unwrap();
         volume_as(leaked.path(), "SSN 123-45-6789 here", Images::Tiff);
-        let p = check(leaked.path(), &tiff, &pages, &ssn(), (1, 1)).join("\n");
+        let p = check(leaked.path(), &tiff, &tiff.fields, &pages, &ssn(), (1, 1)).join("\n");
         assert!(
             p.contains("leaked into the OCR of IMAGES/0001/T001.tif"),
             "{p}"
@@ -636,7 +732,7 @@ mod tests {
         let mut bytes = std::fs::read(&at).unwrap();
         bytes[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
         std::fs::write(&at, bytes).unwrap();
-        let p = check(dir.path(), &tiff, &pages, &ssn(), (1, 1)).join("\n");
+        let p = check(dir.path(), &tiff, &tiff.fields, &pages, &ssn(), (1, 1)).join("\n");
         assert!(
             p.contains("IMAGES/0001/T001.tif: not a valid Group IV TIFF"),
             "{p}"

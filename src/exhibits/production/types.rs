@@ -139,6 +139,9 @@ pub struct Held {
     pub document: String,
     pub hash: String,
     pub privilege: String,
+    /// Its slip sheet's Bates number.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub bates: String,
 }
 
 /// Why a volume was not produced. Nothing is left of it on disk.
@@ -188,8 +191,14 @@ pub(super) struct Meta {
     pub(super) from: String,
     pub(super) to: String,
     pub(super) cc: String,
+    pub(super) bcc: String,
     pub(super) date: String,
     pub(super) subject: String,
+    /// The time it was sent, with its zone: `09:15:00 -05:00`.
+    pub(super) time_sent: String,
+    /// The date its first `Received` header gives.
+    pub(super) received: String,
+    pub(super) message_id: String,
 }
 
 /// One collected document.
@@ -208,6 +217,49 @@ pub(super) struct Doc {
     pub(super) attachment: bool,
     pub(super) meta: Meta,
     pub(super) hash: String,
+    /// Why the document cannot be processed (a file or attachment that cannot be read): it
+    /// is an exception, produced as a technical-issue slip sheet.
+    pub(super) problem: Option<String>,
+    pub(super) level: Level,
+}
+
+impl Doc {
+    /// Its name without the folders it was collected from: `lease-email.eml › ledger.xlsx`.
+    pub(super) fn shown(&self) -> String {
+        let base = self.rel.rsplit('/').next().unwrap_or(&self.rel);
+        match self.name.split_once(" › ") {
+            Some((_, inner)) => format!("{base} › {inner}"),
+            None => base.to_string(),
+        }
+    }
+}
+
+/// Where a collected item sits: a file as collected, a message of a mailbox, an email's
+/// attachment, or a file embedded in a document (a PDF's embedded file, an Office object).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    File,
+    Message,
+    Attachment,
+    Embedded,
+}
+
+impl Level {
+    pub const ALL: [Level; 4] = [
+        Level::File,
+        Level::Message,
+        Level::Attachment,
+        Level::Embedded,
+    ];
+
+    pub fn plural(self) -> &'static str {
+        match self {
+            Level::File => "files",
+            Level::Message => "messages",
+            Level::Attachment => "attachments",
+            Level::Embedded => "embedded files",
+        }
+    }
 }
 
 /// What becomes of a collected document: imaged page by page, produced natively, or
@@ -217,6 +269,8 @@ pub(super) enum Fate {
     Imaged,
     Native,
     Withheld(usize),
+    /// It cannot be processed (`Ready::problems` says why): a technical-issue slip sheet.
+    Exception,
 }
 
 /// The files the production reads, each with its path relative to the matter.
@@ -238,6 +292,15 @@ pub struct Report {
     pub redactions: usize,
     /// Patterns that matched nothing, listed in the reconciliation.
     pub unmatched: Vec<String>,
+    /// For each level of item (files, messages, attachments, embedded files): collected,
+    /// produced, withheld, exceptions, and unaccounted for.
+    pub levels: Vec<(String, [usize; 5])>,
+    /// Every collected item is in exactly one place, with one row of the load file.
+    pub balanced: bool,
+    /// Documents produced again: their hash was produced in an earlier volume.
+    pub again: Vec<String>,
+    /// How many pages were rasterised rather than produced as themselves, by why.
+    pub rasterised: Vec<(String, usize)>,
 }
 
 /// The error for a file that cannot be read or written.

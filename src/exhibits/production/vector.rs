@@ -193,6 +193,10 @@ impl VectorPage {
     /// it, as a one-page PDF.
     pub fn finish(mut self, stamps: &super::page::Stamps) -> Vec<u8> {
         let [x0, y0, x1, y1] = self.crop;
+        // A page too narrow for its stamps is widened; its content stays clipped to its
+        // own box.
+        let (w, h) = (x1 - x0, y1 - y0);
+        let x1 = x0 + w.max(super::page::stamp_width(stamps));
         let mut overlay = b"Q\n".to_vec();
         for l in &self.labels {
             super::page::push_label(&mut overlay, l, "LexrunF2");
@@ -212,7 +216,8 @@ impl VectorPage {
         };
         fonts.set("LexrunF2", Object::Reference(font));
         self.resources.set("Font", Object::Dictionary(fonts));
-        let open = doc.add_object(Stream::new(dictionary! {}, b"q\n".to_vec()));
+        let clip = format!("q {x0:.3} {y0:.3} {w:.3} {h:.3} re W n\n");
+        let open = doc.add_object(Stream::new(dictionary! {}, clip.into_bytes()));
         let mut over = Stream::new(dictionary! {}, overlay);
         let _ = over.compress();
         let over = doc.add_object(over);
@@ -425,9 +430,10 @@ fn cut(op: &Operation, gone: &[&Glyph]) -> Option<Vec<Operation>> {
     Some(pre)
 }
 
-/// The text a produced one-page PDF shows, read from its bytes: words on a line joined by
-/// spaces, lines by newlines. `None` if the page cannot be read this way.
-pub fn text_of(pdf: &[u8]) -> Option<String> {
+/// The text a produced one-page PDF holds, read from its bytes: words on a line joined by
+/// spaces, lines by newlines; and the part of it that prints — glyphs inside the page's
+/// visible box and set large enough to be read. `None` if the page cannot be read this way.
+pub fn text_of(pdf: &[u8]) -> Option<(String, String)> {
     let doc = Document::load_mem(pdf).ok()?;
     let id = *doc.get_pages().values().next()?;
     let resources = match inherited(&doc, id, b"Resources") {
@@ -447,14 +453,33 @@ pub fn text_of(pdf: &[u8]) -> Option<String> {
         .collect();
     let glyphs = interpret(&doc, &resources, &ops)?;
     let media = rect(inherited(&doc, id, b"MediaBox")).unwrap_or([0.0, 0.0, 612.0, 792.0]);
-    let read = Read {
-        ops: Vec::new(),
-        glyphs,
-        crop: media,
-        resources: Dictionary::new(),
+    let crop = rect(inherited(&doc, id, b"CropBox")).unwrap_or(media);
+    let seen = [
+        media[0].max(crop[0]),
+        media[1].max(crop[1]),
+        media[2].min(crop[2]),
+        media[3].min(crop[3]),
+    ];
+    let inside = |g: &Glyph| {
+        let [a, b, c, d] = g.bbox;
+        g.size >= 2.0
+            && a >= seen[0] - 0.5
+            && b >= seen[1] - 0.5
+            && c <= seen[2] + 0.5
+            && d <= seen[3] + 0.5
     };
-    let (words, _) = read.words(72.0);
-    Some(super::words::join(&words).text)
+    let visible: Vec<Glyph> = glyphs.iter().filter(|g| inside(g)).cloned().collect();
+    let text = |glyphs: Vec<Glyph>| {
+        let read = Read {
+            ops: Vec::new(),
+            glyphs,
+            crop: media,
+            resources: Dictionary::new(),
+        };
+        let (words, _) = read.words(72.0);
+        super::words::join(&words).text
+    };
+    Some((text(glyphs), text(visible)))
 }
 
 #[cfg(test)]
