@@ -182,6 +182,10 @@ pub(super) enum Command {
         #[command(flatten)]
         servers: ServerArgs,
     },
+    /// A Model Context Protocol server on standard input and output, for agent orchestrators:
+    /// check, plan, run, verify, sources, text, bates and audit as tools. Paths are confined
+    /// to the client's roots, else the folder it is started in.
+    Mcp,
     #[command(external_subcommand)]
     External(Vec<String>),
     /// Print the text of each page of any source (PDF, scan, photo, Word, email, spreadsheet,

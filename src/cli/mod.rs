@@ -11,6 +11,7 @@ mod compile;
 mod draft;
 mod exhibits;
 mod failure;
+mod mcp;
 mod open;
 mod output;
 mod run;
@@ -122,6 +123,7 @@ fn dispatch(command: Command, color: bool) -> u8 {
             json,
             servers,
         } => cmd_bench(&file, runs, enforce, json, &servers, color),
+        Command::Mcp => mcp::cmd_mcp(),
         Command::External(args) => cmd_external(&args, color),
         Command::Text {
             json,

@@ -65,21 +65,13 @@ pub(super) fn cmd_audit(
     color: bool,
 ) -> u8 {
     let (_, _, st) = or_exit!(open_store(file, store, color, "no audit"));
-    let Some(run) = run.map(str::to_string).or_else(|| st.last_run()) else {
-        eprintln!("error: the store has no runs yet");
-        return exit::USAGE;
+    let (run, info, arts, volumes) = match audit_of(&st, run) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
     };
-    let Some(mut info) = st.run_info(&run) else {
-        eprintln!("error: the store has no run `{run}`");
-        return exit::USAGE;
-    };
-    let arts = st.artifacts_of_run(&run);
-    info["artifacts"] = serde_json::to_value(&arts).unwrap_or_default();
-    let volumes: Vec<crate::store::Volume> = match volumes_of(&st) {
-        Ok(v) => v.into_iter().filter(|v| v.run_id == run).collect(),
-        Err(c) => return c,
-    };
-    info["volumes"] = serde_json::to_value(&volumes).unwrap_or_default();
     if json {
         return print_out(&(serde_json::to_string_pretty(&info).unwrap_or_default() + "\n"));
     }
@@ -121,6 +113,39 @@ pub(super) fn cmd_audit(
         }
     }
     print_out(&out)
+}
+
+/// A run's chain of custody (default: the last run): its id, the ledger's record with its
+/// artifacts and volumes, the artifacts, and the volumes.
+#[allow(clippy::type_complexity)]
+pub(super) fn audit_of(
+    st: &crate::store::Store,
+    run: Option<&str>,
+) -> Result<
+    (
+        String,
+        serde_json::Value,
+        Vec<crate::store::Artifact>,
+        Vec<crate::store::Volume>,
+    ),
+    String,
+> {
+    let Some(run) = run.map(str::to_string).or_else(|| st.last_run()) else {
+        return Err("the store has no runs yet".into());
+    };
+    let Some(mut info) = st.run_info(&run) else {
+        return Err(format!("the store has no run `{run}`"));
+    };
+    let arts = st.artifacts_of_run(&run);
+    info["artifacts"] = serde_json::to_value(&arts).unwrap_or_default();
+    let volumes: Vec<crate::store::Volume> = st
+        .volumes()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|v| v.run_id == run)
+        .collect();
+    info["volumes"] = serde_json::to_value(&volumes).unwrap_or_default();
+    Ok((run, info, arts, volumes))
 }
 
 /// The ledger's production volumes, or the exit code after saying why they cannot be read.
