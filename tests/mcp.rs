@@ -474,3 +474,68 @@ fn garbage_unknown_tools_wrong_types_and_a_100_mb_argument_get_errors_and_the_se
     let listed = raw.reply(5);
     assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 8);
 }
+
+/// A server that takes connections and never answers: a model call that does not end.
+fn silent_server() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming().flatten() {
+            held.push(c);
+        }
+    });
+    url
+}
+
+fn the_run_json(out: &Path) -> Value {
+    let run = walk(out)
+        .into_iter()
+        .find(|p| p.ends_with("run.json"))
+        .expect("the run wrote its record");
+    serde_json::from_str(&std::fs::read_to_string(run).unwrap()).unwrap()
+}
+
+#[test]
+fn a_cancelled_run_stops_keeps_its_record_and_the_server_goes_on() {
+    let lib = library();
+    let url = silent_server();
+    let out = session(
+        lib.path(),
+        None,
+        json!([
+            {"tool": "run", "cancel_after": 2, "args": {"file": "summary.lex", "endpoint": [format!("*={url}")]}},
+            {"tool": "check", "args": {"files": ["summary.lex"]}},
+        ]),
+    );
+    assert_eq!(out["calls"][0]["cancelled"], true);
+    assert_eq!(out["calls"][1]["structured"]["ok"], true, "{}", out["calls"][1]);
+    let rec = the_run_json(&lib.path().join("out"));
+    assert_eq!(rec["cancelled"], true, "{rec}");
+    assert_eq!(rec["matters"][0]["status"], "cancelled");
+}
+
+#[test]
+fn a_client_that_disappears_mid_run_cancels_it_cleanly() {
+    let lib = library();
+    let url = silent_server();
+    let mut raw = Raw::start(lib.path());
+    raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "run", "arguments": {"file": "summary.lex", "endpoint": [format!("*={url}")]}}}));
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    drop(raw.child.stdin.take());
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = raw.child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the server did not end with its client"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let rec = the_run_json(&lib.path().join("out"));
+    assert_eq!(rec["cancelled"], true, "{rec}");
+}
