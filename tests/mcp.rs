@@ -509,7 +509,11 @@ fn a_cancelled_run_stops_keeps_its_record_and_the_server_goes_on() {
         ]),
     );
     assert_eq!(out["calls"][0]["cancelled"], true);
-    assert_eq!(out["calls"][1]["structured"]["ok"], true, "{}", out["calls"][1]);
+    assert_eq!(
+        out["calls"][1]["structured"]["ok"], true,
+        "{}",
+        out["calls"][1]
+    );
     let rec = the_run_json(&lib.path().join("out"));
     assert_eq!(rec["cancelled"], true, "{rec}");
     assert_eq!(rec["matters"][0]["status"], "cancelled");
@@ -520,8 +524,10 @@ fn a_client_that_disappears_mid_run_cancels_it_cleanly() {
     let lib = library();
     let url = silent_server();
     let mut raw = Raw::start(lib.path());
-    raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "run", "arguments": {"file": "summary.lex", "endpoint": [format!("*={url}")]}}}));
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "run", "arguments": {"file": "summary.lex", "endpoint": [format!("*={url}")]}}}),
+    );
     std::thread::sleep(std::time::Duration::from_secs(2));
     drop(raw.child.stdin.take());
     let started = std::time::Instant::now();
