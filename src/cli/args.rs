@@ -227,6 +227,18 @@ pub(super) enum Command {
     /// Print the man page (roff): `lexrun man | man -l -`, or save it as `lexrun.1` in a
     /// `man1` folder on `MANPATH`.
     Man,
+    /// List the runs the ledger holds, newest first: when each started, its workflow,
+    /// matters, status, how many claims verification found no support for, how many steps
+    /// failed or were blocked, and its id.
+    Runs {
+        /// A workflow, by name or as its .lex file (default: every workflow).
+        workflow: Option<String>,
+        /// One JSON array instead of the table.
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_name = "DIR", help = STORE_HELP)]
+        store: Option<std::path::PathBuf>,
+    },
     #[command(external_subcommand)]
     External(Vec<String>),
     /// Print the text of each page of any source (PDF, scan, photo, Word, email, spreadsheet,
@@ -452,7 +464,7 @@ mod tests {
     #[test]
     fn the_store_default_is_said_one_way() {
         let cli = super::Cli::command();
-        let opens = ["plan", "run", "why", "audit", "sources", "cache"];
+        let opens = ["plan", "run", "why", "audit", "sources", "cache", "runs"];
         for sub in cli
             .get_subcommands()
             .filter(|s| opens.contains(&s.get_name()))

@@ -15,6 +15,7 @@ mod mcp;
 mod open;
 mod output;
 mod run;
+mod runs;
 mod servers;
 mod shell;
 mod store;
@@ -135,6 +136,11 @@ fn dispatch(command: Command, color: bool) -> u8 {
         Command::Mcp => mcp::cmd_mcp(),
         Command::Completions { shell } => shell::cmd_completions(shell),
         Command::Man => shell::cmd_man(),
+        Command::Runs {
+            workflow,
+            json,
+            store,
+        } => runs::cmd_runs(workflow.as_deref(), json, store.as_deref(), color),
         Command::External(args) => cmd_external(&args, color),
         Command::Text {
             json,
