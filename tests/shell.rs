@@ -74,3 +74,50 @@ fn help_of_help_is_help() {
         assert!(stdout(&o).contains("Usage: lexrun help"), "{}", stdout(&o));
     }
 }
+
+#[test]
+fn init_writes_a_library_that_passes_check_and_test_and_overwrites_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("firm");
+    let o = lexrun(&["init", lib.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", support::stderr(&o));
+    for f in [
+        "lexrun.toml",
+        ".gitignore",
+        "starter.lex",
+        "starter.test.lex",
+        "cassettes/starter.jsonl",
+        "matters/sample/record/02-lease.txt",
+    ] {
+        assert!(lib.join(f).is_file(), "{f} not written");
+    }
+    let wf = lib.join("starter.lex");
+    let o = lexrun(&[
+        "check",
+        wf.to_str().unwrap(),
+        lib.join("starter.test.lex").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", support::stderr(&o));
+    assert!(support::stderr(&o).contains("(0 errors, 0 warnings)"));
+    let o = support::Lexrun::new()
+        .arg("test")
+        .current_dir(&lib)
+        .output();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&o),
+        support::stderr(&o)
+    );
+    let said = stdout(&o) + &support::stderr(&o);
+    assert!(said.contains("1 passed, 0 failed"), "{said}");
+    let o = lexrun(&["fmt", "--check", lib.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "the starter is formatted");
+    // A second init changes nothing.
+    std::fs::write(&wf, "edited").unwrap();
+    let o = lexrun(&["init", lib.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(support::stderr(&o).contains("nothing was written"));
+    assert_eq!(std::fs::read_to_string(&wf).unwrap(), "edited");
+}

@@ -227,6 +227,15 @@ pub(super) enum Command {
     /// Print the man page (roff): `lexrun man | man -l -`, or save it as `lexrun.1` in a
     /// `man1` folder on `MANPATH`.
     Man,
+    /// Write a starter workflow library into DIR: lexrun.toml, a workflow with one pool, one
+    /// model, a gate, a draft and strict verification, a sample matter, a test with its
+    /// cassette and snapshot, and a .gitignore. It passes `lexrun check` and `lexrun test`.
+    Init {
+        /// The folder (created if needed; default: the current folder). Nothing in it is
+        /// overwritten.
+        #[arg(default_value = ".")]
+        dir: std::path::PathBuf,
+    },
     /// List the runs the ledger holds, newest first: when each started, its workflow,
     /// matters, status, how many claims verification found no support for, how many steps
     /// failed or were blocked, and its id.

@@ -11,6 +11,7 @@ mod compile;
 mod draft;
 mod exhibits;
 mod failure;
+mod init;
 mod mcp;
 mod open;
 mod output;
@@ -136,6 +137,7 @@ fn dispatch(command: Command, color: bool) -> u8 {
         Command::Mcp => mcp::cmd_mcp(),
         Command::Completions { shell } => shell::cmd_completions(shell),
         Command::Man => shell::cmd_man(),
+        Command::Init { dir } => init::cmd_init(&dir),
         Command::Runs {
             workflow,
             json,
