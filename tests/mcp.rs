@@ -281,7 +281,11 @@ fn a_run_reports_progress_and_its_record_and_its_output_is_refused_as_evidence()
         "file": "affidavit.lex",
         "replay": "cassettes/affidavit-smith.jsonl",
     }});
-    let out = session(lib.path(), None, json!([run]));
+    let out = session(
+        lib.path(),
+        None,
+        json!([run, {"list_resources": true}, {"read": "lexrun://nonesuch/run.json"}, {"read": "lexrun://LAST/report.md"}]),
+    );
     let call = &out["calls"][0];
     assert_eq!(call["is_error"], false, "{call}");
     let rec = &call["structured"];
@@ -305,6 +309,32 @@ fn a_run_reports_progress_and_its_record_and_its_output_is_refused_as_evidence()
         .map(|p| p["progress"].as_f64().unwrap())
         .collect();
     assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+    // What the run wrote, as resources by URI.
+    let uris: Vec<&str> = rec["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    let run_id = rec["run_id"].as_str().unwrap();
+    for want in [
+        "run.json",
+        "report.md",
+        "review.html",
+        "output/affidavit.md",
+    ] {
+        assert!(
+            uris.contains(&format!("lexrun://{run_id}/{want}").as_str()),
+            "{want} not among {uris:?}"
+        );
+    }
+    let listed = out["calls"][1]["resources"].as_array().unwrap();
+    assert_eq!(listed.len(), uris.len(), "{listed:?}");
+    assert!(out["calls"][2]["protocol_error"].is_string());
+    let report = &out["calls"][3]["contents"][0];
+    assert_eq!(report["mime_type"], "text/markdown");
+    let on_disk = std::fs::read_to_string(record.with_file_name("report.md")).unwrap();
+    assert_eq!(report["text"].as_str().unwrap(), on_disk);
 
     // A model's output, copied into the matter's intake, offered as evidence: refused.
     let output = walk(&lib.path().join("out"))

@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use camino::Utf8PathBuf;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, Implementation, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    CallToolResult, Implementation, ListResourcesResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{tool, tool_handler, tool_router, ErrorData, Peer, RoleServer, ServerHandler};
@@ -81,6 +83,8 @@ struct Lexrun {
     start: PathBuf,
     roots: Arc<Mutex<Option<Vec<PathBuf>>>>,
     runs: Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>,
+    /// What the runs of this session wrote, by URI: record, report, review page, outputs.
+    files: Arc<Mutex<std::collections::BTreeMap<String, PathBuf>>>,
 }
 
 /// A tool that could not do what was asked: a stable code, the message, the exit code the
@@ -259,6 +263,7 @@ impl Lexrun {
             start,
             roots: Arc::new(Mutex::new(None)),
             runs: Arc::new(Mutex::new(Vec::new())),
+            files: Arc::new(Mutex::new(std::collections::BTreeMap::new())),
         }
     }
 
@@ -538,13 +543,20 @@ impl Lexrun {
                 )
                 .await;
         }
-        let outcome = done_rx.await.unwrap_or_else(|_| {
+        let mut outcome = done_rx.await.unwrap_or_else(|_| {
             Err(Refusal::new(
                 "internal",
                 "internal error: the run ended without a record",
                 exit::USAGE,
             ))
         });
+        if let Ok(rec) = &mut outcome {
+            let files = run_files(rec);
+            rec["resources"] = json!(files.keys().collect::<Vec<_>>());
+            if let Ok(mut all) = self.files.lock() {
+                all.extend(files);
+            }
+        }
         respond(outcome)
     }
 }
@@ -552,11 +564,77 @@ impl Lexrun {
 #[tool_handler]
 impl ServerHandler for Lexrun {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
             .with_server_info(Implementation::new("lexrun", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "lexrun checks, plans, runs and verifies legal workflows (.lex files) on the firm's own model servers. Every path must lie inside the client's roots (or the folder the server started in). Errors come back as {\"error\": {\"code\", \"message\", \"exit_code\"}}; `lexrun explain CODE` explains a diagnostic code.",
             )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let files = self.files.lock().map(|f| f.clone()).unwrap_or_default();
+        Ok(ListResourcesResult::with_all_items(
+            files
+                .iter()
+                .map(|(uri, path)| {
+                    let name = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let mut r = Resource::new(uri.clone(), name);
+                    r.mime_type = Some(mime_of(path).into());
+                    r
+                })
+                .collect(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let path = self
+            .files
+            .lock()
+            .ok()
+            .and_then(|f| f.get(&request.uri).cloned())
+            .ok_or_else(|| {
+                ErrorData::resource_not_found(
+                    format!(
+                        "no resource `{}`: resources are the files the runs of this session wrote (see `resources/list` or a run's `resources`)",
+                        request.uri
+                    ),
+                    None,
+                )
+            })?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            ErrorData::invalid_params(
+                format!(
+                    "cannot read `{}` as text ({e}); open it from its path",
+                    path.display()
+                ),
+                None,
+            )
+        })?;
+        Ok(
+            ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
+                uri: request.uri,
+                mime_type: Some(mime_of(&path).into()),
+                text,
+                meta: None,
+            }])
+            .into(),
+        )
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
@@ -800,6 +878,52 @@ fn run_blocking(
     v["exit_code"] = json!(rec.exit_code());
     v["record"] = json!(opts.out.join(&rec.run_id).join("run.json"));
     Ok(v)
+}
+
+/// The files a run wrote, by URI: `lexrun://RUN/PATH` for each file of its run folder
+/// (record, report, review page, stage texts) and `lexrun://RUN/output/NAME` for its outputs.
+fn run_files(rec: &Value) -> std::collections::BTreeMap<String, PathBuf> {
+    let mut files = std::collections::BTreeMap::new();
+    let (Some(run), Some(record)) = (rec["run_id"].as_str(), rec["record"].as_str()) else {
+        return files;
+    };
+    let folder = Path::new(record).parent().unwrap_or(Path::new(""));
+    if let Ok(all) = crate::confine::walk(folder, &|_| false, &|_| true) {
+        for p in all {
+            if let Ok(rel) = p.strip_prefix(folder) {
+                files.insert(format!("lexrun://{run}/{}", rel.display()), p.clone());
+            }
+        }
+    }
+    let out = folder.parent().unwrap_or(Path::new(""));
+    for m in rec["matters"].as_array().into_iter().flatten() {
+        for o in m["outputs"].as_array().into_iter().flatten() {
+            let Some(p) = o["path"].as_str() else {
+                continue;
+            };
+            let p = out.join(p);
+            if p.is_file() && !o["missing"].as_bool().unwrap_or(false) {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                files.insert(
+                    format!("lexrun://{run}/output/{}", name.unwrap_or_default()),
+                    p,
+                );
+            }
+        }
+    }
+    files
+}
+
+fn mime_of(p: &Path) -> &'static str {
+    match p.extension().and_then(|e| e.to_str()) {
+        Some("md") => "text/markdown",
+        Some("html") => "text/html",
+        Some("json" | "jsonl") => "application/json",
+        Some("txt") => "text/plain",
+        Some("pdf") => "application/pdf",
+        Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        _ => "application/octet-stream",
+    }
 }
 
 fn run_refusal(e: crate::run::RunError) -> Refusal {

@@ -2,7 +2,8 @@
 
 Reads a scenario (JSON) on standard input:
   {"exe": ..., "cwd": ..., "env": {...}, "roots": [folders] or null,
-   "calls": [{"tool": name, "args": {...}, "progress": bool, "cancel_after": seconds}]}
+   "calls": [{"tool": name, "args": {...}, "progress": bool, "cancel_after": seconds}
+             | {"read": uri} | {"list_resources": true}]}
 and prints one JSON object: the tools listed (name, input schema) and, for each call, whether
 it is an error, its structured content, its text, and the progress messages that arrived.
 A call that fails at the protocol level is reported with its error message.
@@ -35,7 +36,24 @@ async def main(s):
             out["server"] = init.server_info.name
             listed = await session.list_tools()
             out["tools"] = [{"name": t.name, "input_schema": t.input_schema} for t in listed.tools]
+            last_run = None  # "LAST" in a resource URI stands for the last run's id
             for c in s["calls"]:
+                if "read" in c or "list_resources" in c:
+                    r = {}
+                    try:
+                        if "read" in c:
+                            res = await session.read_resource(c["read"].replace("LAST", last_run or "LAST"))
+                            r["contents"] = [
+                                {"uri": str(x.uri), "mime_type": x.mime_type, "text": getattr(x, "text", None)}
+                                for x in res.contents
+                            ]
+                        else:
+                            res = await session.list_resources()
+                            r["resources"] = [{"uri": str(x.uri), "name": x.name} for x in res.resources]
+                    except Exception as e:
+                        r["protocol_error"] = str(e)
+                    out["calls"].append(r)
+                    continue
                 progress = []
 
                 async def on_progress(p, total, message, progress=progress):
@@ -61,6 +79,8 @@ async def main(s):
                     res = await call
                     r["is_error"] = bool(res.is_error)
                     r["structured"] = res.structured_content
+                    if isinstance(res.structured_content, dict) and res.structured_content.get("run_id"):
+                        last_run = res.structured_content["run_id"]
                     r["text"] = "".join(
                         b.text for b in res.content if getattr(b, "type", "") == "text"
                     )
