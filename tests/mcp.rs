@@ -550,6 +550,54 @@ fn a_cancelled_run_stops_keeps_its_record_and_the_server_goes_on() {
 }
 
 #[test]
+fn cancelling_after_the_gate_keeps_the_gate_and_stops_the_draft() {
+    use support::servers::{Answer, Fake, Seen, Speaks};
+    let dir = tempfile::tempdir().unwrap();
+    let o = lexrun(&["init", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    // The gate answers at once; the draft's answer takes a minute.
+    let server = Fake::start(Speaks::Llama, std::time::Duration::ZERO, |s: &Seen| {
+        let text = if s.prompt().contains("screening a new matter") {
+            r#"{"grounds": true, "reason": "The deposit was kept.", "needs_figures": false}"#
+                .to_string()
+        } else {
+            std::thread::sleep(std::time::Duration::from_secs(60));
+            "The tenant paid a deposit.".to_string()
+        };
+        Answer { text, fault: None }
+    });
+    let out = session(
+        dir.path(),
+        None,
+        json!([{"tool": "run", "progress": true, "cancel_after": 6, "args": {
+            "file": "starter.lex", "endpoint": [format!("local={}", server.url)],
+        }}]),
+    );
+    let call = &out["calls"][0];
+    assert_eq!(call["cancelled"], true, "{call}");
+    let messages: Vec<&str> = call["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(messages, ["gate done"], "the finished stage was reported");
+    let rec = the_run_json(&dir.path().join("out"));
+    assert_eq!(rec["cancelled"], true, "{rec}");
+    let status = |name: &str| {
+        rec["matters"][0]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .map(|s| s["status"].clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(status("gate"), "done", "{rec}");
+    assert_eq!(status("draft"), "cancelled", "{rec}");
+}
+
+#[test]
 fn a_client_that_disappears_mid_run_cancels_it_cleanly() {
     let lib = library();
     let url = silent_server();
