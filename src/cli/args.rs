@@ -23,7 +23,6 @@ pub(super) struct Cli {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub(super) enum Color {
-    /// When stderr is a terminal and `NO_COLOR` is unset.
     Auto,
     Always,
     Never,
@@ -214,8 +213,8 @@ pub(super) enum Command {
         servers: ServerArgs,
     },
     /// A Model Context Protocol server on standard input and output, for agent orchestrators:
-    /// check, plan, run, verify, sources, text, bates and audit as tools. Paths are confined
-    /// to the client's roots, else the folder it is started in.
+    /// check, plan, run, verify, sources, text, bates and audit as tools, what runs wrote as
+    /// resources. Paths are confined to the client's roots, else the folder it is started in.
     Mcp,
     /// Print the completion script for a shell: `source <(lexrun completions bash)`, or save
     /// it where the shell loads completions from (README: Shell completions and man page).
