@@ -28,28 +28,38 @@ pub(super) enum Color {
     Never,
 }
 
+/// Where the store is, said one way by every command that takes `--store`.
+const STORE_HELP: &str = "The store: cache, provenance ledger, bench measurements and server records (default: `LEXRUN_STORE`, else `lexrun/` in the user's data folder, e.g. ~/.local/share/lexrun; `LEXRUN_LEDGER=postgres://…` for a shared ledger)";
+
 #[derive(Subcommand, Debug)]
 pub(super) enum Command {
     /// Check .lex files and report every problem; exit 1 if any has errors.
     Check {
-        #[arg(required = true)]
+        /// The .lex workflows and .test.lex tests to check.
+        #[arg(required = true, value_name = "FILE")]
         files: Vec<Utf8PathBuf>,
     },
     /// Check a .lex file and print its execution plan, with each model's predicted decode
     /// speed beside the last one `lexrun bench` measured.
     Plan {
+        /// The .lex workflow.
         file: Utf8PathBuf,
+        /// text: for people; json: for programs; dot: a Graphviz graph of the steps.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
-        /// The store holding `bench` measurements (default: `.lexrun` beside the workflow).
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", help = STORE_HELP)]
         store: Option<std::path::PathBuf>,
     },
     /// Explain a diagnostic code, e.g. `lexrun explain E051`.
-    Explain { code: String },
+    Explain {
+        /// A diagnostic code as `check` prints it, e.g. E051 or lex::E051.
+        code: String,
+    },
     /// Rewrite .lex and .test.lex files (default: every one under the current folder) in
     /// their canonical layout; `-` formats standard input to standard output.
     Fmt {
+        /// Files or folders to format (default: the current folder); `-` for standard input.
+        #[arg(value_name = "PATH")]
         files: Vec<std::path::PathBuf>,
         /// Change nothing: print a diff for each file that is not formatted and exit 1.
         #[arg(long)]
@@ -82,6 +92,8 @@ pub(super) enum Command {
     /// Run the `*.test.lex` tests under PATHs (default: the current folder) by replaying their
     /// cassettes, and compare what each run produced with its stored snapshot.
     Test {
+        /// Folders or `.test.lex` files (default: the current folder).
+        #[arg(value_name = "PATH")]
         paths: Vec<std::path::PathBuf>,
         /// Store the new snapshots of every test that differs (never of a run in which a
         /// step failed or missed its cassette).
@@ -98,16 +110,21 @@ pub(super) enum Command {
     /// Explain why a stage's last run missed the cache: which parts of its key changed since
     /// the run before, old against new.
     Why {
+        /// The .lex workflow.
         file: Utf8PathBuf,
+        /// The stage, or "judge STAGE" for its judge's calls.
         stage: String,
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", help = STORE_HELP)]
         store: Option<std::path::PathBuf>,
     },
     /// The chain of custody of a run (default: the last): its sources, and for every output
     /// and stage text the model, inputs, plan and time, and the production volumes it wrote.
     Audit {
+        /// The .lex workflow.
         file: Utf8PathBuf,
+        /// The run id, e.g. run-1796402078-de809f (default: the last run).
         run: Option<String>,
+        /// One JSON object instead of text.
         #[arg(long)]
         json: bool,
         /// Every production volume the ledger holds instead: each volume's Bates range,
@@ -119,36 +136,43 @@ pub(super) enum Command {
         /// decision, superseded ones included), for the firm's records.
         #[arg(long, value_name = "FORMAT", value_parser = ["json", "csv"], conflicts_with = "productions")]
         decisions: Option<String>,
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", help = STORE_HELP)]
         store: Option<std::path::PathBuf>,
     },
     /// List each source file as admitted or refused by the intake guard; exit 1 if any is
     /// refused.
     Sources {
+        /// The .lex workflow.
         file: Utf8PathBuf,
+        /// A matter folder; repeat for more (default: the workflow's `matter`, else its own
+        /// folder).
         #[arg(long, value_name = "DIR")]
         matter: Vec<std::path::PathBuf>,
+        /// One JSON array of verdicts instead of text.
         #[arg(long)]
         json: bool,
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", help = STORE_HELP)]
         store: Option<std::path::PathBuf>,
     },
     /// The cache: `ls` its entries, `verify` every object's hash, `gc` what recent runs do not
     /// need.
     Cache {
+        /// ls, verify or gc.
         #[arg(value_enum)]
         action: CacheAction,
+        /// The .lex workflow.
         file: Utf8PathBuf,
         /// `gc` keeps what this many most recent runs used.
         #[arg(long, default_value_t = 20)]
         keep: usize,
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", help = STORE_HELP)]
         store: Option<std::path::PathBuf>,
     },
     /// Start a llama-server per model on the workflow's llama_cpp pools (pinned to the pool's
     /// GPUs, with its context and cache settings) and preload models on Ollama pools; waits
     /// until each is ready.
     Up {
+        /// The .lex workflow.
         file: Utf8PathBuf,
         /// Only this model; repeat for more.
         #[arg(long, value_name = "MODEL")]
@@ -164,6 +188,7 @@ pub(super) enum Command {
     },
     /// Stop the servers `lexrun up` started for this workflow (recorded PIDs only).
     Down {
+        /// The .lex workflow.
         file: Utf8PathBuf,
         #[command(flatten)]
         servers: ServerArgs,
@@ -174,7 +199,9 @@ pub(super) enum Command {
     /// Show every pool and model: up, loading, down or wrong model; context, slots busy, last
     /// measured decode speed.
     Status {
+        /// The .lex workflow.
         file: Utf8PathBuf,
+        /// One JSON object instead of the table.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -182,16 +209,54 @@ pub(super) enum Command {
     },
     /// Measure each model's prompt and decode speed (median of N runs) against `min_decode`.
     Bench {
+        /// The .lex workflow.
         file: Utf8PathBuf,
+        /// Measurements per model; the median is reported.
         #[arg(long, default_value_t = 3)]
         runs: usize,
         /// Exit 1 if any model decodes under its `min_decode`.
         #[arg(long)]
         enforce: bool,
+        /// One JSON object instead of the table.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
         servers: ServerArgs,
+    },
+    /// A Model Context Protocol server on standard input and output, for agent orchestrators:
+    /// check, plan, run, verify, sources, text, bates and audit as tools, what runs wrote as
+    /// resources. Paths are confined to the client's roots, else the folder it is started in.
+    Mcp,
+    /// Print the completion script for a shell: `source <(lexrun completions bash)`, or save
+    /// it where the shell loads completions from (README: Shell completions and man page).
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `lexrun man | man -l -`, or save it as `lexrun.1` in a
+    /// `man1` folder on `MANPATH`.
+    Man,
+    /// Write a starter workflow library into DIR: lexrun.toml, a workflow with one pool, one
+    /// model, a gate, a draft and strict verification, a sample matter, a test with its
+    /// cassette and snapshot, and a .gitignore. It passes `lexrun check` and `lexrun test`.
+    Init {
+        /// The folder (created if needed; default: the current folder). Nothing in it is
+        /// overwritten.
+        #[arg(default_value = ".")]
+        dir: std::path::PathBuf,
+    },
+    /// List the runs the ledger holds, newest first: when each started, its workflow,
+    /// matters, status, how many claims verification found no support for, how many steps
+    /// failed or were blocked, and its id.
+    Runs {
+        /// A workflow, by name or as its .lex file (default: every workflow).
+        workflow: Option<String>,
+        /// One JSON array instead of the table.
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_name = "DIR", help = STORE_HELP)]
+        store: Option<std::path::PathBuf>,
     },
     #[command(external_subcommand)]
     External(Vec<String>),
@@ -211,6 +276,7 @@ pub(super) enum Command {
         /// Neither read nor write the text cache.
         #[arg(long)]
         no_cache: bool,
+        /// The sources to read.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<std::path::PathBuf>,
     },
@@ -296,13 +362,15 @@ pub(super) struct ServerArgs {
     /// for every pool not named.
     #[arg(long, value_name = "POOL=[KIND:]URL")]
     pub(super) endpoint: Vec<String>,
-    /// The store (default: `.lexrun` beside the workflow).
+    /// The store of the servers' records, logs and bench measurements (default: `.lexrun`
+    /// beside the workflow, unlike the other commands' store).
     #[arg(long, value_name = "DIR")]
     pub(super) store: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
 pub(super) struct RunArgs {
+    /// The .lex workflow.
     pub(super) file: Utf8PathBuf,
     /// A matter folder; repeat to run several matters through the pipeline together
     /// (default: the workflow's `matter`, else its own folder).
@@ -340,9 +408,7 @@ pub(super) struct RunArgs {
     /// Serve what the cassette holds and record the rest from live servers.
     #[arg(long, value_name = "CASSETTE")]
     pub(super) replay_or_record: Option<std::path::PathBuf>,
-    /// The store: cache and provenance ledger (default: `LEXRUN_STORE`, else `lexrun/` in
-    /// the user's data folder; `LEXRUN_LEDGER=postgres://…` for a shared ledger).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help = STORE_HELP)]
     pub(super) store: Option<std::path::PathBuf>,
     /// Call every model stage, whatever the cache holds (answers are still stored).
     #[arg(long)]
@@ -362,15 +428,21 @@ pub(super) struct RunArgs {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub(super) enum CacheAction {
+    /// List the cached answers.
     Ls,
+    /// Re-hash every stored object.
     Verify,
+    /// Remove what the last `--keep` runs do not use.
     Gc,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub(super) enum Format {
+    /// For people.
     Text,
+    /// For programs.
     Json,
+    /// A Graphviz graph.
     Dot,
 }
 
@@ -425,8 +497,10 @@ pub(super) struct DecideArgs {
     /// The supporting page: FILE:PAGE (`intake/lease.pdf:3`) or a Bates number.
     #[arg(long, value_name = "FILE:PAGE|BATES")]
     pub(super) page: Option<String>,
+    /// A note kept with the decision (what the reviewer read, where).
     #[arg(long)]
     pub(super) note: Option<String>,
+    /// Why a waived claim is no claim (required with --waive).
     #[arg(long)]
     pub(super) reason: Option<String>,
     /// Who decides (default: the user logged in).
@@ -438,15 +512,61 @@ pub(super) struct DecideArgs {
     /// Or a draft as `lexrun verify` checks it, with its --sources.
     #[arg(long, value_name = "FILE", requires = "sources")]
     pub(super) draft: Option<std::path::PathBuf>,
+    /// The source files or folders the draft is checked against (with --draft).
     #[arg(long = "sources", value_name = "PATH")]
     pub(super) sources: Vec<std::path::PathBuf>,
+    /// A Bates prefix the sources use, as for `lexrun verify` (with --draft).
     #[arg(long = "bates-prefix", value_name = "PREFIX")]
     pub(super) bates_prefix: Vec<String>,
+    /// A reporter abbreviation to accept, as for `lexrun verify` (with --draft).
     #[arg(long = "allow-reporter", value_name = "ABBREVIATION")]
     pub(super) allow_reporter: Vec<String>,
     /// The matter (with --draft; default as for `lexrun verify`).
     #[arg(long, value_name = "NAME")]
     pub(super) matter: Option<String>,
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help = STORE_HELP)]
     pub(super) store: Option<std::path::PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every argument of every command, positional or not, says what it is.
+    #[test]
+    fn every_argument_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if id == "help" || id == "version" || a.is_hide_set() {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "lexrun", &mut missing);
+        assert!(missing.is_empty(), "arguments without help: {missing:?}");
+    }
+
+    /// `--store` is described one way by every command that opens the store.
+    #[test]
+    fn the_store_default_is_said_one_way() {
+        let cli = super::Cli::command();
+        let opens = ["plan", "run", "why", "audit", "sources", "cache", "runs"];
+        for sub in cli
+            .get_subcommands()
+            .filter(|s| opens.contains(&s.get_name()))
+        {
+            for a in sub.get_arguments().filter(|a| a.get_id() == "store") {
+                let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+                assert_eq!(help, super::STORE_HELP, "lexrun {} --store", sub.get_name());
+            }
+        }
+    }
 }

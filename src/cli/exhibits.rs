@@ -5,32 +5,14 @@ use super::output::{exit, print_out};
 
 pub(super) fn cmd_bates(a: BatesArgs) -> u8 {
     use crate::exhibits::bates;
-    let Some(position) = bates::Position::parse(&a.position) else {
-        eprintln!("error: `{}` is not a position; use bottom-right, bottom-center, bottom-left, top-right, top-center or top-left", a.position);
-        return exit::USAGE;
+    let opts = match bates_options(&a) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
     };
-    let prefix = a.prefix;
-    if prefix.is_empty()
-        || !prefix
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        eprintln!("error: `{prefix}` is not a usable Bates prefix; use letters, digits, `_` or `-`, e.g. SMITH");
-        return exit::USAGE;
-    }
-    if !(1..=12).contains(&a.width) || !(4.0..=36.0).contains(&a.font_size) {
-        eprintln!("error: --width takes 1 to 12 digits and --font-size 4 to 36 points");
-        return exit::USAGE;
-    }
     let (out, inputs) = (a.out, a.inputs);
-    let opts = bates::Options {
-        prefix,
-        start: a.start,
-        width: a.width,
-        suffix: a.suffix,
-        position,
-        font_size: a.font_size,
-    };
     match bates::stamp_files(&inputs, &out, &opts) {
         Ok(map) => {
             // What had to be repaired in an input before it could be stamped, once a file.
@@ -57,6 +39,35 @@ pub(super) fn cmd_bates(a: BatesArgs) -> u8 {
             exit::USAGE
         }
     }
+}
+
+/// How `bates` stamps, from its arguments, or why they cannot be used.
+pub(super) fn bates_options(a: &BatesArgs) -> Result<crate::exhibits::bates::Options, String> {
+    use crate::exhibits::bates;
+    let Some(position) = bates::Position::parse(&a.position) else {
+        return Err(format!("`{}` is not a position; use bottom-right, bottom-center, bottom-left, top-right, top-center or top-left", a.position));
+    };
+    let prefix = a.prefix.clone();
+    if prefix.is_empty()
+        || !prefix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "`{prefix}` is not a usable Bates prefix; use letters, digits, `_` or `-`, e.g. SMITH"
+        ));
+    }
+    if !(1..=12).contains(&a.width) || !(4.0..=36.0).contains(&a.font_size) {
+        return Err("--width takes 1 to 12 digits and --font-size 4 to 36 points".into());
+    }
+    Ok(bates::Options {
+        prefix,
+        start: a.start,
+        width: a.width,
+        suffix: a.suffix.clone(),
+        position,
+        font_size: a.font_size,
+    })
 }
 
 pub(super) fn cmd_text(

@@ -13,11 +13,15 @@ mod decisions;
 mod draft;
 mod exhibits;
 mod failure;
+mod init;
+mod mcp;
 mod open;
 mod output;
 mod review;
 mod run;
+mod runs;
 mod servers;
+mod shell;
 mod store;
 mod test;
 mod verify;
@@ -34,10 +38,18 @@ use verify::cmd_verify;
 pub use output::exit;
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(help_help(std::env::args_os().collect()));
     init_logging(cli.verbose);
     let color = use_color(cli.color);
     ExitCode::from(dispatch(cli.command, color))
+}
+
+/// `lexrun help --help` (or `-h`) is `lexrun help help`: the help of `help` itself.
+fn help_help(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if args.len() == 3 && args[1] == "help" && (args[2] == "--help" || args[2] == "-h") {
+        args[2] = "help".into();
+    }
+    args
 }
 
 /// Whether diagnostics are coloured: as asked, or when stderr is a terminal and `NO_COLOR`
@@ -134,6 +146,15 @@ fn dispatch(command: Command, color: bool) -> u8 {
             json,
             servers,
         } => cmd_bench(&file, runs, enforce, json, &servers, color),
+        Command::Mcp => mcp::cmd_mcp(),
+        Command::Completions { shell } => shell::cmd_completions(shell),
+        Command::Man => shell::cmd_man(),
+        Command::Init { dir } => init::cmd_init(&dir),
+        Command::Runs {
+            workflow,
+            json,
+            store,
+        } => runs::cmd_runs(workflow.as_deref(), json, store.as_deref(), color),
         Command::External(args) => cmd_external(&args, color),
         Command::Text {
             json,

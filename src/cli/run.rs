@@ -50,7 +50,7 @@ pub(super) fn cmd_run(args: &RunArgs, color: bool) -> u8 {
 
 /// The run's options from the command line: how events are shown, the limits, a cassette,
 /// the store and the ledger.
-fn run_options(
+pub(super) fn run_options(
     args: &RunArgs,
     plan: &crate::plan::Plan,
     dir: &std::path::Path,
@@ -97,6 +97,7 @@ fn run_options(
         refresh: args.refresh.clone(),
         offline: args.offline,
         workflow_file: ledger_file(&args.file),
+        watch: None,
     }
 }
 /// After a run: the older run folders pruned (all but the last `--keep-runs`), then, unless

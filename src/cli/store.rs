@@ -66,41 +66,13 @@ pub(super) fn cmd_audit(
     color: bool,
 ) -> u8 {
     let (plan, _, st) = or_exit!(open_store(file, store, color, "no audit"));
-    let (name, lfile) = (plan.workflow.name.as_str(), ledger_file(file));
-    let Some(run) = run
-        .map(str::to_string)
-        .or_else(|| st.last_run_of(name, &lfile))
-    else {
-        let others = st.workflows_run();
-        eprintln!(
-            "error: the store has no run of workflow `{name}` ({file}){}; run it first with `lexrun run {file}`, or name the store it ran with (--store DIR)",
-            if others.is_empty() {
-                String::new()
-            } else {
-                format!(" (it holds runs of: {})", others.join(", "))
-            }
-        );
-        return exit::USAGE;
+    let (run, mut info, arts, volumes) = match audit_of(&st, &plan.workflow.name, file, run) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
     };
-    let Some(mut info) = st.run_info(&run) else {
-        eprintln!("error: the store has no run `{run}`");
-        return exit::USAGE;
-    };
-    if !st.run_is_of(&run, name, &lfile) {
-        let of = info["workflow"].as_str().unwrap_or_default();
-        eprintln!(
-            "error: run {run} is a run of workflow `{of}`{}, not of `{name}` ({file}); audit it with that workflow's file, or leave out the run id for this workflow's last run",
-            if of == name { " from another file" } else { "" }
-        );
-        return exit::USAGE;
-    }
-    let arts = st.artifacts_of_run(&run);
-    info["artifacts"] = serde_json::to_value(&arts).unwrap_or_default();
-    let volumes: Vec<crate::store::Volume> = match volumes_of(&st) {
-        Ok(v) => v.into_iter().filter(|v| v.run_id == run).collect(),
-        Err(c) => return c,
-    };
-    info["volumes"] = serde_json::to_value(&volumes).unwrap_or_default();
     let mut matters: Vec<String> = arts.iter().map(|a| a.matter.clone()).collect();
     matters.extend(
         info["sources"]
@@ -169,6 +141,61 @@ pub(super) fn cmd_audit(
         out.push_str(&super::decisions::text(&decided));
     }
     print_out(&out)
+}
+
+/// A run of workflow `name` (file `file`) and its chain of custody (default: the workflow's
+/// last run): its id, the ledger's record with its artifacts and volumes, the artifacts, and
+/// the volumes. A run of another workflow is refused, and a workflow that never ran says so.
+#[allow(clippy::type_complexity)]
+pub(super) fn audit_of(
+    st: &crate::store::Store,
+    name: &str,
+    file: &Utf8Path,
+    run: Option<&str>,
+) -> Result<
+    (
+        String,
+        serde_json::Value,
+        Vec<crate::store::Artifact>,
+        Vec<crate::store::Volume>,
+    ),
+    String,
+> {
+    let lfile = ledger_file(file);
+    let Some(run) = run
+        .map(str::to_string)
+        .or_else(|| st.last_run_of(name, &lfile))
+    else {
+        let others = st.workflows_run();
+        return Err(format!(
+            "the store has no run of workflow `{name}` ({file}){}; run it first with `lexrun run {file}`, or name the store it ran with (--store DIR)",
+            if others.is_empty() {
+                String::new()
+            } else {
+                format!(" (it holds runs of: {})", others.join(", "))
+            }
+        ));
+    };
+    let Some(mut info) = st.run_info(&run) else {
+        return Err(format!("the store has no run `{run}`"));
+    };
+    if !st.run_is_of(&run, name, &lfile) {
+        let of = info["workflow"].as_str().unwrap_or_default();
+        return Err(format!(
+            "run {run} is a run of workflow `{of}`{}, not of `{name}` ({file}); audit it with that workflow's file, or leave out the run id for this workflow's last run",
+            if of == name { " from another file" } else { "" }
+        ));
+    }
+    let arts = st.artifacts_of_run(&run);
+    info["artifacts"] = serde_json::to_value(&arts).unwrap_or_default();
+    let volumes: Vec<crate::store::Volume> = st
+        .volumes()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|v| v.run_id == run)
+        .collect();
+    info["volumes"] = serde_json::to_value(&volumes).unwrap_or_default();
+    Ok((run, info, arts, volumes))
 }
 
 /// The ledger's production volumes, or the exit code after saying why they cannot be read.

@@ -29,6 +29,25 @@ pub struct Events {
     said: Mutex<std::collections::BTreeSet<String>>,
     /// Plain mode: the stages under way, for the progress line every [`PROGRESS_EVERY`].
     active: Mutex<BTreeMap<String, Active>>,
+    /// A program following the run besides the terminal (the MCP server), if any.
+    watch: Option<Watch>,
+}
+
+/// What a watching program is handed for each event: its name and its JSON.
+pub type OnEvent = Arc<dyn Fn(&str, &Value) + Send + Sync>;
+
+/// A program following a run: it is handed every event as JSON (whatever the mode), and the
+/// run stops when `stop` is cancelled, keeping every finished step, as on Ctrl-C.
+#[derive(Clone)]
+pub struct Watch {
+    pub event: OnEvent,
+    pub stop: tokio_util::sync::CancellationToken,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watch")
+    }
 }
 
 /// Plain output says how a long stage is doing at least this often.
@@ -45,6 +64,11 @@ struct Active {
 
 impl Events {
     pub fn new(mode: Mode) -> Arc<Events> {
+        Events::watched(mode, None)
+    }
+
+    /// Events shown in `mode` and handed to `watch`.
+    pub fn watched(mode: Mode, watch: Option<Watch>) -> Arc<Events> {
         let multi = (mode == Mode::Live)
             .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(8)));
         let events = Arc::new(Events {
@@ -54,6 +78,7 @@ impl Events {
             started: Instant::now(),
             said: Mutex::new(Default::default()),
             active: Mutex::new(BTreeMap::new()),
+            watch,
         });
         if mode == Mode::Plain {
             // Ends with the run: it holds the events only weakly.
@@ -89,7 +114,18 @@ impl Events {
         }
     }
 
+    /// Resolves when the program watching the run asks it to stop; never without one.
+    pub async fn stopped(&self) {
+        match &self.watch {
+            Some(w) => w.stop.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
     fn emit(&self, event: &str, mut v: Value) {
+        if let Some(w) = &self.watch {
+            (w.event)(event, &v);
+        }
         if self.mode != Mode::Json {
             return;
         }

@@ -99,6 +99,8 @@ pub struct Options {
     /// The workflow file, as the ledger names it (so `why` tells apart two files that share
     /// a workflow name).
     pub workflow_file: String,
+    /// A program following the run (its events, and a way to stop it).
+    pub watch: Option<events::Watch>,
 }
 
 /// Runs a plan; returns the record (also written as `run.json`). In steps: open the pools,
@@ -106,7 +108,7 @@ pub struct Options {
 /// the reports.
 pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<RunRecord, RunError> {
     let started = Instant::now();
-    let events = Events::new(opts.events);
+    let events = Events::watched(opts.events, opts.watch.clone());
     let tape = match &opts.cassette {
         Some((path, mode)) => Some(Arc::new(cassette::Cassette::open(path, *mode)?)),
         None => None,

@@ -80,7 +80,7 @@ pub(super) async fn schedule(
                 };
                 board.absorb(done);
             }
-            _ = &mut ctrl_c => {
+            _ = async { tokio::select! { _ = &mut ctrl_c => {}, _ = sh.events.stopped() => {} } } => {
                 cancelled = true;
                 sh.events.say("cancelled: keeping every finished step; stopping the rest");
                 set.abort_all();

@@ -453,4 +453,81 @@ impl Store {
             .flatten()
             .map(|r| r.text(0))
     }
+    /// Every run the ledger holds, newest first (of `workflow` only, when given): when it
+    /// started and finished, its status, the matters it read, how many claims its
+    /// verification found no support for, and how many steps failed or were blocked.
+    pub fn runs(&self, workflow: Option<&str>) -> Result<Vec<RunRow>, StoreError> {
+        let (filter, params) = match workflow {
+            Some(w) => ("WHERE workflow = ?1", vals![w]),
+            None => ("", vec![]),
+        };
+        let rows = self
+            .db
+            .query(
+                &format!(
+                    "SELECT run_id, workflow, started, finished, status FROM runs {filter} ORDER BY started DESC, {} DESC",
+                    self.db.rowid()
+                ),
+                params,
+            )
+            .map_err(|e| self.lerr(e))?;
+        let mut out = Vec::new();
+        for r in rows {
+            let run_id = r.text(0);
+            let matters = self
+                .db
+                .query(
+                    "SELECT DISTINCT matter FROM sources WHERE run_id = ?1 ORDER BY matter",
+                    vals![&run_id],
+                )
+                .map_err(|e| self.lerr(e))?
+                .iter()
+                .map(|m| m.text(0))
+                .collect();
+            let unsupported = self
+                .db
+                .one(
+                    "SELECT COUNT(*) FROM claims WHERE run_id = ?1 AND status NOT IN ('unchecked', 'supported')",
+                    vals![&run_id],
+                )
+                .map_err(|e| self.lerr(e))?
+                .map_or(0, |c| c.int(0));
+            let failed = self
+                .db
+                .one(
+                    "SELECT COUNT(DISTINCT matter || ' ' || stage) FROM failures WHERE run_id = ?1",
+                    vals![&run_id],
+                )
+                .map_err(|e| self.lerr(e))?
+                .map_or(0, |c| c.int(0));
+            out.push(RunRow {
+                run_id,
+                workflow: r.text(1),
+                started: r.int(2),
+                finished: r.opt_int(3),
+                status: r.opt_text(4),
+                matters,
+                unsupported,
+                failed,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// A run as the ledger lists it (`lexrun runs`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunRow {
+    pub run_id: String,
+    pub workflow: String,
+    /// Seconds since the epoch.
+    pub started: i64,
+    pub finished: Option<i64>,
+    /// done, stopped, failed or cancelled; none while under way (or if it never closed).
+    pub status: Option<String>,
+    pub matters: Vec<String>,
+    /// Claims models wrote that verification found no support for.
+    pub unsupported: i64,
+    /// Steps that failed or were blocked.
+    pub failed: i64,
 }

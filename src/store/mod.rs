@@ -45,7 +45,7 @@ use db::{vals, Db};
 pub use adopt::{adopt, adopt_beside, default_dir, Adopted};
 pub use db::DbError;
 pub use decisions::{Decision, DecisionPage, Verdict};
-pub use ledger::{Overlap, RunSource};
+pub use ledger::{Overlap, RunRow, RunSource};
 pub use productions::{Volume, VolumeDocument};
 pub use row::Loss;
 pub use schema::FORMAT;

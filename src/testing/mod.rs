@@ -266,6 +266,7 @@ pub async fn run_test(t: Test) -> Outcome {
         refresh: Vec::new(),
         offline: false,
         workflow_file: String::new(),
+        watch: None,
     };
     let rec = match run::run(&plan, &wdir, &opts).await {
         Ok(r) => r,

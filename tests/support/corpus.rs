@@ -125,7 +125,7 @@ fn money_text(rng: &mut Rng, cents: u64) -> String {
     let mut grouped = String::new();
     let s = dollars.to_string();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(c);

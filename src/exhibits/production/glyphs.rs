@@ -205,7 +205,7 @@ impl Show<'_> {
 
     fn string(&mut self, s: &[u8], (op, element): (usize, usize)) -> Option<()> {
         let step = if self.font.two_byte { 2 } else { 1 };
-        if s.len() % step != 0 {
+        if !s.len().is_multiple_of(step) {
             return None;
         }
         let st = self.st;
