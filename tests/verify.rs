@@ -362,3 +362,54 @@ mod never_panics {
         }
     }
 }
+
+/// `(Ex. C, RTX 3060)`: an exhibit pinned to a number that is no Bates number of these
+/// sources is one cite naming that number, and every fact cited to it is blocked, even where
+/// the fact is in the sources; the same exhibit pinned to a real page supports its facts.
+#[test]
+fn an_exhibit_pinned_to_an_invented_bates_number_blocks_its_facts() {
+    let mut ev = Evidence::new(vec![]);
+    ev.add_pages(
+        "production/acme.txt".into(),
+        vec![
+            "INVOICE 2024-001\nAcme Supply invoiced $5,000.00 on January 3, 2024, due in thirty days.\nACME000014".into(),
+            "Payment received February 2, 2024.\nACME000015".into(),
+        ],
+    );
+    let draft = "Acme invoiced $5,000.00 on January 3, 2024 (Ex. C, RTX 3060). \
+                 Payment arrived on February 2, 2024 (Ex. C, ACME000015).";
+    let v = verify::verify(draft, &ev);
+    let got: Vec<(&str, Status, String)> = v
+        .outcomes
+        .iter()
+        .map(|o| {
+            (
+                o.claim.text.as_str(),
+                o.status,
+                o.reason.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let brief: Vec<(&str, Status)> = got.iter().map(|(t, s, _)| (*t, *s)).collect();
+    assert_eq!(
+        brief,
+        vec![
+            ("$5,000.00", Status::Unsupported),
+            ("January 3, 2024", Status::Unsupported),
+            ("Ex. C, RTX 3060", Status::Unsupported),
+            ("February 2, 2024", Status::Supported),
+            ("Ex. C, ACME000015", Status::Supported),
+        ],
+        "{got:#?}"
+    );
+    assert!(
+        got[2]
+            .2
+            .contains("`RTX 3060` is not a Bates number of these sources"),
+        "{}",
+        got[2].2
+    );
+    for fact in &got[..2] {
+        assert!(fact.2.contains("cited to `Ex. C, RTX 3060`"), "{}", fact.2);
+    }
+}

@@ -201,7 +201,11 @@ pub(super) fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification,
         } else if own {
             document_dates.push(claim);
         } else {
+            let name = full_case_name(draft, &claim);
             let mut o = index.check_cited(claim, &cited);
+            if o.status != Status::Unrecognized && matches!(o.claim.key, Key::Case { .. }) {
+                index.check_case_behind(&mut o, name.as_deref());
+            }
             if let (Some(names), Status::Supported) = (invented, o.status) {
                 o.status = Status::Unsupported;
                 o.reason = Some(format!(
@@ -220,6 +224,16 @@ pub(super) fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification,
         propositions,
     };
     (v, index)
+}
+
+/// The case name a full citation is written with; `None` for a short form, `Id.`, `supra`
+/// or a citation without a name before it.
+fn full_case_name(draft: &str, claim: &Claim) -> Option<String> {
+    let head = claim.text.split(',').next().unwrap_or("");
+    if !claim.text.starts_with(|c: char| c.is_ascii_digit()) || head.contains(" at ") {
+        return None;
+    }
+    crate::verify::names::name_before(draft, claim.start)
 }
 
 /// Why a record cite is listed rather than checked.

@@ -318,7 +318,10 @@ pub fn bates(text: &str, prefixes: &[String], skip: &[(usize, usize)]) -> Vec<Cl
                 text,
                 m.start(),
                 m.end(),
-                Key::Unresolved(format!("`{prefix}` is not a Bates prefix of these sources")),
+                Key::Unresolved(format!(
+                    "`{}` is not a Bates number of these sources: `{prefix}` is not a Bates prefix of these sources",
+                    m.as_str()
+                )),
             ));
             continue;
         };
@@ -435,6 +438,7 @@ fn could_be_bates(
     let padded = digits.len() >= 4 && digits.starts_with('0');
     let record_position = {
         let open = before.ends_with(['(', '[', ';'])
+            || pins_an_exhibit(before)
             || ["See", "see", "See also", "see also", "at", "Ex.", "Exhibit"]
                 .iter()
                 .any(|w| {
@@ -449,6 +453,16 @@ fn could_be_bates(
         open && close
     };
     padded || record_position || among_bates
+}
+
+/// Whether text ends with an exhibit cite that a page number may pin, opened where a record
+/// cite opens: `(Ex. C,`, `; Exhibit 4 at`.
+fn pins_an_exhibit(before: &str) -> bool {
+    static PINNED: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"[(\[;](?-u:\s)*(?:(?:See|see)(?: also)?(?-u:\s)+)?(?:Ex|Exh|Exs|Exhibit)\.?(?-u:\s)*[A-Z0-9]{1,3}(?:(?-u:\s)*,(?-u:\s)*(?:at)?|(?-u:\s)+at)$")
+            .expect("exhibit pin pattern compiles")
+    });
+    PINNED.is_match(before)
 }
 
 /// Prefix-and-number pairs that are not Bates numbers: ZIP codes after a state, years,

@@ -2,7 +2,9 @@
 //! recording only what the draft's claims need; slip sheets and exhibit indexes found on the way.
 
 use super::segment::Segment;
-use super::table::{base_section, keep_first, record, CaseSeen, Index, Located, Opinion, Wanted};
+use super::table::{
+    base_section, keep_first, record, Authority, CaseSeen, Index, Located, Opinion, Wanted,
+};
 use crate::verify::claim::{Key, Location};
 use crate::verify::evidence::{Doc, Evidence, SourceFile};
 use crate::verify::extract;
@@ -147,14 +149,96 @@ impl Scanner<'_> {
         let Some(first) = stars.first() else {
             return none;
         };
+        // A database's document is paged from *1, whatever its number.
+        let opening = |k: &(u32, String, u32)| {
+            if crate::verify::cites::is_database(&k.1) {
+                1
+            } else {
+                k.2
+            }
+        };
         let carried = named
             .into_iter()
-            .filter(|k| k.2 <= first && first - k.2 <= 50)
-            .min_by_key(|k| first - k.2);
+            .filter(|k| opening(k) <= first && first - opening(k) <= 50)
+            .min_by_key(|k| first - opening(k));
         match carried {
             Some(k) => (stars, Some(k)),
             None => none,
         }
+    }
+
+    /// The opinion a document is, if its first page begins with a caption and the citation
+    /// of a volume the draft cites (`Ace v. Bay` / `Ace v. Bay, 150 Cal. App. 4th 300
+    /// (2005)`): the case behind a cite to that page, and to the pages its star markers run
+    /// over.
+    fn authority_of(
+        &self,
+        di: usize,
+        path: &str,
+        raw: &[String],
+        pages: &[Page],
+    ) -> Option<Authority> {
+        if self.wanted.volumes.is_empty() {
+            return None;
+        }
+        let first = raw.first()?;
+        let mut end = first.len().min(1500);
+        while !first.is_char_boundary(end) {
+            end -= 1;
+        }
+        let head = &first[..end];
+        let cite = extract::citations(head, &self.wanted.allowed)
+            .into_iter()
+            .find(|c| match &c.key {
+                Key::Case {
+                    volume, reporter, ..
+                } => self.wanted.volumes.contains(&(*volume, reporter.clone())),
+                _ => false,
+            })?;
+        // The citation heads the opinion: among its first dozen lines.
+        if head[..cite.start]
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .count()
+            > 12
+        {
+            return None;
+        }
+        let Key::Case {
+            volume,
+            reporter,
+            page,
+            ..
+        } = cite.key
+        else {
+            return None;
+        };
+        let caption = crate::verify::names::caption(head, cite.start)?;
+        let stars = super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()));
+        let last = stars
+            .starts()
+            .iter()
+            .map(|(m, _)| *m)
+            .max()
+            .filter(|_| !crate::verify::cites::is_database(&reporter));
+        let last = last
+            .filter(|&l| l > page && l - page <= 2000 && stars.first().is_some_and(|f| f > page));
+        Some(Authority {
+            volume,
+            reporter,
+            first: page,
+            last,
+            loc: Location {
+                file: path.to_string(),
+                page: 1,
+                bates: pages.first().and_then(|p| p.1.clone()),
+                star: None,
+                snippet: caption.clone(),
+                span: (0, 0),
+            },
+            caption,
+            file: di,
+        })
     }
 
     /// Reads one document: its record filing, exhibits, stamps, dates, amounts, citations
@@ -165,6 +249,9 @@ impl Scanner<'_> {
         // reporter begins here), so that each place in it is known by its opinion page too.
         // Any other file has no opinion pages, whatever stars it holds.
         let (stars, carried) = self.opinion_of(&pages);
+        if let Some(a) = self.authority_of(di, &path, raw, &pages) {
+            ix.authorities.push(a);
+        }
         let places = Places {
             di,
             path: &path,
