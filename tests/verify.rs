@@ -413,3 +413,77 @@ fn an_exhibit_pinned_to_an_invented_bates_number_blocks_its_facts() {
         assert!(fact.2.contains("cited to `Ex. C, RTX 3060`"), "{}", fact.2);
     }
 }
+
+/// Exhibits kept as files named for them, with no binder or index: each cite is found by
+/// its file's name and checked on its pages; an exhibit no file holds is listed as unchecked,
+/// one beyond the last exhibit present is unsupported.
+#[test]
+fn exhibits_are_found_by_the_names_of_their_files() {
+    let mut ev = Evidence::new(vec![]);
+    ev.add_pages(
+        "exhibits/Exhibit 7.pdf".into(),
+        vec!["RESIDENTIAL LEASE\nMonthly rent: $2,150.00, due on the first.".into()],
+    );
+    ev.add_pages(
+        "exhibits/Ex_12.pdf".into(),
+        vec![
+            "NOTICE OF ENTRY\nCover page".into(),
+            "The landlord will enter on March 4, 2024 to repair the heater.".into(),
+        ],
+    );
+    ev.add_pages(
+        "exhibits/3 - Photographs.pdf".into(),
+        vec!["Photographs of the water damage taken April 2, 2024.".into()],
+    );
+    let draft = "The rent was $2,150.00 (Ex. 7). The landlord set entry for March 4, 2024 \
+                 (Ex. 12 at 2). The photographs were taken April 2, 2024 (Ex. 3). The notice \
+                 came on March 4, 2024 (Ex. 12 at 1). The inspection report is Ex. 5. The \
+                 invoice is Ex. 14.";
+    let v = verify::verify(draft, &ev);
+    let got: Vec<(&str, Status)> = v
+        .outcomes
+        .iter()
+        .map(|o| (o.claim.text.as_str(), o.status))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("$2,150.00", Status::Supported),
+            ("Ex. 7", Status::Supported),
+            ("March 4, 2024", Status::Supported),
+            ("Ex. 12 at 2", Status::Supported),
+            ("April 2, 2024", Status::Supported),
+            ("Ex. 3", Status::Supported),
+            ("March 4, 2024", Status::Miscited),
+            ("Ex. 12 at 1", Status::Supported),
+            ("Ex. 14", Status::Unsupported),
+        ],
+        "{:#?}",
+        v.outcomes
+    );
+    let unchecked: Vec<(&str, &str)> = v
+        .unchecked
+        .iter()
+        .map(|(c, why)| (c.text.as_str(), why.as_str()))
+        .collect();
+    assert_eq!(unchecked.len(), 1, "{unchecked:?}");
+    assert_eq!(unchecked[0].0, "Ex. 5");
+    assert!(
+        unchecked[0]
+            .1
+            .contains("not among the exhibits the sources hold (12, 3, 7)"),
+        "{unchecked:?}"
+    );
+    // With no exhibits at all among the sources, an exhibit cite is listed, not blocked.
+    let mut bare = Evidence::new(vec![]);
+    bare.add_pages("notes.txt".into(), vec!["Rent is $2,150.00.".into()]);
+    let v = verify::verify("The rent was $2,150.00 (Ex. 7).", &bare);
+    assert_eq!(v.outcomes.len(), 1);
+    assert_eq!(v.outcomes[0].status, Status::Supported);
+    assert_eq!(v.unchecked.len(), 1);
+    assert!(
+        v.unchecked[0].1.contains("Exhibit 7 is not located"),
+        "{:?}",
+        v.unchecked
+    );
+}

@@ -120,9 +120,9 @@ pub struct Verification {
     /// The draft's own dates (its execution or jurat), which are not claims about the
     /// evidence.
     pub document_dates: Vec<Claim>,
-    /// Record cites (`Compl. ¶ 59`, `Tr. 45:12`) and the `Id.`s that repeat them, with why
-    /// they were not checked: the record they cite is not among the sources. Listed, never
-    /// counted as supported.
+    /// Record cites (`Compl. ¶ 59`, `Tr. 45:12`) and the `Id.`s that repeat them, and exhibit
+    /// cites the sources cannot locate, with why they were not checked: the record or exhibit
+    /// they cite is not among the sources. Listed, never counted as supported.
     pub unchecked: Vec<(Claim, String)>,
     /// Every sentence that cites pages, with those pages: what a judge model checks when a
     /// `propositions` rule applies (its verdicts join `outcomes`).
@@ -197,6 +197,9 @@ pub(super) fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification,
             outcomes.push(index.check_record(claim));
         } else if claim.kind == Kind::Record {
             let why = record_unchecked(&claim.key);
+            unchecked.push((claim, why));
+        } else if let Some(why) = index.exhibit_unlocated(&claim.key) {
+            // An exhibit the sources neither hold nor show to be missing: listed, unchecked.
             unchecked.push((claim, why));
         } else if own {
             document_dates.push(claim);

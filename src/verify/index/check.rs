@@ -272,6 +272,55 @@ impl Index {
         o
     }
 
+    /// Why an exhibit cite cannot be checked, when the sources cannot locate it and do not
+    /// show it is missing: no slip sheet, index entry or file names it, no index lists the
+    /// exhibits, and it is not beyond the last exhibit present. `None` when it is found, or
+    /// is certainly not among the exhibits (then the cite is unsupported).
+    pub fn exhibit_unlocated(&self, key: &Key) -> Option<String> {
+        let Key::Exhibit { label, .. } = key else {
+            return None;
+        };
+        if self.exhibit_pages.contains_key(label) || !self.exhibit_ranges.is_empty() {
+            return None;
+        }
+        // Beyond the last exhibit present: `Ex. 14` where the exhibits run to 12, `Ex. F`
+        // where they run to `E`.
+        let rank = |l: &str| -> Option<(u8, u32)> {
+            if let Ok(n) = l.parse::<u32>() {
+                Some((0, n))
+            } else if l.len() == 1 && l.as_bytes()[0].is_ascii_uppercase() {
+                Some((1, u32::from(l.as_bytes()[0])))
+            } else {
+                None
+            }
+        };
+        let ours = rank(label);
+        let beyond = ours.is_some_and(|(kind, n)| {
+            self.exhibit_pages
+                .keys()
+                .filter_map(|k| rank(k))
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, m)| m)
+                .max()
+                .is_some_and(|last| n > last)
+        });
+        if beyond {
+            return None;
+        }
+        Some(if self.exhibit_pages.is_empty() {
+            format!(
+                "Exhibit {label} is not located among the sources (no slip sheet, exhibit index or file named for it); add it to the sources, named for it (`Exhibit {label}.pdf`), to check the cite"
+            )
+        } else {
+            let mut known: Vec<&String> = self.exhibit_pages.keys().collect();
+            known.sort();
+            format!(
+                "Exhibit {label} is not among the exhibits the sources hold ({}); add it to the sources, named for it (`Exhibit {label}.pdf`), to check the cite",
+                known.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+
     /// Holds a full case citation to the opinion among the sources that its page falls on:
     /// the case beginning on the cited page must be the one the draft names (`name`, as
     /// written before the citation), and a page inside an opinion that begins earlier is no

@@ -267,6 +267,17 @@ impl Scanner<'_> {
             }
         }
         exhibits(ix, &pages, raw, &places);
+        // A file named for an exhibit (`Exhibit 12.pdf`, `Ex_C.pdf`, `12 - Lease.pdf`) is it,
+        // unless a binder's slip sheet already gave that exhibit its pages.
+        if let Some(label) = exhibit_of_file(&path) {
+            ix.exhibit_files.push(label.clone());
+            ix.exhibit_pages.entry(label).or_insert_with(|| {
+                pages
+                    .iter()
+                    .map(|(number, bates, _)| places.bare(*number, bates))
+                    .collect()
+            });
+        }
         for (number, bates, text) in &pages {
             stamp(ix, *number, bates, &places);
             let numbers = Numbers::of(text);
@@ -524,6 +535,64 @@ fn exhibits(ix: &mut Index, pages: &[Page], raw: &[String], places: &Places) {
     }
 }
 
+/// The exhibit a file is named for: `Exhibit 12.pdf`, `Ex_12.pdf`, `EX. C - Lease.pdf`,
+/// `12 - Lease.pdf` (label `12`, `C`); `None` for any other name.
+pub(super) fn exhibit_of_file(path: &str) -> Option<String> {
+    let name = path.rsplit(['/', '\\']).next()?;
+    let stem = match name.rsplit_once('.') {
+        Some((s, ext))
+            if !s.is_empty()
+                && ext.len() <= 5
+                && ext.chars().all(|c| c.is_ascii_alphanumeric()) =>
+        {
+            s
+        }
+        _ => name,
+    };
+    let number = |l: &str| l.trim_start_matches('0').to_string();
+    let lower = stem.to_ascii_lowercase();
+    if let Some(p) = ["exhibit", "exh", "ex"]
+        .iter()
+        .find(|p| lower.starts_with(**p))
+    {
+        let rest = &stem[p.len()..];
+        let t = rest.trim_start_matches(['.', ' ', '_', '-']);
+        let separated = t.len() < rest.len();
+        let label: String = t.chars().take_while(char::is_ascii_alphanumeric).collect();
+        let ends = t[label.len()..].is_empty()
+            || t[label.len()..].starts_with([' ', '_', '-', '.', '(', ')', '–']);
+        let digits = label.bytes().all(|b| b.is_ascii_digit());
+        let letters = label.bytes().all(|b| b.is_ascii_alphabetic());
+        return (!label.is_empty()
+            && label.len() <= 3
+            && ends
+            && (digits || separated && letters && label.len() <= 2))
+            .then(|| {
+                if digits {
+                    number(&label)
+                } else {
+                    label.to_ascii_uppercase()
+                }
+            })
+            .filter(|l| !l.is_empty());
+    }
+    let digits = stem.bytes().take_while(u8::is_ascii_digit).count();
+    if !(1..=3).contains(&digits) {
+        return None;
+    }
+    let after = &stem[digits..];
+    let dashed = after
+        .trim_start()
+        .strip_prefix(['-', '–'])
+        .is_some_and(|r| r.starts_with(' '));
+    let underscored = after
+        .strip_prefix('_')
+        .is_some_and(|r| r.starts_with(|c: char| c.is_alphabetic()));
+    (dashed || underscored)
+        .then(|| number(&stem[..digits]))
+        .filter(|l| !l.is_empty())
+}
+
 /// A page's Bates stamp, if it has one: its prefix's first page, and where the stamp is.
 fn stamp(ix: &mut Index, number: u32, bates: &Option<String>, places: &Places) {
     let Some(b) = bates else { return };
@@ -625,4 +694,30 @@ fn snippet(text: &str, start: usize, end: usize) -> String {
         out.push('…');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exhibit_of_file;
+
+    #[test]
+    fn files_named_for_exhibits() {
+        let got = |p: &str| exhibit_of_file(p);
+        assert_eq!(got("exhibits/Exhibit 12.pdf").as_deref(), Some("12"));
+        assert_eq!(got("Ex_12.pdf").as_deref(), Some("12"));
+        assert_eq!(got("EX. C - Lease.pdf").as_deref(), Some("C"));
+        assert_eq!(got("exh-004.txt").as_deref(), Some("4"));
+        assert_eq!(got("12 - Lease.pdf").as_deref(), Some("12"));
+        assert_eq!(got("3_Photographs.pdf").as_deref(), Some("3"));
+        for other in [
+            "Exam notes.pdf",
+            "Executive Summary.pdf",
+            "2019-01-05 letter.pdf",
+            "1040.pdf",
+            "lease.pdf",
+            "12-month plan.pdf",
+        ] {
+            assert_eq!(got(other), None, "{other}");
+        }
+    }
 }

@@ -111,6 +111,8 @@ pub struct Index {
     /// Exhibits listed in an exhibit index (`| Exhibit | Description | Bates range | …`):
     /// label → Bates prefix and range.
     pub(super) exhibit_ranges: HashMap<String, (String, u64, u64)>,
+    /// Exhibits found by the names of their files.
+    pub(super) exhibit_files: Vec<String>,
     /// Opinions among the sources that begin with their caption and citation, in source
     /// order: the case behind a citation to their pages.
     pub(super) authorities: Vec<Authority>,
@@ -258,6 +260,7 @@ impl Index {
                 }
             }
         }
+        self.exhibit_files.extend(other.exhibit_files);
         for (k, v) in other.exhibit_ranges {
             self.exhibit_ranges.entry(k).or_insert(v);
         }
