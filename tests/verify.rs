@@ -487,3 +487,120 @@ fn exhibits_are_found_by_the_names_of_their_files() {
         v.unchecked
     );
 }
+
+/// Invoice numbers are no Bates numbers: beside the sources' own Bates cites `BD-1073` is
+/// an unsupported Bates claim, until the workflow (`ignore prefixes "BD"`) or the command
+/// (`--ignore-prefix BD`) says numbers so prefixed are identifiers; a prefix declared as a
+/// Bates prefix stays one.
+#[test]
+fn identifiers_with_an_ignored_prefix_are_no_bates_claims() {
+    let mut ev = Evidence::new(vec![]);
+    ev.add_pages(
+        "production/email.txt".into(),
+        vec!["From: Ana Ruiz\nSubject: Invoices BD-1057 and BD-1073\nInvoice BD-1073 for $4,310.00 was due on June 19, 2025.\nACME000002".into()],
+    );
+    let draft =
+        "The invoice was for $4,310.00 (ACME000002). Invoice BD-1073 was due on June 19, 2025.";
+    let statuses = |ev: &Evidence| -> Vec<(String, Status)> {
+        verify::verify(draft, ev)
+            .outcomes
+            .into_iter()
+            .map(|o| (o.claim.text, o.status))
+            .collect()
+    };
+    let before = statuses(&ev);
+    assert!(
+        before
+            .iter()
+            .any(|(t, s)| t == "BD-1073" && *s == Status::Unsupported),
+        "{before:?}"
+    );
+    ev.ignored_prefixes = vec!["BD".into()];
+    let after = statuses(&ev);
+    assert_eq!(
+        after,
+        vec![
+            ("$4,310.00".to_string(), Status::Supported),
+            ("ACME000002".to_string(), Status::Supported),
+            ("June 19, 2025".to_string(), Status::Supported),
+        ]
+    );
+    // The command line's flag.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("email.txt");
+    fs::write(
+        &src,
+        "Invoice BD-1073 for $4,310.00 was due on June 19, 2025.\nACME000002\n",
+    )
+    .unwrap();
+    let d = dir.path().join("draft.md");
+    fs::write(&d, format!("{draft}\n")).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["verify", "--json", "--sources", src.to_str().unwrap()];
+        args.extend(extra);
+        args.push(d.to_str().unwrap());
+        lexrun(&args)
+    };
+    assert_eq!(run(&[]).status.code(), Some(1));
+    let o = run(&["--ignore-prefix", "BD"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // And the workflow's rule, through the plan.
+    let lex = dir.path().join("w.lex");
+    fs::write(
+        &lex,
+        r#"workflow w
+pool gpu {
+  gpus 0
+  vram 32 GiB
+  serve llama_cpp at "http://127.0.0.1:8081"
+}
+model m on gpu {
+  gguf "models/m.gguf"
+  weights 8 GiB
+  layers 32  kv_heads 8  head_dim 128
+  ctx 8k
+}
+sources client {
+  files "intake/*.txt"
+}
+stage draft {
+  model m
+  prompt "Draft from {{evidence}}"
+  reads client
+}
+verify draft against client {
+  bates must exist
+  ignore prefixes "BD", "INV"
+}
+"#,
+    )
+    .unwrap();
+    let path = camino::Utf8PathBuf::from_path_buf(lex.clone()).unwrap();
+    let checked = lexrun::check::check_path(&path);
+    let workflow = checked.workflow.expect("the workflow checks");
+    let plan = lexrun::plan::lower(&workflow);
+    assert_eq!(plan.verify[0].ignore_prefixes, vec!["BD", "INV"]);
+    assert!(plan
+        .to_text()
+        .contains("not Bates numbers: identifiers prefixed BD, INV"));
+    // Anything but prefixes, or a prefix that is not one, is an error with its fix.
+    let text = fs::read_to_string(&lex).unwrap();
+    fs::write(
+        &lex,
+        text.replace(r#"ignore prefixes "BD", "INV""#, r#"ignore dates "BD-1""#),
+    )
+    .unwrap();
+    let checked = lexrun::check::check_path(&path);
+    assert!(checked.workflow.is_none());
+    let all: String = checked
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}\n", d.message, d.help.clone().unwrap_or_default()))
+        .collect();
+    assert!(all.contains("lexrun cannot ignore `dates`"), "{all}");
+}

@@ -143,10 +143,18 @@ fn dispatch(command: Command, color: bool) -> u8 {
             sources,
             bates_prefix,
             allow_reporter,
+            ignore_prefix,
             json,
             html,
             draft,
-        } => cmd_verify(&sources, bates_prefix, &allow_reporter, json, html, &draft),
+        } => cmd_verify(
+            &sources,
+            (bates_prefix, ignore_prefix),
+            &allow_reporter,
+            json,
+            html,
+            &draft,
+        ),
     }
 }
 

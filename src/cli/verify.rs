@@ -12,7 +12,7 @@ use mimalloc as _;
 
 pub(super) fn cmd_verify(
     sources: &[std::path::PathBuf],
-    prefixes: Vec<String>,
+    (prefixes, ignored): (Vec<String>, Vec<String>),
     allow_reporters: &[String],
     json: bool,
     html: bool,
@@ -33,6 +33,7 @@ pub(super) fn cmd_verify(
     let evidence = match crate::verify::evidence::load(sources, prefixes) {
         Ok(mut ev) => {
             ev.allowed_reporters = crate::verify::Allowed::new(allow_reporters);
+            ev.ignored_prefixes = ignored;
             ev
         }
         Err(e) => return fail(&e),

@@ -14,7 +14,7 @@ pub fn claims(draft: &str, prefixes: &[String]) -> Vec<Claim> {
 
 /// [`claims`], accepting reporter abbreviations beyond the catalogue.
 pub fn claims_allowing(draft: &str, prefixes: &[String], allowed: &Allowed) -> Vec<Claim> {
-    DraftClaims::of(draft, allowed).with_bates(draft, prefixes)
+    DraftClaims::of(draft, allowed).with_bates(draft, prefixes, &[])
 }
 
 /// A draft's claims that do not depend on the Bates prefixes (all but its Bates numbers and
@@ -77,11 +77,21 @@ impl DraftClaims {
         }
     }
 
-    /// Every claim, with the Bates numbers of these prefixes, in draft order.
-    fn with_bates(&self, draft: &str, prefixes: &[String]) -> Vec<Claim> {
+    /// Every claim, with the Bates numbers of these prefixes, in draft order. Numbers with an
+    /// `ignored` prefix that is not a Bates prefix (`BD-1073`, an invoice's) are no claims.
+    fn with_bates(&self, draft: &str, prefixes: &[String], ignored: &[String]) -> Vec<Claim> {
         let mut all = self.all.clone();
         let dates_and_amounts: Vec<(usize, usize)> = all.iter().map(|c| (c.start, c.end)).collect();
         let mut bates = extract::bates(draft, prefixes, &dates_and_amounts);
+        bates.retain(|b| {
+            let prefix: String = b
+                .text
+                .chars()
+                .take_while(char::is_ascii_alphabetic)
+                .collect();
+            !(matches!(b.key, Key::Unresolved(_))
+                && ignored.iter().any(|p| p.eq_ignore_ascii_case(&prefix)))
+        });
         let mut exhibits = self.exhibits.clone();
         // An exhibit and the Bates number that pins it (`Ex. C, ACME 000014`, `Ex. 3 at
         // KES-0000123`) are one cite: the Bates number's, written with its exhibit.
@@ -141,10 +151,21 @@ pub(super) fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification,
     // What the draft claims is found once; only its Bates numbers are read again, with the
     // prefixes the evidence is stamped with.
     let found = DraftClaims::of(draft, allowed);
-    let mut wanted = Wanted::of(&found.with_bates(draft, &evidence.declared_prefixes));
+    let ignored = &evidence.ignored_prefixes;
+    let mut wanted = Wanted::of(&found.with_bates(draft, &evidence.declared_prefixes, ignored));
     wanted.allowed = allowed.clone();
     let index = Index::build(&wanted, evidence);
-    let all = found.with_bates(draft, &index.bates_prefixes());
+    // A prefix the workflow ignores is no Bates prefix, even where a page seems stamped with
+    // it (an invoice number at the foot of an email), unless it was declared.
+    let prefixes: Vec<String> = index
+        .bates_prefixes()
+        .into_iter()
+        .filter(|p| {
+            evidence.declared_prefixes.contains(p)
+                || !ignored.iter().any(|i| i.eq_ignore_ascii_case(p))
+        })
+        .collect();
+    let all = found.with_bates(draft, &prefixes, ignored);
     drop(found);
     let own = pinpoint::own_dates(draft, &all);
     let pinpoint::Binding {
@@ -170,7 +191,7 @@ pub(super) fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification,
     // not supported by finding it elsewhere: its cite is the fabrication. Only where the
     // sources carry Bates numbers: of sources not yet stamped, every Bates cite is unsupported
     // on its own, and the facts are checked where they are.
-    let stamped = !index.bates_prefixes().is_empty();
+    let stamped = !prefixes.is_empty();
     let invented: Vec<Option<String>> = binding
         .iter()
         .map(|cites| {
