@@ -589,3 +589,56 @@ fn star_paging_corners() {
     );
     assert_eq!(status(&draft, "$1,200.00").0, Status::Supported);
 }
+
+/// A sentence citing a case for the law and the record for the facts: the dates and amounts
+/// are the record's, checked on its cited page, not on the opinion's; a quotation of the
+/// opinion stays with the case.
+#[test]
+fn a_sentence_citing_a_case_and_the_record_binds_each_fact_to_its_own_cite() {
+    let (mut ev, facts) = opinion();
+    ev.declared_prefixes = vec!["REC".into()];
+    ev.add_pages(
+        "record/ledger.txt".into(),
+        vec![
+            "Rent ledger, page one.\nREC000001".into(),
+            "On March 3, 2019 the tenant paid $1,234.00 in full.\nREC000002".into(),
+        ],
+    );
+    let (_, f305) = &facts[5];
+    let draft = format!(
+        "On March 3, 2019 the tenant paid $1,234.00, and as {} under Ace v. Bay, 150 Cal. App. 4th 300, 305 (2005), that payment was timely (REC000002).\n\n\
+         On March 3, 2019 the tenant paid $1,234.00, and under Ace v. Bay, 150 Cal. App. 4th 300, 305 (2005), that payment was timely (REC000001).",
+        f305[2]
+    );
+    let v = verify::verify(&draft, &ev);
+    let got: Vec<(String, Status)> = v
+        .outcomes
+        .iter()
+        .map(|o| (o.claim.text.clone(), o.status))
+        .collect();
+    let s = |t: &str, st: Status| (t.to_string(), st);
+    assert_eq!(
+        got,
+        vec![
+            s("March 3, 2019", Status::Supported),
+            s("$1,234.00", Status::Supported),
+            s(&f305[2], Status::Supported),
+            s("150 Cal. App. 4th 300, 305 (2005)", Status::Supported),
+            s("REC000002", Status::Supported),
+            s("March 3, 2019", Status::Miscited),
+            s("$1,234.00", Status::Miscited),
+            s("150 Cal. App. 4th 300, 305 (2005)", Status::Supported),
+            s("REC000001", Status::Supported),
+        ],
+        "{:#?}",
+        v.outcomes
+    );
+    assert!(
+        v.outcomes[5]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("REC000002") && r.contains("REC000001")),
+        "{:?}",
+        v.outcomes[5].reason
+    );
+}
