@@ -604,3 +604,43 @@ verify draft against client {
         .collect();
     assert!(all.contains("lexrun cannot ignore `dates`"), "{all}");
 }
+
+/// A deposition transcript among the sources, its lines numbered in the margin under a page
+/// header: testimony quoted across line numbers, and an exchange quoted with its `Q.` and
+/// `A.`, are found; words the witness did not say are not.
+#[test]
+fn transcript_quotations_match_across_line_numbers() {
+    let mut ev = Evidence::new(vec![]);
+    ev.add_pages(
+        "depositions/lee-dep.txt".into(),
+        vec![
+            "                                                          Page 12\n 1        MARIA LEE, having been duly sworn, testified:\n 2   BY MR. OKAFOR:\n 3   Q.   When did you first see the leak?\n 4   A.   The water started coming through the\n 5        bedroom ceiling in early March, and I\n 6        called the landlord the same day.\n 7   Q.   Did anyone come?\n 8   A.   Nobody came for three weeks.\n 9\n10\n".into(),
+        ],
+    );
+    let draft = "Ms. Lee testified that \"[t]he water started coming through the bedroom ceiling in early March, and I called the landlord the same day.\" Lee Dep. 12:4-6.\n\n\
+                 > Q. Did anyone come?\n> A. Nobody came for three weeks.\n\n\
+                 She added that \"the landlord came the next morning.\"\n";
+    let v = verify::verify(draft, &ev);
+    let got: Vec<(&str, Status)> = v
+        .outcomes
+        .iter()
+        .filter(|o| o.claim.kind == lexrun::verify::Kind::Quote)
+        .map(|o| (o.claim.text.as_str(), o.status))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "\"[t]he water started coming through the bedroom ceiling in early March, and I called the landlord the same day.\"",
+                Status::Supported
+            ),
+            (
+                "> Q. Did anyone come?\n> A. Nobody came for three weeks.",
+                Status::Supported
+            ),
+            ("\"the landlord came the next morning.\"", Status::Unsupported),
+        ],
+        "{:#?}",
+        v.outcomes
+    );
+}

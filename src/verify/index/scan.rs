@@ -460,7 +460,12 @@ fn normalised_pages(raw: &[String]) -> (Vec<Page>, Vec<u32>) {
             if r.trim().is_empty() {
                 empty.push(i as u32 + 1);
             }
-            (i as u32 + 1, crate::sources::stamp_of(r), normalize(r))
+            // A transcript's line numbers would cut every quotation of its testimony.
+            let text = match super::transcript::without_line_numbers(r) {
+                Some(t) => normalize(&t),
+                None => normalize(r),
+            };
+            (i as u32 + 1, crate::sources::stamp_of(r), text)
         })
         .collect();
     (pages, empty)
