@@ -644,3 +644,55 @@ fn transcript_quotations_match_across_line_numbers() {
         v.outcomes
     );
 }
+
+/// Dates without a year take the year of the full date before them in the draft (and a day
+/// alone its month too), and are checked like any date; with no full date before them they
+/// are listed as not checked, never passed over.
+#[test]
+fn dates_without_a_year_take_it_from_the_draft_or_are_listed() {
+    let mut ev = Evidence::new(vec![]);
+    ev.add_pages(
+        "letters.txt".into(),
+        vec!["Notice served January 5, 2024. Repairs requested March 15, 2024 and again March 20, 2024.".into()],
+    );
+    let draft = "The tenant wrote on March 15th and again on the 20th. \
+                 The landlord served notice on January 5, 2024. \
+                 The tenant asked for repairs on March 15th, again on the 20th, and once more on April 2.";
+    let v = verify::verify(draft, &ev);
+    let got: Vec<(&str, String, Status)> = v
+        .outcomes
+        .iter()
+        .map(|o| (o.claim.text.as_str(), o.claim.key.to_string(), o.status))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "January 5, 2024",
+                "2024-01-05".to_string(),
+                Status::Supported
+            ),
+            ("March 15th", "2024-03-15".to_string(), Status::Supported),
+            ("the 20th", "2024-03-20".to_string(), Status::Supported),
+            ("April 2", "2024-04-02".to_string(), Status::Unsupported),
+        ],
+        "{:#?}",
+        v.outcomes
+    );
+    let unchecked: Vec<(&str, &str)> = v
+        .unchecked
+        .iter()
+        .map(|(c, why)| (c.text.as_str(), why.as_str()))
+        .collect();
+    assert_eq!(unchecked.len(), 2, "{unchecked:?}");
+    assert_eq!(unchecked[0].0, "March 15th");
+    assert_eq!(unchecked[1].0, "the 20th");
+    assert!(
+        unchecked[0]
+            .1
+            .contains("gives no year, and no full date comes before it"),
+        "{unchecked:?}"
+    );
+    let md = verify::report::markdown("draft.md", draft, &v);
+    assert!(md.contains("Not checked: March 15th (line 1)"), "{md}");
+}

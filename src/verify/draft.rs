@@ -60,16 +60,26 @@ impl DraftClaims {
         all.extend(statutes.iter().cloned());
         all.extend(records.iter().cloned());
         // A year or date inside a citation is part of the citation, not a date claim.
-        all.extend(
-            extract::dates(draft)
-                .into_iter()
-                .filter(|c| !inside_cite(c)),
-        );
-        all.extend(
-            extract::amounts(draft)
-                .into_iter()
-                .filter(|c| !inside_cite(c)),
-        );
+        let dates: Vec<Claim> = extract::dates(draft)
+            .into_iter()
+            .filter(|c| !inside_cite(c))
+            .collect();
+        let amounts: Vec<Claim> = extract::amounts(draft)
+            .into_iter()
+            .filter(|c| !inside_cite(c))
+            .collect();
+        let taken: Vec<(usize, usize)> = cases
+            .iter()
+            .chain(&statutes)
+            .chain(&records)
+            .chain(&dates)
+            .chain(&amounts)
+            .map(|c| (c.start, c.end))
+            .collect();
+        let yearless = extract::yearless_dates(draft, &dates, &taken);
+        all.extend(dates);
+        all.extend(yearless);
+        all.extend(amounts);
         DraftClaims {
             all,
             exhibits: extract::exhibits(draft),
@@ -218,6 +228,10 @@ pub(super) fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification,
             outcomes.push(index.check_record(claim));
         } else if claim.kind == Kind::Record {
             let why = record_unchecked(&claim.key);
+            unchecked.push((claim, why));
+        } else if let (Kind::Date, Key::Unresolved(why)) = (claim.kind, &claim.key) {
+            // A date without a year that nothing before it dates: listed, never silent.
+            let why = why.clone();
             unchecked.push((claim, why));
         } else if let Some(why) = index.exhibit_unlocated(&claim.key) {
             // An exhibit the sources neither hold nor show to be missing: listed, unchecked.
