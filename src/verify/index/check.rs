@@ -75,6 +75,13 @@ impl Index {
             .max()
             .unwrap_or(first)
             .max(first);
+        if o.from_one {
+            return Some(format!(
+                "the opinion in {} runs from ¶ {first} to ¶ {last} (by its numbered paragraphs), so it has no ¶ {}",
+                o.path,
+                missing.join(", ")
+            ));
+        }
         Some(format!(
             "the opinion in {} runs from page {first} to page {last} (by its star markers), so it has no page {}",
             o.path,
@@ -103,7 +110,7 @@ impl Index {
         let o = self.opinions.get(&(*volume, reporter.clone(), *page))?;
         let pins = pin_pages(pin);
         // A database's document is paged from *1, whatever its number.
-        let first = if crate::verify::cites::is_database(reporter) {
+        let first = if o.from_one || crate::verify::cites::is_database(reporter) {
             1
         } else {
             *page

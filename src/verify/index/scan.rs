@@ -119,8 +119,8 @@ impl Scanner<'_> {
     fn opinion_of(
         &self,
         pages: &[(u32, Option<String>, String)],
-    ) -> (super::stars::Stars, Option<(u32, String, u32)>) {
-        let none = (super::stars::Stars::default(), None);
+    ) -> (super::stars::Stars, Option<(u32, String, u32)>, bool) {
+        let none = (super::stars::Stars::default(), None, false);
         let Some((_, _, first_page)) = pages.first() else {
             return none;
         };
@@ -145,13 +145,19 @@ impl Scanner<'_> {
         if named.is_empty() {
             return none;
         }
-        let stars = super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()));
+        let mut stars = super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()));
+        // Without star pages, an opinion cited by paragraph is paged by its paragraphs.
+        let by_paragraph = stars.first().is_none();
+        if by_paragraph {
+            stars = super::stars::Stars::paragraphs(pages.iter().map(|(_, _, t)| t.as_str()));
+        }
         let Some(first) = stars.first() else {
             return none;
         };
-        // A database's document is paged from *1, whatever its number.
+        // A database's document is paged from *1, whatever its number, and an opinion's
+        // paragraphs from ¶ 1.
         let opening = |k: &(u32, String, u32)| {
-            if crate::verify::cites::is_database(&k.1) {
+            if by_paragraph || crate::verify::cites::is_database(&k.1) {
                 1
             } else {
                 k.2
@@ -162,7 +168,7 @@ impl Scanner<'_> {
             .filter(|k| opening(k) <= first && first - opening(k) <= 50)
             .min_by_key(|k| first - opening(k));
         match carried {
-            Some(k) => (stars, Some(k)),
+            Some(k) => (stars, Some(k), by_paragraph),
             None => none,
         }
     }
@@ -248,7 +254,7 @@ impl Scanner<'_> {
         // A reported opinion the draft cites, with its star markers (`*629`: page 629 of the
         // reporter begins here), so that each place in it is known by its opinion page too.
         // Any other file has no opinion pages, whatever stars it holds.
-        let (stars, carried) = self.opinion_of(&pages);
+        let (stars, carried, from_one) = self.opinion_of(&pages);
         if let Some(a) = self.authority_of(di, &path, raw, &pages) {
             ix.authorities.push(a);
         }
@@ -298,6 +304,7 @@ impl Scanner<'_> {
                 file: di,
                 path: path.clone(),
                 starts: stars.starts(),
+                from_one,
             });
         }
         ix.files.push(SourceFile {

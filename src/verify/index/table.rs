@@ -149,6 +149,8 @@ pub(super) struct Opinion {
     pub(super) path: String,
     /// Each opinion page (0: the first) and the file's page it begins on.
     pub(super) starts: Vec<(u32, u32)>,
+    /// Paged by its numbered paragraphs, from ¶ 1, rather than by its reporter's pages.
+    pub(super) from_one: bool,
 }
 
 /// An opinion among the sources: the case its first page names and the reporter pages it
