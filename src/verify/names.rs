@@ -408,7 +408,13 @@ pub fn may_be(draft_name: &str, caption: &str) -> bool {
     if ours.is_empty() {
         return true;
     }
-    let theirs = words(caption);
+    let mut theirs = words(caption);
+    // `Wal-Mart` and `Walmart`, `Mc Donald` and `McDonald`: neighbours joined count too.
+    let joined: Vec<String> = theirs
+        .windows(2)
+        .map(|p| format!("{}{}", p[0], p[1]))
+        .collect();
+    theirs.extend(joined);
     ours.iter().any(|w| theirs.iter().any(|t| same_word(w, t)))
 }
 
@@ -632,6 +638,11 @@ mod tests {
             "In re Rimsat, Ltd.",
             "In the Matter of RIMSAT, LTD., Debtor"
         ));
+        assert!(may_be(
+            "In re Walmart Stores",
+            "In re WAL-MART STORES, INC."
+        ));
+        assert!(!may_be("In re Zenith Holdings", "In re RIMSAT, LTD."));
     }
 
     #[test]
