@@ -796,3 +796,40 @@ Tolling applies. Kline v. Ortiz, 2015 U.S. Dist. LEXIS 12345, at *4 (E.D. Pa. 20
         ]
     );
 }
+
+/// What a case is cited for (`(holding that …)`) is listed as not checked, beside the
+/// citation's own outcome: never passed as if the authority said it.
+#[test]
+fn a_holding_parenthetical_is_listed_as_not_checked() {
+    let draft = "The stay tolls every deadline. In re Rimsat, Ltd., 212 F.3d 1039 (7th Cir. 2000) (holding that the automatic stay suspends limitations periods (citing 11 U.S.C. § 108)). See also Doe v. Roe, 123 F.3d 456 (9th Cir. 1999) (per curiam).";
+    let v = verify::verify(draft, &authorities());
+    let statuses: Vec<(&str, Status)> = v
+        .outcomes
+        .iter()
+        .filter(|o| o.claim.kind == Kind::Citation)
+        .map(|o| (o.claim.text.as_str(), o.status))
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            ("212 F.3d 1039 (7th Cir. 2000)", Status::Supported),
+            ("123 F.3d 456 (9th Cir. 1999)", Status::Unsupported),
+        ]
+    );
+    let listed: Vec<(&str, &str)> = v
+        .unchecked
+        .iter()
+        .map(|(c, why)| (c.text.as_str(), why.as_str()))
+        .collect();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        listed[0].0,
+        "(holding that the automatic stay suspends limitations periods (citing 11 U.S.C. § 108))"
+    );
+    assert!(
+        listed[0]
+            .1
+            .contains("what `212 F.3d 1039 (7th Cir. 2000)` is cited for is not checked"),
+        "{listed:?}"
+    );
+}

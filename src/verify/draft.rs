@@ -254,6 +254,13 @@ pub(super) fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification,
             outcomes.push(o);
         }
     }
+    // What each case is cited for: listed, for `lexrun verify` judges no proposition.
+    let mut held: Vec<(Claim, String)> = outcomes
+        .iter()
+        .filter_map(|o| cited_for(draft, &o.claim))
+        .collect();
+    unchecked.append(&mut held);
+    unchecked.sort_by_key(|(c, _)| c.start);
     let v = Verification {
         outcomes,
         files: index.files().to_vec(),
@@ -262,6 +269,67 @@ pub(super) fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification,
         propositions,
     };
     (v, index)
+}
+
+/// Signals of a parenthetical that says what a case holds.
+const HOLDINGS: &[&str] = &[
+    "holding",
+    "finding",
+    "concluding",
+    "explaining",
+    "recognizing",
+    "noting",
+    "stating",
+    "ruling",
+    "reasoning",
+    "affirming",
+    "reversing",
+];
+
+/// The proposition a full case citation is cited for, as a parenthetical right after it
+/// (`212 F.3d 1039 (7th Cir. 2000) (holding that …)`): a claim about the authority that only
+/// a judge model reading it can check, with why it is listed instead.
+fn cited_for(draft: &str, claim: &Claim) -> Option<(Claim, String)> {
+    if claim.kind != Kind::Citation || !matches!(claim.key, Key::Case { .. }) {
+        return None;
+    }
+    let after = &draft[claim.end..];
+    let open = claim.end + (after.len() - after.trim_start().len());
+    let rest = &draft[open..];
+    let body = rest.strip_prefix('(')?;
+    let word: String = body
+        .chars()
+        .take_while(|c| c.is_alphabetic())
+        .flat_map(char::to_lowercase)
+        .collect();
+    if !HOLDINGS.contains(&word.as_str()) {
+        return None;
+    }
+    // The parenthetical's end, brackets inside it balanced; none within 1,000 bytes: no claim.
+    let mut depth = 0usize;
+    let mut end = None;
+    for (i, c) in rest.char_indices().take(1000) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(open + i + 1);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = end?;
+    let cite = claim.text.trim();
+    Some((
+        Claim::new(Kind::Citation, draft, open, end, Key::Proposition),
+        format!(
+            "what `{cite}` is cited for is not checked: lexrun finds the case at its page, \
+             not what it holds; read the authority to confirm it"
+        ),
+    ))
 }
 
 /// The case name a full citation is written with; `None` for a short form, `Id.`, `supra`
