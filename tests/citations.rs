@@ -584,3 +584,252 @@ fn short_forms_of_every_spelling_resolve() {
     }
     assert!(rate >= 0.95, "{rate}");
 }
+
+/// Opinions among the sources as a firm keeps them: each file begins with its caption and
+/// citation, its reporter pages marked with stars. Invented names on their real pages,
+/// misspelt and abbreviated genuine names, a page inside an opinion, an unpublished
+/// decision's number without its letter, and Westlaw and Lexis citations.
+fn authorities() -> Evidence {
+    let mut ev = Evidence::new(vec![]);
+    let add = |ev: &mut Evidence, path: &str, pages: &[&str]| {
+        ev.add_pages(path.into(), pages.iter().map(|p| p.to_string()).collect());
+    };
+    add(
+        &mut ev,
+        "authorities/iss-marine.txt",
+        &[
+            "UNITED STATES of America, Plaintiff,\nv.\nISS MARINE SERVICES, INC., Defendant.\n\n905 F. Supp. 2d 121 (D.D.C. 2012)\n\nMEMORANDUM OPINION\n\nThe United States alleges that ISS Marine overbilled the Navy for port services. *122 The contract ran from March 2005. *123 A false claim requires knowledge of falsity.",
+            "*124 The relator's theory fails for want of materiality. *125 Summary judgment is granted in part. *126 So ordered.",
+        ],
+    );
+    add(
+        &mut ev,
+        "authorities/celotex.txt",
+        &[
+            "CELOTFX CORPORATION v. CATRETT, ADMINISTRATRIX OF THE ESTATE OF CATRETT\nCelotex Corp. v. Catrett, 477 U.S. 317 (1986)\nSupreme Court of the United States\n\nJustice Rehnquist delivered the opinion of the Court. *318 Respondent sued in 1980. *322 The plain language of Rule 56(c) mandates the entry of summary judgment. *323 One of the principal purposes of the rule is to isolate factually unsupported claims. *327 Summary judgment is no disfavored shortcut. *330 Reversed.",
+        ],
+    );
+    add(
+        &mut ev,
+        "authorities/rimsat.txt",
+        &["In the Matter of RIMSAT, LTD., Debtor.\nIn re Rimsat, Ltd., 212 F.3d 1039 (7th Cir. 2000)\n\nThe bankruptcy court's order is affirmed."],
+    );
+    add(
+        &mut ev,
+        "authorities/hale.txt",
+        &["People v. Hale, 2022 IL App (1st) 210454-U\n\nNOTICE: This order was filed under Supreme Court Rule 23 and is not precedent.\n\n¶ 1 Held: the conviction is affirmed."],
+    );
+    add(
+        &mut ev,
+        "authorities/acme-beta.txt",
+        &["Acme Corp. v. Beta LLC, No. 18-cv-1234, 2019 WL 4639462 (S.D.N.Y. Sept. 30, 2019)\n\nOPINION AND ORDER\n\nThe parties signed the supply agreement in 2016. *2 Beta stopped paying in May 2018. *3 The unpaid balance was $48,200.00 on the day of filing. *4 The motion is denied."],
+    );
+    ev
+}
+
+fn outcomes_of(draft: &str, ev: &Evidence) -> Vec<(String, Status, String)> {
+    verify::verify(draft, ev)
+        .outcomes
+        .into_iter()
+        .filter(|o| o.claim.kind == Kind::Citation)
+        .map(|o| (o.claim.text, o.status, o.reason.unwrap_or_default()))
+        .collect()
+}
+
+#[test]
+fn the_case_behind_the_cite_must_be_the_case_named() {
+    let ev = authorities();
+    let draft = "\
+The government need not show intent. United States v. ISS Marine Servs., Inc., 905 F. Supp. 2d 121, 123 (D.D.C. 2012).
+A foreign carrier is immune. Petersen v. Iran Air, 905 F. Supp. 2d 121 (D.D.C. 2012).
+Summary judgment isolates unsupported claims. Celotex Corp. v. Catrett, 477 U.S. 317, 323 (1986); see also 477 U.S. at 327.
+Courts construe the rule broadly. Smith v. Jones, 477 U.S. 322 (1986).
+Unitcd States v. ISS Marinc Services, 905 F. Supp. 2d 121 (D.D.C. 2012), is on point.
+The stay tolls every deadline. In re Rimsat, Ltd., 212 F.3d 1039 (7th Cir. 2000).
+The stay tolls nothing. In re Zenith Holdings, 212 F.3d 1039 (7th Cir. 2000).
+A lawyer may rely on the record. Doe v. Roe, 123 F.3d 456 (9th Cir. 1999).
+";
+    let got = outcomes_of(draft, &ev);
+    let brief: Vec<(&str, Status)> = got.iter().map(|(t, s, _)| (t.as_str(), *s)).collect();
+    assert_eq!(
+        brief,
+        vec![
+            ("905 F. Supp. 2d 121, 123 (D.D.C. 2012)", Status::Supported),
+            ("905 F. Supp. 2d 121 (D.D.C. 2012)", Status::Miscited),
+            ("477 U.S. 317, 323 (1986)", Status::Supported),
+            ("477 U.S. at 327", Status::Supported),
+            ("477 U.S. 322 (1986)", Status::Miscited),
+            ("905 F. Supp. 2d 121 (D.D.C. 2012)", Status::Supported),
+            ("212 F.3d 1039 (7th Cir. 2000)", Status::Supported),
+            ("212 F.3d 1039 (7th Cir. 2000)", Status::Miscited),
+            ("123 F.3d 456 (9th Cir. 1999)", Status::Unsupported),
+        ],
+        "{got:#?}"
+    );
+    assert!(
+        got[1]
+            .2
+            .contains("`905 F. Supp. 2d 121` begins UNITED STATES of America")
+            && got[1].2.contains("ISS MARINE SERVICES")
+            && got[1].2.contains("authorities/iss-marine.txt")
+            && got[1].2.contains("not Petersen v. Iran Air"),
+        "{}",
+        got[1].2
+    );
+    assert!(
+        got[4].2.contains("is a page inside")
+            && got[4].2.contains("which begins at page 317")
+            && got[4].2.contains("not Smith v. Jones"),
+        "{}",
+        got[4].2
+    );
+    assert!(
+        got[7].2.contains("not In re Zenith Holdings"),
+        "{}",
+        got[7].2
+    );
+    assert!(got[8].2.contains("no source cites"), "{}", got[8].2);
+}
+
+#[test]
+fn a_page_inside_an_opinion_under_its_own_name_names_the_first_page() {
+    let got = outcomes_of(
+        "Summary judgment is no shortcut. Celotex Corp. v. Catrett, 477 U.S. 327 (1986).",
+        &authorities(),
+    );
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!(got[0].1, Status::Miscited, "{got:#?}");
+    assert!(
+        got[0].2.contains("cite it as `477 U.S. 317, 327`"),
+        "{}",
+        got[0].2
+    );
+    // The last page of an opinion may be the first of the next case: no alarm there.
+    let got = outcomes_of(
+        "Reversed. Brown v. Green, 477 U.S. 330 (1986).",
+        &authorities(),
+    );
+    assert_eq!(got[0].1, Status::Unsupported, "{got:#?}");
+    assert!(got[0].2.contains("no source cites"), "{got:#?}");
+}
+
+#[test]
+fn a_neutral_citation_matches_only_whole() {
+    let got = outcomes_of(
+        "Affirmed. People v. Hale, 2022 IL App (1st) 210454, ¶ 1. Again, People v. Hale, 2022 IL App (1st) 210454-U, ¶ 1.",
+        &authorities(),
+    );
+    let brief: Vec<(&str, Status)> = got.iter().map(|(t, s, _)| (t.as_str(), *s)).collect();
+    assert_eq!(
+        brief,
+        vec![
+            ("2022 IL App (1st) 210454, ¶ 1", Status::Unsupported),
+            ("2022 IL App (1st) 210454-U, ¶ 1", Status::Supported),
+        ],
+        "{got:#?}"
+    );
+    let keys: Vec<String> =
+        verify::claims("2024 N.Y. Slip Op. 51192(U); 2024 N.Y. Slip Op. 51192", &[])
+            .into_iter()
+            .map(|c| c.key.to_string())
+            .collect();
+    assert_eq!(keys, ["2024 nyslipop-u 51192", "2024 nyslipop 51192"]);
+}
+
+#[test]
+fn westlaw_and_lexis_citations_are_claims_with_star_pins() {
+    let ev = authorities();
+    let draft = "\
+Beta stopped paying in May 2018. Acme Corp. v. Beta LLC, No. 18-cv-1234, 2019 WL 4639462, at *2 (S.D.N.Y. Sept. 30, 2019).
+The unpaid balance was $48,200.00. Acme Corp. v. Beta LLC, 2019 WL 4639462, at *2.
+Breach excuses performance. Zeta Inc. v. Omega Co., 2019 WL 4639462, at *3 (S.D.N.Y. 2019).
+Airlines owe a duty of care. Varghese v. China S. Airlines Co., 2012 WL 12873819 (S.D.N.Y. 2012).
+Tolling applies. Kline v. Ortiz, 2015 U.S. Dist. LEXIS 12345, at *4 (E.D. Pa. 2015).
+";
+    let v = verify::verify(draft, &ev);
+    let got: Vec<(String, Status, String)> = v
+        .outcomes
+        .iter()
+        .map(|o| {
+            (
+                o.claim.text.clone(),
+                o.status,
+                o.reason.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let brief: Vec<(&str, Status)> = got.iter().map(|(t, s, _)| (t.as_str(), *s)).collect();
+    assert_eq!(
+        brief,
+        vec![
+            ("May 2018", Status::Supported),
+            (
+                "2019 WL 4639462, at *2 (S.D.N.Y. Sept. 30, 2019)",
+                Status::Supported
+            ),
+            ("$48,200.00", Status::Miscited),
+            ("2019 WL 4639462, at *2", Status::Supported),
+            ("2019 WL 4639462, at *3 (S.D.N.Y. 2019)", Status::Miscited),
+            ("2012 WL 12873819 (S.D.N.Y. 2012)", Status::Unsupported),
+            (
+                "2015 U.S. Dist. LEXIS 12345, at *4 (E.D. Pa. 2015)",
+                Status::Unsupported
+            ),
+        ],
+        "{got:#?}"
+    );
+    assert!(got[2].2.contains("at *3"), "{}", got[2].2);
+    assert!(
+        got[4].2.contains("not Zeta Inc. v. Omega Co."),
+        "{}",
+        got[4].2
+    );
+    let keys: Vec<String> = v.outcomes[5..]
+        .iter()
+        .map(|o| o.claim.key.to_string())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "2012 wl 12873819 (2012)",
+            "2015 usdistlexis 12345, *4 (2015)"
+        ]
+    );
+}
+
+/// What a case is cited for (`(holding that …)`) is listed as not checked, beside the
+/// citation's own outcome: never passed as if the authority said it.
+#[test]
+fn a_holding_parenthetical_is_listed_as_not_checked() {
+    let draft = "The stay tolls every deadline. In re Rimsat, Ltd., 212 F.3d 1039 (7th Cir. 2000) (holding that the automatic stay suspends limitations periods (citing 11 U.S.C. § 108)). See also Doe v. Roe, 123 F.3d 456 (9th Cir. 1999) (per curiam).";
+    let v = verify::verify(draft, &authorities());
+    let statuses: Vec<(&str, Status)> = v
+        .outcomes
+        .iter()
+        .filter(|o| o.claim.kind == Kind::Citation)
+        .map(|o| (o.claim.text.as_str(), o.status))
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            ("212 F.3d 1039 (7th Cir. 2000)", Status::Supported),
+            ("123 F.3d 456 (9th Cir. 1999)", Status::Unsupported),
+        ]
+    );
+    let listed: Vec<(&str, &str)> = v
+        .unchecked
+        .iter()
+        .map(|(c, why)| (c.text.as_str(), why.as_str()))
+        .collect();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        listed[0].0,
+        "(holding that the automatic stay suspends limitations periods (citing 11 U.S.C. § 108))"
+    );
+    assert!(
+        listed[0]
+            .1
+            .contains("what `212 F.3d 1039 (7th Cir. 2000)` is cited for is not checked"),
+        "{listed:?}"
+    );
+}

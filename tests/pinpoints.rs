@@ -589,3 +589,118 @@ fn star_paging_corners() {
     );
     assert_eq!(status(&draft, "$1,200.00").0, Status::Supported);
 }
+
+/// A sentence citing a case for the law and the record for the facts: the dates and amounts
+/// are the record's, checked on its cited page, not on the opinion's; a quotation of the
+/// opinion stays with the case.
+#[test]
+fn a_sentence_citing_a_case_and_the_record_binds_each_fact_to_its_own_cite() {
+    let (mut ev, facts) = opinion();
+    ev.declared_prefixes = vec!["REC".into()];
+    ev.add_pages(
+        "record/ledger.txt".into(),
+        vec![
+            "Rent ledger, page one.\nREC000001".into(),
+            "On March 3, 2019 the tenant paid $1,234.00 in full.\nREC000002".into(),
+        ],
+    );
+    let (_, f305) = &facts[5];
+    let draft = format!(
+        "On March 3, 2019 the tenant paid $1,234.00, and as {} under Ace v. Bay, 150 Cal. App. 4th 300, 305 (2005), that payment was timely (REC000002).\n\n\
+         On March 3, 2019 the tenant paid $1,234.00, and under Ace v. Bay, 150 Cal. App. 4th 300, 305 (2005), that payment was timely (REC000001).",
+        f305[2]
+    );
+    let v = verify::verify(&draft, &ev);
+    let got: Vec<(String, Status)> = v
+        .outcomes
+        .iter()
+        .map(|o| (o.claim.text.clone(), o.status))
+        .collect();
+    let s = |t: &str, st: Status| (t.to_string(), st);
+    assert_eq!(
+        got,
+        vec![
+            s("March 3, 2019", Status::Supported),
+            s("$1,234.00", Status::Supported),
+            s(&f305[2], Status::Supported),
+            s("150 Cal. App. 4th 300, 305 (2005)", Status::Supported),
+            s("REC000002", Status::Supported),
+            s("March 3, 2019", Status::Miscited),
+            s("$1,234.00", Status::Miscited),
+            s("150 Cal. App. 4th 300, 305 (2005)", Status::Supported),
+            s("REC000001", Status::Supported),
+        ],
+        "{:#?}",
+        v.outcomes
+    );
+    assert!(
+        v.outcomes[5]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("REC000002") && r.contains("REC000001")),
+        "{:?}",
+        v.outcomes[5].reason
+    );
+}
+
+/// An opinion cited by paragraph (a neutral citation, `2022 IL App (1st) 210454-U, ¶ 33`)
+/// among the sources, its paragraphs numbered `¶ 1`, `¶ 2`, …: a paragraph pinpoint binds the
+/// facts before it to that paragraph, as a page pinpoint does; a paragraph cited inside the
+/// opinion's text is no paragraph of it.
+#[test]
+fn a_paragraph_pinpoint_binds_facts_to_the_paragraph_it_names() {
+    let mut ev = Evidence::new(vec![]);
+    let mut text = String::from("People v. Hale, 2022 IL App (1st) 210454-U\n\nORDER\n\n");
+    for n in 1..=45 {
+        let fact = match n {
+            33 => "the search warrant was served on June 4, 2019, without a knock.".to_string(),
+            12 => "as held in People v. Gray, 2017 IL 120958, ¶ 40, suppression is a last resort."
+                .to_string(),
+            _ => format!("the court considered point {n} of the appeal."),
+        };
+        text.push_str(&format!("¶ {n} In this paragraph {fact}\n\n"));
+    }
+    ev.add_pages("authorities/hale.txt".into(), vec![text]);
+    let cite = |p: u32| format!("People v. Hale, 2022 IL App (1st) 210454-U, ¶ {p}");
+    let draft = format!(
+        "The warrant was served on June 4, 2019. {}.\n\nThe warrant was served on June 4, 2019. {}.\n\nThe opinion has no paragraph 60. {}.",
+        cite(33),
+        cite(41),
+        cite(60)
+    );
+    let v = verify::verify(&draft, &ev);
+    let got: Vec<(String, Status)> = v
+        .outcomes
+        .iter()
+        .map(|o| (o.claim.text.clone(), o.status))
+        .collect();
+    let s = |t: &str, st: Status| (t.to_string(), st);
+    assert_eq!(
+        got,
+        vec![
+            s("June 4, 2019", Status::Supported),
+            s("2022 IL App (1st) 210454-U, ¶ 33", Status::Supported),
+            s("June 4, 2019", Status::Miscited),
+            s("2022 IL App (1st) 210454-U, ¶ 41", Status::Supported),
+            s("2022 IL App (1st) 210454-U, ¶ 60", Status::Unsupported),
+        ],
+        "{:#?}",
+        v.outcomes
+    );
+    assert!(
+        v.outcomes[2]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("33") && r.contains("41")),
+        "{:?}",
+        v.outcomes[2].reason
+    );
+    assert!(
+        v.outcomes[4]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("runs from ¶ 1 to ¶ 45") && r.contains("no ¶ 60")),
+        "{:?}",
+        v.outcomes[4].reason
+    );
+}

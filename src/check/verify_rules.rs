@@ -39,7 +39,7 @@ pub(crate) fn rules(
     f: FileId,
     body: &ast::VerifyBody,
     depth: usize,
-    allowed: &mut Vec<String>,
+    allowed: &mut Accepted,
 ) -> Option<(Vec<RuleDraft>, Option<OnFailure>)> {
     let mut out: Vec<RuleDraft> = Vec::new();
     let mut on_failure = None;
@@ -48,7 +48,8 @@ pub(crate) fn rules(
         cx.error_at(Code::BadRule, f, j.span, "a rule set cannot name a judge", "name the judge in each `verify` block that uses this rule set: `judge MODEL`, a model of that workflow");
         ok = false;
     }
-    ok &= allow(cx, f, body, allowed);
+    ok &= allow(cx, f, body, &mut allowed.reporters);
+    ok &= ignore(cx, f, body, &mut allowed.ignored);
     for inc in &body.includes {
         let Some((inner, inner_fail)) = included(cx, f, inc, depth, allowed) else {
             ok = false;
@@ -77,6 +78,40 @@ pub(crate) fn rules(
         out.push((rule, p));
     }
     ok.then_some((out, on_failure))
+}
+
+/// What a block accepts beyond its rules: reporter abbreviations (`allow reporter`) and the
+/// prefixes of identifiers that are not Bates numbers (`ignore prefixes`).
+#[derive(Default)]
+pub(crate) struct Accepted {
+    reporters: Vec<String>,
+    ignored: Vec<String>,
+}
+
+/// `ignore prefixes "BD", "INV"`: only prefixes are ignored, each a run of letters (and
+/// digits) as it stands before an invoice, order or account number.
+fn ignore(cx: &mut Cx, f: FileId, body: &ast::VerifyBody, ignored: &mut Vec<String>) -> bool {
+    let mut ok = true;
+    for (what, names) in &body.ignore {
+        if !matches!(what.node.as_str(), "prefix" | "prefixes") {
+            cx.error_at(Code::BadRule, f, what.span, format!("lexrun cannot ignore `{}`", what.node), "write `ignore prefixes \"BD\", \"INV\"` to say that numbers with these prefixes (invoice, order, account numbers) are not Bates numbers");
+            ok = false;
+            continue;
+        }
+        for n in names {
+            let p = n.node.trim().trim_end_matches(['-', ' ', '_']);
+            if p.is_empty()
+                || !p.chars().all(|c| c.is_ascii_alphanumeric())
+                || !p.chars().any(|c| c.is_ascii_alphabetic())
+            {
+                cx.error_at(Code::BadRule, f, n.span, format!("`{}` is not a prefix of a number", n.node), "write the letters before the number as they are printed, e.g. `ignore prefixes \"BD\"` for BD-1073");
+                ok = false;
+            } else if !ignored.iter().any(|x| x.eq_ignore_ascii_case(p)) {
+                ignored.push(p.to_string());
+            }
+        }
+    }
+    ok
 }
 
 /// `allow reporter "ABBREVIATION"`: only reporters are allowed, each by an abbreviation,
@@ -108,7 +143,7 @@ fn included(
     f: FileId,
     inc: &ast::Name,
     depth: usize,
-    allowed: &mut Vec<String>,
+    allowed: &mut Accepted,
 ) -> Option<(Vec<RuleDraft>, Option<OnFailure>)> {
     let entry = cx.lookup(inc, f, &[Kind::Ruleset])?;
     let Decl::Ruleset(r) = entry.decl else {
@@ -217,12 +252,12 @@ fn block(
 ) -> Option<Verify> {
     let mut ok = target(cx, f, v, seen);
     ok &= against(cx, f, v, steps);
-    let mut allow_reporters = Vec::new();
+    let mut accepted = Accepted::default();
     let judge = v.body.judge.as_ref();
     if let Some(j) = judge {
         ok &= cx.lookup(j, f, &[Kind::Model]).is_some();
     }
-    let (drafts, fail) = rules(cx, f, &v.body, 0, &mut allow_reporters)?;
+    let (drafts, fail) = rules(cx, f, &v.body, 0, &mut accepted)?;
     ok &= judge_needed(cx, f, v, &drafts, judge);
     if drafts.is_empty() {
         cx.error_at(
@@ -248,7 +283,8 @@ fn block(
         rules: rs,
         on_failure,
         max_rounds: rounds.unwrap_or(2),
-        allow_reporters,
+        allow_reporters: accepted.reporters,
+        ignore_prefixes: accepted.ignored,
         judge: judge.map(|j| j.node.clone()),
     })
 }

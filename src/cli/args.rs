@@ -339,6 +339,10 @@ pub(super) enum Command {
         /// "Betts' Dec."; repeat for more.
         #[arg(long = "allow-reporter", value_name = "ABBREVIATION")]
         allow_reporter: Vec<String>,
+        /// Numbers with this prefix are not Bates numbers (invoice, order, account numbers),
+        /// e.g. BD for BD-1073; repeat for more.
+        #[arg(long = "ignore-prefix", value_name = "PREFIX")]
+        ignore_prefix: Vec<String>,
         /// Print one JSON object instead of the Markdown report.
         #[arg(long, conflicts_with = "html")]
         json: bool,

@@ -334,7 +334,7 @@ impl Lexrun {
             blocking(move || {
                 let done = super::verify::verify_draft(
                     &sources,
-                    a.bates_prefix,
+                    (a.bates_prefix, Vec::new()),
                     &a.allow_reporter,
                     None,
                     &draft,

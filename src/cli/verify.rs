@@ -38,7 +38,7 @@ impl NotVerified {
 
 pub(super) fn cmd_verify(
     sources: &[std::path::PathBuf],
-    prefixes: Vec<String>,
+    (prefixes, ignored): (Vec<String>, Vec<String>),
     allow_reporters: &[String],
     json: bool,
     html: bool,
@@ -50,7 +50,13 @@ pub(super) fn cmd_verify(
         evidence,
         v,
         matter,
-    } = match verify_draft(sources, prefixes, allow_reporters, matter, draft_path) {
+    } = match verify_draft(
+        sources,
+        (prefixes, ignored),
+        allow_reporters,
+        matter,
+        draft_path,
+    ) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {}", e.message);
@@ -100,7 +106,7 @@ pub(super) fn cmd_verify(
 /// the ledger's taint when there is a ledger).
 pub(super) fn verify_draft(
     sources: &[std::path::PathBuf],
-    prefixes: Vec<String>,
+    (prefixes, ignored): (Vec<String>, Vec<String>),
     allow_reporters: &[String],
     matter: Option<&str>,
     draft_path: &std::path::Path,
@@ -117,6 +123,7 @@ pub(super) fn verify_draft(
     let evidence = match crate::verify::evidence::load(sources, prefixes) {
         Ok(mut ev) => {
             ev.allowed_reporters = crate::verify::Allowed::new(allow_reporters);
+            ev.ignored_prefixes = ignored;
             ev
         }
         Err(e) => return Err(NotVerified::from(&e)),

@@ -112,6 +112,7 @@ fn is_entry(rule: Rule) -> bool {
             | rules_e
             | on_failure_e
             | allow_e
+            | ignore_e
             | judge_e
             | volume_e
             | legend_e
@@ -135,6 +136,7 @@ fn stands_alone(rule: Rule) -> bool {
             | Rule::rules_e
             | Rule::on_failure_e
             | Rule::allow_e
+            | Rule::ignore_e
             | Rule::judge_e
             | Rule::sampling_e
     )

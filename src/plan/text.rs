@@ -202,6 +202,13 @@ fn verification(s: &mut String, p: &Plan) {
             if let Some(j) = &v.judge {
                 let _ = writeln!(s, "      propositions judged by model {j}");
             }
+            if !v.ignore_prefixes.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "      not Bates numbers: identifiers prefixed {}",
+                    v.ignore_prefixes.join(", ")
+                );
+            }
             if !v.allow_reporters.is_empty() {
                 let _ = writeln!(
                     s,

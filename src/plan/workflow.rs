@@ -359,6 +359,9 @@ pub struct Verify {
     /// Reporter abbreviations accepted beyond the citation catalogue (`allow reporter`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_reporters: Vec<String>,
+    /// Prefixes of identifiers that are not Bates numbers (`ignore prefixes`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore_prefixes: Vec<String>,
     /// The model that judges `propositions must hold`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<String>,

@@ -145,6 +145,7 @@ fn evidence(
 ) -> verify::Evidence {
     let mut ev = verify::Evidence::new(sh.prefixes.clone());
     ev.allowed_reporters = verify::Allowed::new(&v.allow_reporters);
+    ev.ignored_prefixes = v.ignore_prefixes.clone();
     for a in &v.against {
         if let Some(files) = m.evidence.get(a) {
             for f in files {

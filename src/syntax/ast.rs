@@ -414,6 +414,9 @@ pub struct VerifyBody {
     /// `allow reporter "…"`: what is allowed (`reporter`) and the abbreviations.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allow: Vec<(Name, Vec<Spanned<String>>)>,
+    /// `ignore prefixes "…"`: what is ignored (`prefixes`) and the prefixes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<(Name, Vec<Spanned<String>>)>,
     /// `judge MODEL`: the model that judges propositions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<Name>,

@@ -587,6 +587,13 @@ impl Builder {
                 let names = it.map(|p| self.string(p)).collect();
                 body.allow.push((what, names));
             }
+            Rule::ignore_e => {
+                let mut it = e.into_inner().skip(1);
+                let Some(what) = it.next() else { return };
+                let what = self.name(what);
+                let names = it.map(|p| self.string(p)).collect();
+                body.ignore.push((what, names));
+            }
             Rule::on_failure_e => {
                 let mut it = e.into_inner().skip(2);
                 let Some(policy) = it.next() else { return };

@@ -284,7 +284,7 @@ fields! {
     ToolOption { key, value }
     VerifyDecl { target, against, span, body }
     RulesetDecl { name, span, body }
-    VerifyBody { rules, includes, on_failure, allow, judge }
+    VerifyBody { rules, includes, on_failure, allow, ignore, judge }
     Rule { kind, requirement, policy, span }
     OnFailure { policy, max_rounds, span }
     OutputDecl { path, from, appendix, layout, unverified, span }

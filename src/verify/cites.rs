@@ -140,7 +140,9 @@ fn page_word(w: &str) -> Option<PageWord> {
         .map_or(0, |s| s.len());
     let rest = &rest[suffix..];
     let pin_follows = rest.starts_with(',') && rest[1..].starts_with(|c: char| c.is_ascii_digit());
-    if (1..=7).contains(&digits) && (trailing_ok(rest) || pin_follows) {
+    // Eight digits only for a database's document number (`2012 WL 12873819`), which
+    // `read_cite` holds to the databases.
+    if (1..=8).contains(&digits) && (trailing_ok(rest) || pin_follows) {
         return w[..digits]
             .parse()
             .ok()
@@ -216,6 +218,13 @@ fn read_cite(
             },
         });
     }
+    // Only Westlaw and Lexis number their documents past seven digits.
+    let digits = word(k).bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 7 {
+        let reporter = lookup(span(0, k), allowed)?;
+        return is_database(reporter.key())
+            .then(|| full(text, start, volume, reporter, words[k], word(k)));
+    }
     // A spelling that holds a number itself (`La.App. 1 Cir.`) is preferred when it reads on.
     for m in (k + 1..words.len().min(k + 3)).rev() {
         if page_word(word(m)).is_some() && word(k).bytes().all(|c| c.is_ascii_digit()) {
@@ -259,6 +268,12 @@ fn read_cite(
     }
 }
 
+/// Whether a reporter is a database's (Westlaw's `WL`, Lexis's `… LEXIS`), whose pages are
+/// document numbers and whose pin cites are star pages.
+pub fn is_database(key: &str) -> bool {
+    key == "wl" || key.ends_with("lexis")
+}
+
 fn full(
     text: &str,
     start: usize,
@@ -272,6 +287,13 @@ fn full(
         Some(PageWord::Blank(len)) => (None, len),
         None => (None, 0),
     };
+    // An unpublished or lettered decision (`210454-U`, `51192(U)`, `134[A]`) is another
+    // decision than the one its number alone names.
+    let digits = page_text.bytes().take_while(u8::is_ascii_digit).count();
+    let suffix = page_text[digits.min(len)..len]
+        .chars()
+        .find(char::is_ascii_alphabetic)
+        .map(|c| c.to_ascii_lowercase());
     let mut end = page_span.0 + len;
     let mut pin = None;
     if text[end..].starts_with(',') {
@@ -294,6 +316,7 @@ fn full(
             page,
             pin,
             year,
+            suffix,
         },
     }
 }
@@ -312,9 +335,11 @@ mod tests {
                     page,
                     pin,
                     year,
+                    suffix,
                 } => format!(
-                    "{volume} {} {}{}{}",
+                    "{volume} {}{} {}{}{}",
                     reporter.key(),
+                    suffix.map(|s| format!("-{s}")).unwrap_or_default(),
                     page.map_or("___".into(), |p| p.to_string()),
                     pin.map(|p| format!(", {p}")).unwrap_or_default(),
                     year.map(|y| format!(" ({y})")).unwrap_or_default()
@@ -403,13 +428,13 @@ mod tests {
         );
         assert_eq!(
             cites("2017 IL App (1st) 143684-B"),
-            ["2017 ilapp1st 143684"]
+            ["2017 ilapp1st-b 143684"]
         );
         assert_eq!(
             cites("2024 N.Y. Slip Op. 51192(U)"),
-            ["2024 nyslipop 51192"]
+            ["2024 nyslipop-u 51192"]
         );
-        assert_eq!(cites("11 Misc 3d 134[A]"), ["11 misc3d 134"]);
+        assert_eq!(cites("11 Misc 3d 134[A]"), ["11 misc3d-a 134"]);
         // Docket numbers are no neutral citations.
         assert!(cites("No. 2020-CV-12345").is_empty());
     }

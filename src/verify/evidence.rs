@@ -82,6 +82,9 @@ pub struct Evidence {
     pub declared_prefixes: Vec<String>,
     /// Reporter abbreviations accepted beyond the catalogue (`allow reporter "…"`).
     pub allowed_reporters: super::cites::Allowed,
+    /// Prefixes of identifiers that are not Bates numbers (`ignore prefixes "BD"`): never a
+    /// Bates claim unless declared or stamped on the sources.
+    pub ignored_prefixes: Vec<String>,
 }
 
 impl Evidence {

@@ -15,6 +15,7 @@ mod exact;
 pub mod extract;
 mod index;
 pub mod injection;
+mod names;
 mod needs;
 mod normalize;
 pub mod pinpoint;

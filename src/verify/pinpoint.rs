@@ -436,11 +436,31 @@ impl<'a> Binder<'a> {
                 cites: cited,
             });
         }
+        // A sentence that cites a case for the law and the record for the facts (`on May 3,
+        // 2019 the tenant complained, and under Doe v. Roe, 1 F.3d 2, 5 (2001), that is
+        // notice (WHIT0007)`): its dates and amounts belong to the record's cites.
+        let record_groups: Vec<&Vec<usize>> = in_sentence
+            .iter()
+            .copied()
+            .filter(|g| g.iter().any(|&c| self.claims[c].kind != Kind::Citation))
+            .collect();
+        let of_record = |f: usize| matches!(self.claims[f].kind, Kind::Date | Kind::Amount);
         let mut from = s.start;
         for g in in_sentence {
             let at = self.claims[g[0]].start;
+            let opinion_only = g.iter().all(|&c| self.claims[c].kind == Kind::Citation);
             for f in self.facts_in(from, at) {
-                out[f] = (*g).clone();
+                let own = if opinion_only && of_record(f) {
+                    record_groups
+                        .iter()
+                        .find(|r| self.claims[r[0]].start > at)
+                        .or(record_groups.last())
+                        .copied()
+                        .unwrap_or(g)
+                } else {
+                    g
+                };
+                out[f] = own.clone();
             }
             from = self.claims[*g.last().expect("a group has a cite")].end;
         }

@@ -551,6 +551,7 @@ fn not_checked(s: &mut String, v: &Verification, lines: &Lines) {
         .unchecked
         .iter()
         .enumerate()
+        .filter(|(_, (c, _))| c.kind == crate::claim_kind::Kind::Record)
         .map(|(i, (c, _))| {
             format!(
                 "{} (line {}{})",
@@ -562,6 +563,16 @@ fn not_checked(s: &mut String, v: &Verification, lines: &Lines) {
             )
         })
         .collect();
+    // Exhibits the sources cannot locate, dates without a year: each with why.
+    let others: Vec<String> = v
+        .unchecked
+        .iter()
+        .filter(|(c, _)| c.kind != crate::claim_kind::Kind::Record)
+        .map(|(c, why)| format!("{} (line {}): {why}", one_line(&c.text), lines.at(c.start)))
+        .collect();
+    if !others.is_empty() {
+        let _ = writeln!(s, "Not checked: {}\n", others.join("; "));
+    }
     if !record.is_empty() {
         let _ = writeln!(
             s,

@@ -76,6 +76,7 @@ pub(super) fn dashed_at(text: &str, s: usize, e: usize) -> Option<Found> {
             page: Some(page),
             pin,
             year: Some(year),
+            suffix: None,
         },
     })
 }
@@ -128,6 +129,7 @@ pub(super) fn lettered(text: &str) -> Vec<Found> {
                 page: Some(page),
                 pin,
                 year: Some(year),
+                suffix: None,
             },
         });
     }
@@ -185,6 +187,7 @@ pub(super) fn loose_leaf(
             page: Some(page),
             pin: None,
             year,
+            suffix: None,
         },
     })
 }

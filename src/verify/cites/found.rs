@@ -28,6 +28,9 @@ pub enum Cite {
         page: Option<u32>,
         pin: Option<String>,
         year: Option<u16>,
+        /// The letter of an unpublished or lettered decision (`210454-U`: `u`), part of its
+        /// identity.
+        suffix: Option<char>,
     },
     Short {
         volume: u32,

@@ -69,7 +69,14 @@ pub fn citations(text: &str, allowed: &Allowed) -> Vec<Claim> {
                 page,
                 pin,
                 year,
-            } => earlier.full(text, f.start, written, (volume, reporter, page, pin, year)),
+                suffix,
+            } => earlier.full(
+                text,
+                f.start,
+                written,
+                (volume, reporter, page, pin, year),
+                suffix,
+            ),
             Cite::Short {
                 volume,
                 reporter,
@@ -120,7 +127,14 @@ impl Earlier {
             Option<String>,
             Option<u16>,
         ),
+        suffix: Option<char>,
     ) -> Key {
+        // A lettered decision (`210454-U`) is keyed apart from the one its number alone
+        // names: a citation matches only whole.
+        let rep = match suffix {
+            Some(s) => format!("{}-{s}", reporter.key()),
+            None => reporter.key().to_string(),
+        };
         let outside = match (&reporter, year) {
             (cites::Reporter::Known(e), Some(y)) if valid_year(y) => {
                 e.start.is_some_and(|s| y < s) || e.end.is_some_and(|end| y > end)
@@ -135,13 +149,13 @@ impl Earlier {
                     page: p,
                     year: Some(y),
                     ..
-                } if *v == volume && r == reporter.key() && Some(*p) == page => Some(*y),
+                } if *v == volume && *r == rep && Some(*p) == page => Some(*y),
                 _ => None,
             })
         });
         let key = Key::Case {
             volume,
-            reporter: reporter.key().to_string(),
+            reporter: rep,
             page: page.unwrap_or(0),
             pin,
             year,

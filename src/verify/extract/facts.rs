@@ -109,6 +109,93 @@ fn month_number(m: &str) -> Option<u32> {
         .map(|i| i as u32 + 1)
 }
 
+/// A month and day written without a year (`March 15th`, `Mar. 5`), or a day alone after
+/// `on` (`on the 3rd`, `on the 3rd of March`).
+static YEARLESS: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        concat!(
+            r"(?P<md>(?P<m>{m})\.?(?-u:\s)+(?P<d>[0-9]{{1,2}})(?:st|nd|rd|th)?)",
+            r"|(?P<on>(?:[Oo]n|[Bb]y|[Uu]ntil|[Bb]efore|[Aa]fter)(?-u:\s)+the(?-u:\s)+(?P<od>[0-9]{{1,2}})(?:st|nd|rd|th)(?:(?-u:\s)+(?:day(?-u:\s)+)?of(?-u:\s)+(?P<om>{m})\.?)?)"
+        ),
+        m = MONTHS
+    ))
+    .expect("date pattern compiles")
+});
+
+/// Dates written without a year, outside the spans of other claims (`taken`), each given the
+/// year — and for a day alone, the month — of the nearest full date before it among `dated`;
+/// without one, a claim that cannot be checked as written, saying why.
+pub fn yearless_dates(text: &str, dated: &[Claim], taken: &[(usize, usize)]) -> Vec<Claim> {
+    let taken = crate::verify::spans::Spans::new(taken.to_vec());
+    let mut out = Vec::new();
+    let mut resolved: Option<(usize, i32, u32, String)> = None;
+    for c in YEARLESS.captures_iter(text) {
+        let m = c.get(0).expect("match");
+        let after = &text[m.end()..];
+        let year_follows = {
+            let a = after.trim_start_matches([',', ' ']);
+            a.len() < after.len() && a.as_bytes().first().is_some_and(u8::is_ascii_digit)
+        };
+        if preceded_by_digit_or_letter(text, m.start())
+            || followed_by_digit(text, m.end())
+            || after.starts_with(|ch: char| ch.is_alphanumeric() || ch == ':')
+            || year_follows
+            || taken.overlaps(m.start(), m.end())
+        {
+            continue;
+        }
+        let (month, day) = if c.name("md").is_some() {
+            (month_number(&c["m"]), c["d"].parse::<u32>().ok())
+        } else {
+            (
+                c.name("om").and_then(|x| month_number(x.as_str())),
+                c["od"].parse::<u32>().ok(),
+            )
+        };
+        let Some(day) = day.filter(|d| (1..=31).contains(d)) else {
+            continue;
+        };
+        let start = if c.name("on").is_some() {
+            // The date is `the 3rd`, not the word before it.
+            m.start() + m.as_str().find("the").unwrap_or(0)
+        } else {
+            m.start()
+        };
+        let full = dated.iter().rev().find_map(|d| match d.key {
+            Key::Date { year, month, day } if d.end <= m.start() && day != 0 => {
+                Some((d.end, year, month, d.text.clone()))
+            }
+            _ => None,
+        });
+        // A day alone is in the month of the date just before it, with or without a year.
+        let context = match (full, &resolved) {
+            (Some(f), Some(r)) if r.0 > f.0 => Some(r.clone()),
+            (f, _) => f,
+        }
+        .map(|(_, y, mo, t)| (y, mo, t));
+        let key = match context {
+            Some((y, cm, _)) if valid_date(y, month.unwrap_or(cm), day) => Key::Date {
+                year: y,
+                month: month.unwrap_or(cm),
+                day,
+            },
+            Some((_, _, before)) => Key::Unresolved(format!(
+                "`{}` gives no year, and with the year of {before} before it is no date; write the full date",
+                text[start..m.end()].trim()
+            )),
+            None => Key::Unresolved(format!(
+                "`{}` gives no year, and no full date comes before it in the draft; write the full date",
+                text[start..m.end()].trim()
+            )),
+        };
+        if let Key::Date { year, month, .. } = key {
+            resolved = Some((m.end(), year, month, text[start..m.end()].to_string()));
+        }
+        out.push(Claim::new(Kind::Date, text, start, m.end(), key));
+    }
+    out
+}
+
 /// Dates in every common form, as calendar dates.
 pub fn dates(text: &str) -> Vec<Claim> {
     let mut out = Vec::new();
@@ -318,7 +405,10 @@ pub fn bates(text: &str, prefixes: &[String], skip: &[(usize, usize)]) -> Vec<Cl
                 text,
                 m.start(),
                 m.end(),
-                Key::Unresolved(format!("`{prefix}` is not a Bates prefix of these sources")),
+                Key::Unresolved(format!(
+                    "`{}` is not a Bates number of these sources: `{prefix}` is not a Bates prefix of these sources",
+                    m.as_str()
+                )),
             ));
             continue;
         };
@@ -435,6 +525,7 @@ fn could_be_bates(
     let padded = digits.len() >= 4 && digits.starts_with('0');
     let record_position = {
         let open = before.ends_with(['(', '[', ';'])
+            || pins_an_exhibit(before)
             || ["See", "see", "See also", "see also", "at", "Ex.", "Exhibit"]
                 .iter()
                 .any(|w| {
@@ -449,6 +540,16 @@ fn could_be_bates(
         open && close
     };
     padded || record_position || among_bates
+}
+
+/// Whether text ends with an exhibit cite that a page number may pin, opened where a record
+/// cite opens: `(Ex. C,`, `; Exhibit 4 at`.
+fn pins_an_exhibit(before: &str) -> bool {
+    static PINNED: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"[(\[;](?-u:\s)*(?:(?:See|see)(?: also)?(?-u:\s)+)?(?:Ex|Exh|Exs|Exhibit)\.?(?-u:\s)*[A-Z0-9]{1,3}(?:(?-u:\s)*,(?-u:\s)*(?:at)?|(?-u:\s)+at)$")
+            .expect("exhibit pin pattern compiles")
+    });
+    PINNED.is_match(before)
 }
 
 /// Prefix-and-number pairs that are not Bates numbers: ZIP codes after a state, years,

@@ -10,7 +10,7 @@ mod record;
 mod statutes;
 
 pub use cases::citations;
-pub use facts::{amounts, bates, dates, evidence_amounts, exhibits};
+pub use facts::{amounts, bates, dates, evidence_amounts, exhibits, yearless_dates};
 pub(crate) use pattern::re;
 pub use quotes::quotes;
 pub use record::records;

@@ -3,7 +3,7 @@
 
 use super::records::{cited_paragraphs, record_named, RecordFile};
 use super::segment::quote_segments;
-use super::table::{base_section, CaseSeen, ExhibitPage, Index, Opinion, STAR};
+use super::table::{base_section, Authority, CaseSeen, ExhibitPage, Index, Opinion, STAR};
 use crate::verify::claim::{Claim, Key, Location, Outcome, Status};
 
 impl Index {
@@ -75,6 +75,13 @@ impl Index {
             .max()
             .unwrap_or(first)
             .max(first);
+        if o.from_one {
+            return Some(format!(
+                "the opinion in {} runs from ¶ {first} to ¶ {last} (by its numbered paragraphs), so it has no ¶ {}",
+                o.path,
+                missing.join(", ")
+            ));
+        }
         Some(format!(
             "the opinion in {} runs from page {first} to page {last} (by its star markers), so it has no page {}",
             o.path,
@@ -102,7 +109,13 @@ impl Index {
         };
         let o = self.opinions.get(&(*volume, reporter.clone(), *page))?;
         let pins = pin_pages(pin);
-        (!pins.is_empty()).then_some((o, *page, pins))
+        // A database's document is paged from *1, whatever its number.
+        let first = if o.from_one || crate::verify::cites::is_database(reporter) {
+            1
+        } else {
+            *page
+        };
+        (!pins.is_empty()).then_some((o, first, pins))
     }
 
     /// The pages of an exhibit (all of them, or pages `from..=to` of it): by its slip sheet
@@ -264,6 +277,131 @@ impl Index {
             cited_names.join(", ")
         ));
         o
+    }
+
+    /// Why an exhibit cite cannot be checked, when the sources cannot locate it and do not
+    /// show it is missing: no slip sheet, index entry or file names it, no index lists the
+    /// exhibits, and it is not beyond the last exhibit present. `None` when it is found, or
+    /// is certainly not among the exhibits (then the cite is unsupported).
+    pub fn exhibit_unlocated(&self, key: &Key) -> Option<String> {
+        let Key::Exhibit { label, .. } = key else {
+            return None;
+        };
+        if self.exhibit_pages.contains_key(label) || !self.exhibit_ranges.is_empty() {
+            return None;
+        }
+        // Beyond the last exhibit present: `Ex. 14` where the exhibits run to 12, `Ex. F`
+        // where they run to `E`.
+        let rank = |l: &str| -> Option<(u8, u32)> {
+            if let Ok(n) = l.parse::<u32>() {
+                Some((0, n))
+            } else if l.len() == 1 && l.as_bytes()[0].is_ascii_uppercase() {
+                Some((1, u32::from(l.as_bytes()[0])))
+            } else {
+                None
+            }
+        };
+        let ours = rank(label);
+        let beyond = ours.is_some_and(|(kind, n)| {
+            self.exhibit_pages
+                .keys()
+                .filter_map(|k| rank(k))
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, m)| m)
+                .max()
+                .is_some_and(|last| n > last)
+        });
+        if beyond {
+            return None;
+        }
+        Some(if self.exhibit_pages.is_empty() {
+            format!(
+                "Exhibit {label} is not located among the sources (no slip sheet, exhibit index or file named for it); add it to the sources, named for it (`Exhibit {label}.pdf`), to check the cite"
+            )
+        } else {
+            let mut known: Vec<&String> = self.exhibit_pages.keys().collect();
+            known.sort();
+            format!(
+                "Exhibit {label} is not among the exhibits the sources hold ({}); add it to the sources, named for it (`Exhibit {label}.pdf`), to check the cite",
+                known.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+
+    /// Holds a full case citation to the opinion among the sources that its page falls on:
+    /// the case beginning on the cited page must be the one the draft names (`name`, as
+    /// written before the citation), and a page inside an opinion that begins earlier is no
+    /// case's first page. Either is `miscited`, naming the case the source has. A citation
+    /// whose page no opinion among the sources covers is left as it was.
+    pub fn check_case_behind(&self, o: &mut Outcome, name: Option<&str>) {
+        let Key::Case {
+            volume,
+            reporter,
+            page,
+            ..
+        } = &o.claim.key
+        else {
+            return;
+        };
+        if self.authorities.is_empty() {
+            return;
+        }
+        let on_volume = |a: &&Authority| a.volume == *volume && a.reporter == *reporter;
+        let written = {
+            let t = o.claim.text.trim();
+            let cut = t.find([',', '(']).unwrap_or(t.len());
+            t[..cut].trim().to_string()
+        };
+        let begins: Vec<&Authority> = self
+            .authorities
+            .iter()
+            .filter(on_volume)
+            .filter(|a| a.first == *page)
+            .collect();
+        if !begins.is_empty() {
+            let Some(name) = name else { return };
+            if begins
+                .iter()
+                .any(|a| crate::verify::names::may_be(name, &a.caption))
+            {
+                return;
+            }
+            let a = begins[0];
+            o.status = Status::Miscited;
+            o.source = Some(a.loc.clone());
+            o.reason = Some(format!(
+                "`{written}` begins {} ({}), not {name}; cite the case by the name and page the reporter gives it",
+                a.caption, a.loc.file
+            ));
+            return;
+        }
+        // A case may begin on the page where the one before it ends: only a page strictly
+        // inside an opinion is no first page.
+        let Some(a) = self
+            .authorities
+            .iter()
+            .filter(on_volume)
+            .find(|a| a.first < *page && a.last.is_some_and(|l| *page < l))
+        else {
+            return;
+        };
+        let other = name.filter(|n| !crate::verify::names::may_be(n, &a.caption));
+        o.status = Status::Miscited;
+        o.source = Some(a.loc.clone());
+        o.reason = Some(match other {
+            Some(n) => format!(
+                "`{written}` is a page inside {} ({}), which begins at page {}, not {n}; cite the case by the name and page the reporter gives it",
+                a.caption, a.loc.file, a.first
+            ),
+            None => format!(
+                "`{written}` is a page inside {} ({}), which begins at page {}; cite it as `{} {}, {page}`",
+                a.caption,
+                a.loc.file,
+                a.first,
+                written.rsplit_once(' ').map_or(written.as_str(), |(r, _)| r),
+                a.first
+            ),
+        });
     }
 
     /// Checks every claim.

@@ -13,6 +13,7 @@ mod scan;
 mod segment;
 mod stars;
 mod table;
+mod transcript;
 
 pub use table::{Index, Wanted};
 

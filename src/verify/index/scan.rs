@@ -2,7 +2,9 @@
 //! recording only what the draft's claims need; slip sheets and exhibit indexes found on the way.
 
 use super::segment::Segment;
-use super::table::{base_section, keep_first, record, CaseSeen, Index, Located, Opinion, Wanted};
+use super::table::{
+    base_section, keep_first, record, Authority, CaseSeen, Index, Located, Opinion, Wanted,
+};
 use crate::verify::claim::{Key, Location};
 use crate::verify::evidence::{Doc, Evidence, SourceFile};
 use crate::verify::extract;
@@ -117,8 +119,8 @@ impl Scanner<'_> {
     fn opinion_of(
         &self,
         pages: &[(u32, Option<String>, String)],
-    ) -> (super::stars::Stars, Option<(u32, String, u32)>) {
-        let none = (super::stars::Stars::default(), None);
+    ) -> (super::stars::Stars, Option<(u32, String, u32)>, bool) {
+        let none = (super::stars::Stars::default(), None, false);
         let Some((_, _, first_page)) = pages.first() else {
             return none;
         };
@@ -143,18 +145,106 @@ impl Scanner<'_> {
         if named.is_empty() {
             return none;
         }
-        let stars = super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()));
+        let mut stars = super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()));
+        // Without star pages, an opinion cited by paragraph is paged by its paragraphs.
+        let by_paragraph = stars.first().is_none();
+        if by_paragraph {
+            stars = super::stars::Stars::paragraphs(pages.iter().map(|(_, _, t)| t.as_str()));
+        }
         let Some(first) = stars.first() else {
             return none;
         };
+        // A database's document is paged from *1, whatever its number, and an opinion's
+        // paragraphs from ¶ 1.
+        let opening = |k: &(u32, String, u32)| {
+            if by_paragraph || crate::verify::cites::is_database(&k.1) {
+                1
+            } else {
+                k.2
+            }
+        };
         let carried = named
             .into_iter()
-            .filter(|k| k.2 <= first && first - k.2 <= 50)
-            .min_by_key(|k| first - k.2);
+            .filter(|k| opening(k) <= first && first - opening(k) <= 50)
+            .min_by_key(|k| first - opening(k));
         match carried {
-            Some(k) => (stars, Some(k)),
+            Some(k) => (stars, Some(k), by_paragraph),
             None => none,
         }
+    }
+
+    /// The opinion a document is, if its first page begins with a caption and the citation
+    /// of a volume the draft cites (`Ace v. Bay` / `Ace v. Bay, 150 Cal. App. 4th 300
+    /// (2005)`): the case behind a cite to that page, and to the pages its star markers run
+    /// over.
+    fn authority_of(
+        &self,
+        di: usize,
+        path: &str,
+        raw: &[String],
+        pages: &[Page],
+    ) -> Option<Authority> {
+        if self.wanted.volumes.is_empty() {
+            return None;
+        }
+        let first = raw.first()?;
+        let mut end = first.len().min(1500);
+        while !first.is_char_boundary(end) {
+            end -= 1;
+        }
+        let head = &first[..end];
+        let cite = extract::citations(head, &self.wanted.allowed)
+            .into_iter()
+            .find(|c| match &c.key {
+                Key::Case {
+                    volume, reporter, ..
+                } => self.wanted.volumes.contains(&(*volume, reporter.clone())),
+                _ => false,
+            })?;
+        // The citation heads the opinion: among its first dozen lines.
+        if head[..cite.start]
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .count()
+            > 12
+        {
+            return None;
+        }
+        let Key::Case {
+            volume,
+            reporter,
+            page,
+            ..
+        } = cite.key
+        else {
+            return None;
+        };
+        let caption = crate::verify::names::caption(head, cite.start)?;
+        let stars = super::stars::Stars::of(pages.iter().map(|(_, _, t)| t.as_str()));
+        let last = stars
+            .starts()
+            .iter()
+            .map(|(m, _)| *m)
+            .max()
+            .filter(|_| !crate::verify::cites::is_database(&reporter));
+        let last = last
+            .filter(|&l| l > page && l - page <= 2000 && stars.first().is_some_and(|f| f > page));
+        Some(Authority {
+            volume,
+            reporter,
+            first: page,
+            last,
+            loc: Location {
+                file: path.to_string(),
+                page: 1,
+                bates: pages.first().and_then(|p| p.1.clone()),
+                star: None,
+                snippet: caption.clone(),
+                span: (0, 0),
+            },
+            caption,
+            file: di,
+        })
     }
 
     /// Reads one document: its record filing, exhibits, stamps, dates, amounts, citations
@@ -164,7 +254,10 @@ impl Scanner<'_> {
         // A reported opinion the draft cites, with its star markers (`*629`: page 629 of the
         // reporter begins here), so that each place in it is known by its opinion page too.
         // Any other file has no opinion pages, whatever stars it holds.
-        let (stars, carried) = self.opinion_of(&pages);
+        let (stars, carried, from_one) = self.opinion_of(&pages);
+        if let Some(a) = self.authority_of(di, &path, raw, &pages) {
+            ix.authorities.push(a);
+        }
         let places = Places {
             di,
             path: &path,
@@ -180,6 +273,17 @@ impl Scanner<'_> {
             }
         }
         exhibits(ix, &pages, raw, &places);
+        // A file named for an exhibit (`Exhibit 12.pdf`, `Ex_C.pdf`, `12 - Lease.pdf`) is it,
+        // unless a binder's slip sheet already gave that exhibit its pages.
+        if let Some(label) = exhibit_of_file(&path) {
+            ix.exhibit_files.push(label.clone());
+            ix.exhibit_pages.entry(label).or_insert_with(|| {
+                pages
+                    .iter()
+                    .map(|(number, bates, _)| places.bare(*number, bates))
+                    .collect()
+            });
+        }
         for (number, bates, text) in &pages {
             stamp(ix, *number, bates, &places);
             let numbers = Numbers::of(text);
@@ -200,6 +304,7 @@ impl Scanner<'_> {
                 file: di,
                 path: path.clone(),
                 starts: stars.starts(),
+                from_one,
             });
         }
         ix.files.push(SourceFile {
@@ -362,7 +467,12 @@ fn normalised_pages(raw: &[String]) -> (Vec<Page>, Vec<u32>) {
             if r.trim().is_empty() {
                 empty.push(i as u32 + 1);
             }
-            (i as u32 + 1, crate::sources::stamp_of(r), normalize(r))
+            // A transcript's line numbers would cut every quotation of its testimony.
+            let text = match super::transcript::without_line_numbers(r) {
+                Some(t) => normalize(&t),
+                None => normalize(r),
+            };
+            (i as u32 + 1, crate::sources::stamp_of(r), text)
         })
         .collect();
     (pages, empty)
@@ -435,6 +545,64 @@ fn exhibits(ix: &mut Index, pages: &[Page], raw: &[String], places: &Places) {
             }
         }
     }
+}
+
+/// The exhibit a file is named for: `Exhibit 12.pdf`, `Ex_12.pdf`, `EX. C - Lease.pdf`,
+/// `12 - Lease.pdf` (label `12`, `C`); `None` for any other name.
+pub(super) fn exhibit_of_file(path: &str) -> Option<String> {
+    let name = path.rsplit(['/', '\\']).next()?;
+    let stem = match name.rsplit_once('.') {
+        Some((s, ext))
+            if !s.is_empty()
+                && ext.len() <= 5
+                && ext.chars().all(|c| c.is_ascii_alphanumeric()) =>
+        {
+            s
+        }
+        _ => name,
+    };
+    let number = |l: &str| l.trim_start_matches('0').to_string();
+    let lower = stem.to_ascii_lowercase();
+    if let Some(p) = ["exhibit", "exh", "ex"]
+        .iter()
+        .find(|p| lower.starts_with(**p))
+    {
+        let rest = &stem[p.len()..];
+        let t = rest.trim_start_matches(['.', ' ', '_', '-']);
+        let separated = t.len() < rest.len();
+        let label: String = t.chars().take_while(char::is_ascii_alphanumeric).collect();
+        let ends = t[label.len()..].is_empty()
+            || t[label.len()..].starts_with([' ', '_', '-', '.', '(', ')', '–']);
+        let digits = label.bytes().all(|b| b.is_ascii_digit());
+        let letters = label.bytes().all(|b| b.is_ascii_alphabetic());
+        return (!label.is_empty()
+            && label.len() <= 3
+            && ends
+            && (digits || separated && letters && label.len() <= 2))
+            .then(|| {
+                if digits {
+                    number(&label)
+                } else {
+                    label.to_ascii_uppercase()
+                }
+            })
+            .filter(|l| !l.is_empty());
+    }
+    let digits = stem.bytes().take_while(u8::is_ascii_digit).count();
+    if !(1..=3).contains(&digits) {
+        return None;
+    }
+    let after = &stem[digits..];
+    let dashed = after
+        .trim_start()
+        .strip_prefix(['-', '–'])
+        .is_some_and(|r| r.starts_with(' '));
+    let underscored = after
+        .strip_prefix('_')
+        .is_some_and(|r| r.starts_with(|c: char| c.is_alphabetic()));
+    (dashed || underscored)
+        .then(|| number(&stem[..digits]))
+        .filter(|l| !l.is_empty())
 }
 
 /// A page's Bates stamp, if it has one: its prefix's first page, and where the stamp is.
@@ -538,4 +706,30 @@ fn snippet(text: &str, start: usize, end: usize) -> String {
         out.push('…');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exhibit_of_file;
+
+    #[test]
+    fn files_named_for_exhibits() {
+        let got = |p: &str| exhibit_of_file(p);
+        assert_eq!(got("exhibits/Exhibit 12.pdf").as_deref(), Some("12"));
+        assert_eq!(got("Ex_12.pdf").as_deref(), Some("12"));
+        assert_eq!(got("EX. C - Lease.pdf").as_deref(), Some("C"));
+        assert_eq!(got("exh-004.txt").as_deref(), Some("4"));
+        assert_eq!(got("12 - Lease.pdf").as_deref(), Some("12"));
+        assert_eq!(got("3_Photographs.pdf").as_deref(), Some("3"));
+        for other in [
+            "Exam notes.pdf",
+            "Executive Summary.pdf",
+            "2019-01-05 letter.pdf",
+            "1040.pdf",
+            "lease.pdf",
+            "12-month plan.pdf",
+        ] {
+            assert_eq!(got(other), None, "{other}");
+        }
+    }
 }

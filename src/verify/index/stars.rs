@@ -23,6 +23,42 @@ impl Stars {
         Stars(out)
     }
 
+    /// The numbered paragraphs of an opinion cited by paragraph (`2022 IL App (1st) 210454,
+    /// ¶ 33`), as its pages: `¶ 33` where paragraph 33 begins. Paragraphs count by one, so a
+    /// paragraph cited inside the text (`Smith, 2019 IL 1234, ¶ 12`) is no marker.
+    pub(super) fn paragraphs<'a>(pages: impl Iterator<Item = &'a str>) -> Stars {
+        let mut out: Vec<(u32, usize, u32)> = Vec::new();
+        for (i, text) in pages.enumerate() {
+            let b = text.as_bytes();
+            for (at, _) in text.match_indices('¶') {
+                if at > 0 && !b[at - 1].is_ascii_whitespace() {
+                    continue;
+                }
+                let rest = &text[at + '¶'.len_utf8()..];
+                let lead = rest.len() - rest.trim_start_matches(' ').len();
+                let digits = rest[lead..].bytes().take_while(u8::is_ascii_digit).count();
+                let next = rest.as_bytes().get(lead + digits);
+                if digits == 0 || digits > 4 || next.is_some_and(|c| !c.is_ascii_whitespace()) {
+                    continue;
+                }
+                let Ok(n) = rest[lead..lead + digits].parse::<u32>() else {
+                    continue;
+                };
+                let follows = match out.last() {
+                    None => (1..=3).contains(&n),
+                    Some(&(_, _, last)) => n == last + 1,
+                };
+                if follows {
+                    out.push((i as u32 + 1, at, n));
+                }
+            }
+        }
+        if out.len() < 3 {
+            out.clear();
+        }
+        Stars(out)
+    }
+
     /// The opinion page at byte `at` of page `page`: the last marker before it, 0 before the
     /// first marker; `None` in a document without markers.
     pub(super) fn at(&self, page: u32, at: usize) -> Option<u32> {

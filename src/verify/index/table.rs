@@ -19,6 +19,9 @@ pub struct Wanted {
     pub(super) money: HashSet<i64>,
     pub(super) percents: HashSet<i64>,
     pub(super) cases: HashSet<(u32, String, u32)>,
+    /// The volumes of reporters the draft cites, for the opinions among the sources whose
+    /// pages a cite may fall on.
+    pub(super) volumes: HashSet<(u32, String)>,
     pub(super) statutes: HashSet<(String, String)>,
     pub(super) quotes: Vec<String>,
     /// The filings of the record the draft cites (squashed: `compl`, `leedecl`).
@@ -53,6 +56,7 @@ impl Wanted {
                     ..
                 } => {
                     w.cases.insert((*volume, reporter.clone(), *page));
+                    w.volumes.insert((*volume, reporter.clone()));
                 }
                 Key::Statute { code, section } => {
                     w.statutes.insert((code.clone(), section.clone()));
@@ -107,6 +111,11 @@ pub struct Index {
     /// Exhibits listed in an exhibit index (`| Exhibit | Description | Bates range | …`):
     /// label → Bates prefix and range.
     pub(super) exhibit_ranges: HashMap<String, (String, u64, u64)>,
+    /// Exhibits found by the names of their files.
+    pub(super) exhibit_files: Vec<String>,
+    /// Opinions among the sources that begin with their caption and citation, in source
+    /// order: the case behind a citation to their pages.
+    pub(super) authorities: Vec<Authority>,
     /// Reported opinions the sources carry with star markers, by the case's citation.
     pub(super) opinions: HashMap<(u32, String, u32), Opinion>,
     /// Filings of the record among the sources, by file.
@@ -140,6 +149,24 @@ pub(super) struct Opinion {
     pub(super) path: String,
     /// Each opinion page (0: the first) and the file's page it begins on.
     pub(super) starts: Vec<(u32, u32)>,
+    /// Paged by its numbered paragraphs, from ¶ 1, rather than by its reporter's pages.
+    pub(super) from_one: bool,
+}
+
+/// An opinion among the sources: the case its first page names and the reporter pages it
+/// runs over.
+#[derive(Clone, Debug)]
+pub(super) struct Authority {
+    pub(super) volume: u32,
+    pub(super) reporter: String,
+    pub(super) first: u32,
+    /// The last reporter page, by its star markers; `None` without them.
+    pub(super) last: Option<u32>,
+    /// The caption as the source writes it (`United States v. ISS Marine Services, Inc.`).
+    pub(super) caption: String,
+    pub(super) file: usize,
+    /// The first page of the file, the caption as its snippet.
+    pub(super) loc: Location,
 }
 
 /// Every page a fact is on, and the first of them with its place on the page.
@@ -235,6 +262,7 @@ impl Index {
                 }
             }
         }
+        self.exhibit_files.extend(other.exhibit_files);
         for (k, v) in other.exhibit_ranges {
             self.exhibit_ranges.entry(k).or_insert(v);
         }
@@ -244,6 +272,8 @@ impl Index {
             e.sort_by_key(|s| s.order);
         }
         self.quote_openings.extend(other.quote_openings);
+        self.authorities.extend(other.authorities);
+        self.authorities.sort_by_key(|a| a.file);
         self.records.extend(other.records);
     }
 
