@@ -390,6 +390,35 @@ fn a_review_that_passes_while_objecting_does_not_end_the_loop() {
 }
 
 #[test]
+fn a_review_that_never_passes_leaves_only_an_incomplete_draft() {
+    // `revise draft until passes, at most 2 rounds`: the reviewer objects every time. The last
+    // version is what later stages read, but it goes out only as a marked draft, exit 4.
+    let llama = scripted(GATE_YES, |_| {
+        r#"{"passes": false, "objections": ["Paragraph 1 does not say who signed the lease."]}"#
+            .into()
+    });
+    let ollama = ollama();
+    let (o, out) = run_pipeline(&llama.url, &llama.url, &ollama.url, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("never passed it"), "{err}");
+    assert!(!out.path().join("draft.md").exists(), "a final draft.md was written");
+    let marked = fs::read_to_string(out.path().join("draft.incomplete-draft.md")).unwrap();
+    assert!(marked.contains("never passed it"), "{marked}");
+    let (_, rec) = record(out.path());
+    let last = rec["matters"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"] == "draft")
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["round"], 3, "{last:#}");
+    assert_eq!(last["status"], "incomplete", "{last:#}");
+}
+
+#[test]
 fn verification_blocks_a_fabricated_citation() {
     let llama = Fake::start(Speaks::Llama, Duration::ZERO, |s: &Seen| {
         let p = s.prompt();

@@ -94,14 +94,15 @@ test "router: a summary request wakes only the small model" {
 }
 
 // Recorded from the real small model (SmolLM2-135M-Instruct on llama.cpp), not a script: its
-// own prose, its loops cut, and the dates and amount it invented blocked.
-test "live: okafor, a small real model's draft, blocked" {
+// own prose, its loops cut, and its reviews that pass while objecting read as not passing, so
+// the draft is never passed and goes out only as an incomplete draft.
+test "live: okafor, a small real model's draft, never passed by its reviewer" {
   workflow "live.lex"
   cassette "cassettes/live-okafor.jsonl"
-  expect exit 1
+  expect exit 4
   expect gate.grounds == true
-  expect attack rounds 2
-  expect draft rounds 2
+  expect attack rounds 3
+  expect draft rounds 3
   expect draft at least 40 words
-  expect verify draft blocks
+  expect verify draft passes
 }

@@ -199,6 +199,24 @@ pub(super) async fn run_model_unit(
                             rev.until, rev.max_rounds
                         ));
                     }
+                    // The reviewer never passed the last version: what is made of it is not
+                    // final. Its latest revision (or, with no round of revision, the review
+                    // itself) is incomplete, so its documents are written only as marked drafts.
+                    let why = format!(
+                        "its review `{}` never passed it: `{}` still objected after {} rounds of revision",
+                        rev.until, step.name, rev.max_rounds
+                    );
+                    let latest = done
+                        .records
+                        .iter()
+                        .rposition(|r| r.name == rev.target)
+                        .or_else(|| done.records.len().checked_sub(1));
+                    if let Some(r) = latest.and_then(|k| done.records.get_mut(k)) {
+                        if r.status != Some(Status::Incomplete) {
+                            r.status = Some(Status::Incomplete);
+                            r.why = Some(why);
+                        }
+                    }
                     break;
                 }
                 Err(e) => {
