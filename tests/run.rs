@@ -38,7 +38,7 @@ fn the_exhibits_workflow_runs_end_to_end() {
     // The sample draft's invented case; its execution date is the document's own; everything
     // else, each on the page its sentence cites, including what only the OCR'd scan shows
     // (January 3, 2024), is supported.
-    assert!(check.contains("20 supported, 1 unsupported"), "{check}");
+    assert!(check.contains("21 supported, 1 unsupported"), "{check}");
     assert!(
         check.contains(
             "Dates of the document itself, not checked against the evidence: March 18, 2024"
@@ -223,6 +223,58 @@ fn a_template_reads_the_matters_own_record_and_a_broken_record_names_its_line() 
         err.contains("`{{matter.addressee}}`") && err.contains("matter.toml"),
         "{err}"
     );
+}
+
+#[test]
+fn a_source_stamped_with_its_declared_prefix_keeps_its_short_numbers() {
+    use std::time::Duration;
+    use support::servers::{Answer, Fake, Seen, Speaks};
+    let server = Fake::start(Speaks::Llama, Duration::ZERO, |s: &Seen| Answer {
+        text: if s.prompt().contains("screening") {
+            r#"{"grounds": true, "reason": "The clinic has not paid (NOTE0042)."}"#.into()
+        } else {
+            "The clinic has not paid (NOTE0042).".into()
+        },
+        fault: None,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(Path::new("tests/bad_answers"), dir.path());
+    let flow = dir.path().join("flow.lex");
+    let text = fs::read_to_string(&flow)
+        .unwrap()
+        .replacen("width 6", "width 4", 1)
+        .replacen(
+            "output \"facts.md\"",
+            "verify facts against file {\n  bates must exist\n  on failure block\n}\n\noutput \"facts.md\"",
+            1,
+        );
+    fs::write(&flow, text).unwrap();
+    // Stamped already, four digits wide, with the prefix the workflow declares.
+    let email = dir.path().join("matter/intake/01-note.txt");
+    fs::write(
+        &email,
+        "Dear Ms. Lee,\n\nThe clinic has not paid.\n\nNOTE0042\n",
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = Lexrun::new()
+        .args(["run", "flow.lex", "--out"])
+        .arg(out.path())
+        .args(["--endpoint", &format!("gpu={}", server.url)])
+        .current_dir(dir.path())
+        .output();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (run, rec) = run_record(out.path());
+    let prompt = fs::read_to_string(run.join("facts/prompt.md")).unwrap();
+    assert!(prompt.contains("· 1 page · NOTE0042 ==="), "{prompt}");
+    assert!(!prompt.contains("NOTE0001"), "renumbered: {prompt}");
+    let v = &rec.matters[0].verifications;
+    assert_eq!((v[0].claims, v[0].unsupported), (1, 0), "{v:?}");
 }
 
 #[test]

@@ -402,7 +402,10 @@ fn a_review_that_never_passes_leaves_only_an_incomplete_draft() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(err.contains("never passed it"), "{err}");
-    assert!(!out.path().join("draft.md").exists(), "a final draft.md was written");
+    assert!(
+        !out.path().join("draft.md").exists(),
+        "a final draft.md was written"
+    );
     let marked = fs::read_to_string(out.path().join("draft.incomplete-draft.md")).unwrap();
     assert!(marked.contains("never passed it"), "{marked}");
     let (_, rec) = record(out.path());

@@ -61,6 +61,8 @@ pub fn check_sources(
             return Err(RunError::NoMatter(dir.display().to_string()));
         }
         let name = matter_name(dir);
+        // A stamp with a declared prefix is read as one at any width.
+        crate::sources::declare_prefixes(&bates_prefixes(plan));
         let mut mine = Vec::new();
         let mut pages = Vec::new();
         for s in &plan.sources {

@@ -126,6 +126,8 @@ pub async fn run(plan: &Plan, workflow_dir: &Path, opts: &Options) -> Result<Run
     let mut prefixes: Vec<String> = bates_of.values().map(|b| b.prefix.clone()).collect();
     prefixes.sort();
     prefixes.dedup();
+    // A stamp with a declared prefix is read as one at any width.
+    crate::sources::declare_prefixes(&prefixes);
 
     let dirs = matter_dirs(plan, workflow_dir, &opts.matters);
     let multi = dirs.len() > 1;

@@ -33,7 +33,7 @@ pub use document::{Document, Options};
 pub use error::{SourceError, Unreadable, Unreadables};
 pub use kind::Kind;
 pub use scan::PageText;
-pub use stamp::stamp_of;
+pub use stamp::{declare_prefixes, stamp_of};
 
 /// Every document in a file: the file itself first, then its attachments, depth first.
 pub fn read(path: &Path, opts: &Options) -> Result<Vec<Document>, SourceError> {

@@ -1,6 +1,6 @@
 //! Bates stamps as they appear at the foot of a page.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, RwLock};
 
 use regex::{Regex, RegexBuilder};
 
@@ -18,16 +18,50 @@ static STAMP: LazyLock<Regex> = LazyLock::new(|| {
     .expect("stamp pattern compiles")
 });
 
+/// A shorter number alone on its line (`ACME0042`, `ACME-0042`): a stamp only when its
+/// prefix is one the workflow or the command declares (`bates "ACME" width 4`,
+/// `--bates-prefix ACME`), so an invoice number (`BD-1073`) on a line of its own is not.
+static SHORT: LazyLock<Regex> = LazyLock::new(|| {
+    RegexBuilder::new(r"^(?P<p>[A-Z][A-Z0-9_]{1,15}?)[ _-]?(?P<n>[0-9]{4,10})$")
+        .build()
+        .expect("short stamp pattern compiles")
+});
+
+/// The Bates prefixes declared in this process: by the workflow's sources, or `--bates-prefix`.
+static DECLARED: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Declares Bates prefixes, whose numbers are stamps when alone on a line at a page's foot
+/// even with fewer than six digits.
+pub fn declare_prefixes(prefixes: &[String]) {
+    if let Ok(mut d) = DECLARED.write() {
+        for p in prefixes {
+            if !p.is_empty() && !d.contains(p) {
+                d.push(p.clone());
+            }
+        }
+    }
+}
+
 /// The Bates number stamped at the foot of a page, if any: on one of its last three lines
-/// that are not empty, in the shape of a production number.
+/// that are not empty, in the shape of a production number, or with a declared prefix alone
+/// on its line.
 pub fn stamp_of(raw: &str) -> Option<String> {
     raw.lines()
         .rev()
         .filter(|l| !l.trim().is_empty())
         .take(3)
         .find_map(|l| {
+            let l = l.trim();
             STAMP
-                .captures(l.trim())
+                .captures(l)
+                .or_else(|| {
+                    SHORT.captures(l).filter(|c| {
+                        DECLARED
+                            .read()
+                            .map(|d| d.iter().any(|p| p == &c["p"]))
+                            .unwrap_or(false)
+                    })
+                })
                 .map(|c| format!("{}{}", &c["p"], &c["n"]))
         })
 }
@@ -63,6 +97,17 @@ mod tests {
             stamp_of("text\nConfidential        BRIGHT0001234").as_deref(),
             Some("BRIGHT0001234")
         );
+    }
+
+    #[test]
+    fn a_short_number_is_a_stamp_only_with_a_declared_prefix() {
+        assert_eq!(stamp_of("Lease text\n\nQZKD0042\n"), None);
+        declare_prefixes(&["QZKD".to_string()]);
+        assert_eq!(
+            stamp_of("Lease text\n\nQZKD0042\n").as_deref(),
+            Some("QZKD0042")
+        );
+        assert_eq!(stamp_of("Invoice QZKD0042 is due."), None);
     }
 
     #[test]

@@ -89,6 +89,7 @@ pub struct Evidence {
 
 impl Evidence {
     pub fn new(declared_prefixes: Vec<String>) -> Self {
+        crate::sources::declare_prefixes(&declared_prefixes);
         Evidence {
             declared_prefixes,
             ..Evidence::default()
