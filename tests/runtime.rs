@@ -414,7 +414,7 @@ fn a_review_that_never_passes_leaves_only_an_incomplete_draft() {
         .unwrap()
         .iter()
         .filter(|s| s["name"] == "draft")
-        .last()
+        .next_back()
         .unwrap()
         .clone();
     assert_eq!(last["round"], 3, "{last:#}");
