@@ -413,8 +413,7 @@ fn a_review_that_never_passes_leaves_only_an_incomplete_draft() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["name"] == "draft")
-        .next_back()
+        .rfind(|s| s["name"] == "draft")
         .unwrap()
         .clone();
     assert_eq!(last["round"], 3, "{last:#}");
