@@ -321,7 +321,7 @@ pub(super) enum Command {
         /// Stop after this many seconds without a request.
         #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
         idle_timeout: u64,
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", help = STORE_HELP)]
         store: Option<std::path::PathBuf>,
     },
     /// Check every citation, date, Bates number, quotation and amount in a draft against the
