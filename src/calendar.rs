@@ -26,12 +26,9 @@ pub fn parse_iso(s: &str) -> Option<(i64, u32, u32)> {
     is_valid(y, m, d).then_some((y, m, d))
 }
 
-/// A moment (milliseconds since the epoch) as the minute it fell in, in UTC:
-/// `2024-01-05 14:03 UTC`.
-pub fn utc_minute(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
+/// The civil date (year, month 1–12, day 1–31) of a day counted from 1970-01-01 (negative
+/// before it): Howard Hinnant's `civil_from_days`.
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -40,7 +37,15 @@ pub fn utc_minute(ms: i64) -> String {
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// A moment (milliseconds since the epoch) as the minute it fell in, in UTC:
+/// `2024-01-05 14:03 UTC`.
+pub fn utc_minute(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
     format!(
         "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
         rest / 3600,

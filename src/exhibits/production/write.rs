@@ -657,16 +657,7 @@ fn native_facts(d: &Doc) -> Option<NativeFacts> {
 
 /// The date (`YYYY-MM-DD`, UTC) of a day counted from 1970-01-01.
 fn utc_day(days: u64) -> String {
-    // Howard Hinnant's civil-from-days.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = crate::calendar::civil_from_days(days as i64);
     format!("{y:04}-{m:02}-{d:02}")
 }
 
