@@ -206,6 +206,27 @@ pub fn page_name(file: &str, page: u32, bates: Option<&str>) -> String {
     )
 }
 
+/// Marks an outcome struck by `d`: it blocks until its words are out of the draft.
+fn strike(o: &mut super::Outcome, d: &Decision, moved: Option<&str>) {
+    if o.status == Status::Supported {
+        o.status = Status::Unsupported;
+        o.reason = None;
+        o.source = None;
+    }
+    let mut notes: Vec<String> = Vec::new();
+    notes.extend(moved.map(str::to_string));
+    notes.extend(o.reason.take());
+    o.reason = Some(format!(
+        "struck by {}: take it out of the draft{}",
+        by(d),
+        if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", notes.join("; "))
+        }
+    ));
+}
+
 /// Gives every claim its id and applies the standing decisions of `matter`.
 pub fn apply(
     v: &mut Verification,
@@ -264,7 +285,10 @@ pub fn apply(
             // come out whatever the sources say.
             continue;
         }
-        let lapsed = if d.sentence_hash != r.sentence_hash {
+        let lapsed = if d.verdict == Verdict::Struck {
+            // The struck words are still here: they must come out, whatever their sentence.
+            None
+        } else if d.sentence_hash != r.sentence_hash {
             Some("its sentence changed since the decision".to_string())
         } else {
             d.page.as_ref().and_then(|p| {
@@ -304,20 +328,7 @@ pub fn apply(
                             .map_or(String::new(), |n| format!(": {n}"))
                     ));
                 }
-                Verdict::Struck => {
-                    if o.status == Status::Supported {
-                        o.status = Status::Unsupported;
-                        o.reason = None;
-                        o.source = None;
-                    }
-                    o.reason = Some(format!(
-                        "struck by {}: take it out of the draft{}",
-                        by(d),
-                        o.reason
-                            .as_deref()
-                            .map_or(String::new(), |r| format!(" ({r})"))
-                    ));
-                }
+                Verdict::Struck => strike(o, d, None),
                 Verdict::Waived => waived.push(i),
                 Verdict::Withdrawn => {}
             }
@@ -330,23 +341,49 @@ pub fn apply(
             lapsed,
         });
     }
-    // A decision whose claim is still in the draft, in a sentence that changed.
+    // A decision whose claim is still in the draft, in a sentence that changed. A strike
+    // moves with its words and keeps blocking; any other decision lapses.
+    let mut struck_here: Vec<usize> = Vec::new();
     for d in standing.iter().filter(|d| !met.contains(&d.seq)) {
-        let moved = v.outcomes.iter().zip(&refs).find(|(o, _)| {
-            o.status != Status::Supported
-                && o.claim.kind.as_str() == d.kind
-                && one_line(&o.claim.text) == one_line(&d.claim)
-        });
-        if let Some((o, r)) = moved {
-            reviewed.push(Reviewed {
-                id: r.id.clone(),
-                claim: o.claim.clone(),
-                at: r.clone(),
-                decision: (*d).clone(),
-                lapsed: Some(format!(
+        let struck = d.verdict == Verdict::Struck;
+        let moved = v
+            .outcomes
+            .iter()
+            .zip(&refs)
+            .enumerate()
+            .find(|(i, (o, _))| {
+                (struck || o.status != Status::Supported)
+                    && !(struck && struck_here.contains(i))
+                    && o.claim.kind.as_str() == d.kind
+                    && one_line(&o.claim.text) == one_line(&d.claim)
+            });
+        if let Some((i, (_, r))) = moved {
+            let lapsed = if struck {
+                if waived.contains(&i) {
+                    continue;
+                }
+                struck_here.push(i);
+                if i >= real {
+                    decided_unchecked[i - real] = true;
+                }
+                strike(
+                    &mut v.outcomes[i],
+                    d,
+                    Some(&format!("moved: its sentence was “{}”", d.sentence)),
+                );
+                None
+            } else {
+                Some(format!(
                     "its sentence changed since the decision (it was: “{}”)",
                     d.sentence
-                )),
+                ))
+            };
+            reviewed.push(Reviewed {
+                id: r.id.clone(),
+                claim: v.outcomes[i].claim.clone(),
+                at: r.clone(),
+                decision: (*d).clone(),
+                lapsed,
             });
         }
     }
@@ -445,6 +482,35 @@ mod tests {
             .as_deref()
             .unwrap()
             .starts_with("struck by ann"));
+    }
+
+    #[test]
+    fn a_strike_follows_its_words_into_an_edited_sentence() {
+        let e = ev(PAGE);
+        let v0 = super::super::verify(DRAFT, &e);
+        let strike = decide(&v0, DRAFT, 1, Verdict::Struck, PAGE);
+        let edited = DRAFT.replace("Rent was", "The rent was then");
+        // A source now supports it, and the sentence was lightly edited: still struck.
+        let mut e2 = ev(PAGE);
+        e2.add_pages(
+            "later.txt".into(),
+            vec!["The rent was then $950.00.".into()],
+        );
+        let mut v = super::super::verify(&edited, &e2);
+        assert_eq!(v.outcomes[1].status, Status::Supported);
+        apply(&mut v, &edited, &e2, "smith", std::slice::from_ref(&strike));
+        assert_eq!(v.outcomes[1].status, Status::Unsupported);
+        let why = v.outcomes[1].reason.as_deref().unwrap();
+        assert!(why.starts_with("struck by ann"), "{why}");
+        assert!(why.contains("moved"), "{why}");
+        assert_eq!(v.reviewed.len(), 1);
+        assert!(v.reviewed[0].applies(), "{:?}", v.reviewed);
+        assert_eq!(struck(&v), vec![1]);
+        // Once the words are out, the strike has nothing left to block.
+        let gone = DRAFT.replace(" Rent was $950.00.", "");
+        let mut v = super::super::verify(&gone, &e2);
+        apply(&mut v, &gone, &e2, "smith", &[strike]);
+        assert!(struck(&v).is_empty());
     }
 
     #[test]
