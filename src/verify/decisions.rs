@@ -1,5 +1,5 @@
 //! Reviewers' decisions applied to a verification. Each claim has an id the report shows
-//! (`date-3f9a2b`: its kind and a hash of its words and of the sentence it stands in, so the
+//! (`date-3f9a2b41c07e`: its kind and a hash of its words and of the sentence it stands in, so the
 //! same sentence gets the same id in every run and every draft). A standing decision on a
 //! claim the verifier did not support applies while the claim's sentence and the page it
 //! names are unchanged: confirmed, the claim is supported by the reviewer; struck, it stays
@@ -139,7 +139,7 @@ pub fn page_hash(text: &str) -> String {
 }
 
 /// The id and sentence of each claim, in the order given. Claims with the same words in the
-/// same sentence are told apart by their order (`date-3f9a2b`, `date-3f9a2b.2`).
+/// same sentence are told apart by their order (`date-3f9a2b41c07e`, `date-3f9a2b41c07e.2`).
 pub fn refs(draft: &str, claims: &[&Claim]) -> Vec<ClaimRef> {
     let keep: Vec<(usize, usize)> = claims
         .iter()
@@ -166,7 +166,7 @@ pub fn refs(draft: &str, claims: &[&Claim]) -> Vec<ClaimRef> {
             .update(sentence.as_bytes())
             .finalize()
             .to_hex();
-        let base = format!("{}-{}", c.kind.as_str(), &h[..6]);
+        let base = format!("{}-{}", c.kind.as_str(), &h[..12]);
         let n = seen.entry(base.clone()).or_insert(0);
         *n += 1;
         let id = if *n == 1 { base } else { format!("{base}.{n}") };
@@ -520,6 +520,7 @@ mod tests {
         let ids = refs(DRAFT, &a);
         assert_eq!(ids, refs(DRAFT, &a));
         assert!(ids[0].id.starts_with("date-"), "{ids:?}");
+        assert_eq!(ids[0].id.len(), "date-".len() + 12, "{ids:?}");
         assert_eq!(ids[0].sentence, "The tenant moved in on January 5, 2024.");
         let edited = DRAFT.replace("moved in", "arrived");
         let claims2 = super::super::claims(&edited, &[]);
