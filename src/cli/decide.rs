@@ -441,6 +441,18 @@ impl Subject {
                     self.ctx.matter
                 )));
             }
+            // A file of the matter that is not among the sources verified: never another
+            // source that happens to share its name.
+            return Err(Refusal(format!(
+                "`{f}` is in matter `{}` but is not one of the sources verified; its sources are {}",
+                self.ctx.matter,
+                self.ctx
+                    .sources
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
         }
         let by_name: Vec<&String> = self
             .ctx
@@ -484,20 +496,29 @@ impl Subject {
             )));
         }
         let prefixes = &self.ctx.prefixes;
-        self.evidence
-            .find_page(|f, p, t| {
-                (bates_on(t, prefixes).as_deref() == Some(want.as_str())
-                    || t.split_whitespace()
-                        .collect::<String>()
-                        .ends_with(want.as_str()))
-                .then(|| (f.to_string(), p))
-            })
-            .ok_or_else(|| {
-                Refusal(format!(
-                    "no page of matter `{}`'s sources is stamped {bates}",
-                    self.ctx.matter
-                ))
-            })
+        // The page whose stamp is exactly this number; never a page whose text merely ends in it.
+        let mut found: Vec<(String, u32)> = Vec::new();
+        self.evidence.find_page(|f, p, t| {
+            if bates_on(t, prefixes).is_some_and(|b| b.eq_ignore_ascii_case(&want)) {
+                found.push((f.to_string(), p));
+            }
+            None::<()>
+        });
+        match found.len() {
+            1 => Ok(found.remove(0)),
+            0 => Err(Refusal(format!(
+                "no page of matter `{}`'s sources is stamped {bates}; give the full Bates number (`SMITH000003`) or FILE:PAGE (`lease.pdf:3`)",
+                self.ctx.matter
+            ))),
+            _ => Err(Refusal(format!(
+                "{bates} is stamped on more than one page ({}); name the page as FILE:PAGE",
+                found
+                    .iter()
+                    .map(|(f, p)| format!("{f} p. {p}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
     }
 }
 
@@ -703,4 +724,60 @@ pub(super) fn describe(d: &Decision) -> String {
         d.matter,
         if d.page.is_some() { " and the page stay" } else { " stays" }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subject(dir: &Path, files: &[(&str, &str)]) -> Subject {
+        let matter = dir.join("smith");
+        let mut sources = Vec::new();
+        for (name, text) in files {
+            let disk = matter.join(name);
+            std::fs::create_dir_all(disk.parent().unwrap()).unwrap();
+            std::fs::write(&disk, text).unwrap();
+            sources.push((name.to_string(), disk.display().to_string()));
+        }
+        let ctx = Context {
+            matter: "smith".into(),
+            matter_dir: matter.display().to_string(),
+            draft: "Paid on March 3, 2023.".into(),
+            sources,
+            ..Context::default()
+        };
+        let store = Store::open(&dir.join("store")).unwrap();
+        Subject::load(ctx, &store).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn decisions_name_a_matter_file_that_is_no_source_or_an_inexact_bates_number_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = subject(
+            dir.path(),
+            &[
+                (
+                    "intake/lease.txt",
+                    "Rent.\n\nSMITH000013\u{c}More.\n\nSMITH000014\n",
+                ),
+                ("intake/copy.txt", "A copy.\n\nSMITH000014\n"),
+            ],
+        );
+        // A file of the matter that was not verified is not the source that shares its name.
+        let stray = dir.path().join("smith/notes/lease.txt");
+        std::fs::create_dir_all(stray.parent().unwrap()).unwrap();
+        std::fs::write(&stray, "Something else.\n").unwrap();
+        let err = s.source_named(&stray.display().to_string()).unwrap_err();
+        assert!(err.0.contains("not one of the sources verified"), "{err}");
+        assert_eq!(s.source_named("lease.txt").unwrap(), "intake/lease.txt");
+        // A Bates number names the page stamped with exactly it.
+        assert_eq!(
+            s.bates_page("SMITH000013").unwrap(),
+            ("intake/lease.txt".to_string(), 1)
+        );
+        let err = s.bates_page("3").unwrap_err();
+        assert!(err.0.contains("no page"), "{err}");
+        let err = s.bates_page("SMITH000014").unwrap_err();
+        assert!(err.0.contains("more than one page"), "{err}");
+    }
 }
