@@ -552,8 +552,19 @@ fn guard(
     disk: &Path,
     claim: &crate::verify::Claim,
 ) -> Result<(), Refusal> {
-    let bytes = std::fs::read(disk).unwrap_or_default();
-    let pages = crate::sources::read_pages(disk).unwrap_or_default();
+    let unreadable = |e: String| {
+        Refusal(format!(
+            "`{name}` cannot be read now ({e}); restore it and try again"
+        ))
+    };
+    let bytes = std::fs::read(disk).map_err(|e| unreadable(e.to_string()))?;
+    let pages = crate::sources::read_pages(disk).map_err(|e| unreadable(e.to_string()))?;
+    // The pages checked are of the bytes hashed: a file that changed while it was read is
+    // checked again by the reviewer's next try.
+    let again = std::fs::read(disk).map_err(|e| unreadable(e.to_string()))?;
+    if blake3::hash(&again) != blake3::hash(&bytes) {
+        return Err(unreadable("it changed while it was being checked".into()));
+    }
     let text = pages.join("\u{c}");
     let th = crate::store::shingles::text_hash_pages(&pages);
     let raw = blake3::hash(&bytes).to_hex().to_string();
@@ -779,5 +790,21 @@ mod tests {
         assert!(err.0.contains("no page"), "{err}");
         let err = s.bates_page("SMITH000014").unwrap_err();
         assert!(err.0.contains("more than one page"), "{err}");
+    }
+
+    #[test]
+    fn decisions_refuse_a_page_whose_file_cannot_be_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = subject(
+            dir.path(),
+            &[("intake/lease.txt", "Rent.\n\nSMITH000001\n")],
+        );
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let claims = crate::verify::claims(&s.ctx.draft, &[]);
+        let gone = dir.path().join("smith/intake/gone.txt");
+        let err = guard(&store, "smith", "intake/gone.txt", &gone, &claims[0]).unwrap_err();
+        assert!(err.0.contains("cannot be read now"), "{err}");
+        let here = dir.path().join("smith/intake/lease.txt");
+        assert!(guard(&store, "smith", "intake/lease.txt", &here, &claims[0]).is_ok());
     }
 }

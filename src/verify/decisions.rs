@@ -290,6 +290,9 @@ pub fn apply(
             None
         } else if d.sentence_hash != r.sentence_hash {
             Some("its sentence changed since the decision".to_string())
+        } else if d.verdict == Verdict::Confirmed && d.page.is_none() {
+            // A confirmation stands on a page; without one there is nothing it stands on.
+            Some("it names no page to stand on; confirm it again with --page".to_string())
         } else {
             d.page.as_ref().and_then(|p| {
                 let name = page_name(&p.file, p.page, p.bates.as_deref());
@@ -511,6 +514,22 @@ mod tests {
         let mut v = super::super::verify(&gone, &e2);
         apply(&mut v, &gone, &e2, "smith", &[strike]);
         assert!(struck(&v).is_empty());
+    }
+
+    #[test]
+    fn a_confirmation_without_a_page_lapses() {
+        let e = ev(PAGE);
+        let v0 = super::super::verify(DRAFT, &e);
+        let mut confirm = decide(&v0, DRAFT, 0, Verdict::Confirmed, PAGE);
+        confirm.page = None;
+        let mut v = super::super::verify(DRAFT, &e);
+        apply(&mut v, DRAFT, &e, "smith", &[confirm]);
+        assert_eq!(v.outcomes[0].status, Status::Unsupported);
+        assert!(v.reviewed[0]
+            .lapsed
+            .as_deref()
+            .unwrap()
+            .contains("names no page"));
     }
 
     #[test]
