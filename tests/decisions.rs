@@ -233,6 +233,41 @@ fn a_decision_lapses_when_its_sentence_or_its_page_changes() {
 }
 
 #[test]
+fn a_repeated_claim_keeps_its_id_once_the_first_is_waived() {
+    let d = Desk::new();
+    fs::write(
+        d.path("smith/draft.md"),
+        "He paid $99.00 first and then $99.00 again.\n",
+    )
+    .unwrap();
+    let (_, v) = d.verify("smith");
+    let ids: Vec<String> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["text"].as_str().unwrap().contains("$99.00"))
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{v}");
+    assert_eq!(ids[1], format!("{}.2", ids[0]));
+    ok(&d.decide("smith", &[&ids[0], "--waive", "--reason", "a caption"]));
+    ok(&d.decide("smith", &[&ids[1], "--strike"]));
+    let (code, v) = d.verify("smith");
+    assert_eq!(code, Some(1), "{v}");
+    let decisions = v["decisions"].as_array().unwrap();
+    assert_eq!(decisions.len(), 2, "{v}");
+    assert!(
+        decisions.iter().all(|x| x["applies"] == true),
+        "no decision lapses: {v}"
+    );
+    let struck = decisions
+        .iter()
+        .find(|x| x["decision"] == "struck")
+        .unwrap();
+    assert_eq!(struck["id"], ids[1].as_str());
+}
+
+#[test]
 fn bad_decisions_are_refused_and_nothing_is_written() {
     let d = Desk::new();
     let (_, v) = d.verify("smith");

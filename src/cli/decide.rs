@@ -248,17 +248,14 @@ impl Subject {
     /// Checks a decision on claim `id` and makes its record; nothing is written.
     pub(super) fn decision(&self, store: &Store, ask: &Ask) -> Result<Decision, Refusal> {
         let i = self.find(&ask.claim)?;
-        let claims: Vec<&crate::verify::Claim> = self
-            .v
-            .outcomes
-            .iter()
-            .map(|o| &o.claim)
-            .chain(self.v.unchecked.iter().map(|(c, _)| c))
-            .collect();
+        // The ids apply() gave, waived claims included: numbering them again without the
+        // waived ones would give a repeated claim another's id.
         let sentence_of = |id: &str| {
-            decisions::refs(&self.ctx.draft, &claims)
-                .into_iter()
+            self.v
+                .refs
+                .iter()
                 .find(|r| r.id == id)
+                .cloned()
                 .or_else(|| {
                     self.v
                         .reviewed

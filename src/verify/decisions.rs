@@ -390,7 +390,8 @@ pub fn apply(
             });
         }
     }
-    let ids: Vec<String> = refs.into_iter().map(|r| r.id).collect();
+    let ids: Vec<String> = refs.iter().map(|r| r.id.clone()).collect();
+    v.refs = refs;
     let outcomes = std::mem::take(&mut v.outcomes);
     let (mut kept, mut kept_ids) = (Vec::new(), Vec::new());
     let mut moved = false;
