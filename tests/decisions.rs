@@ -201,6 +201,9 @@ fn a_decision_lapses_when_its_sentence_or_its_page_changes() {
     let (date, _) = claim(&v, "March 3, 2023");
     ok(&d.decide("smith", &[date, "--confirm", "--page", "lease.txt:2"]));
     assert_eq!(claim(&d.verify("smith").1, "March 3, 2023").1, "supported");
+    // The page is recorded by its name in the matter, as a run's verify step names it.
+    let page = d.decisions("smith")[0].page.clone().unwrap();
+    assert_eq!(page.file, "intake/lease.txt");
 
     // The page changes.
     fs::write(

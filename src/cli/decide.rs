@@ -93,7 +93,7 @@ pub(super) fn context_of_draft(
     let text = super::draft::read_draft(draft).map_err(|e| Refusal(e.to_string()))?;
     let ev = crate::verify::evidence::load(sources, prefixes.clone())
         .map_err(|e| Refusal(e.to_string()))?;
-    let files = ev
+    let files: Vec<(String, String)> = ev
         .sources
         .iter()
         .filter_map(|s| match s {
@@ -103,6 +103,11 @@ pub(super) fn context_of_draft(
             _ => None,
         })
         .collect();
+    let on_disk: Vec<(String, PathBuf)> = files
+        .iter()
+        .map(|(n, d)| (n.clone(), PathBuf::from(d)))
+        .collect();
+    let names = ledger_names(sources, &on_disk);
     Ok(Context {
         matter: matter.map_or_else(|| matter_of(sources), str::to_string),
         matter_dir: String::new(),
@@ -114,15 +119,50 @@ pub(super) fn context_of_draft(
         allow_reporters: allow_reporters.to_vec(),
         exactly: false,
         judged: Vec::new(),
+        ledger_names: names,
     })
 }
 
 /// The matter `lexrun verify` decides in without `--matter`: the folder the sources are in
 /// (`matters/smith-v-acme/intake` is the matter `smith-v-acme`).
 pub(super) fn matter_of(sources: &[PathBuf]) -> String {
-    let Some(first) = sources.first() else {
-        return "matter".into();
+    matter_folder(sources).map_or_else(
+        || "matter".into(),
+        |f| {
+            f.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "matter".into())
+        },
+    )
+}
+
+/// Each source file's name relative to the matter's folder, as a run names it: the name
+/// decisions record, so that a decision made from the command line holds in a run too.
+pub(super) fn ledger_names(
+    sources: &[PathBuf],
+    files: &[(String, PathBuf)],
+) -> Vec<(String, String)> {
+    let Some(folder) = matter_folder(sources) else {
+        return Vec::new();
     };
+    files
+        .iter()
+        .filter_map(|(name, disk)| {
+            let abs = disk.canonicalize().ok()?;
+            let rel = abs.strip_prefix(&folder).ok()?;
+            let rel = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            (!rel.is_empty() && rel != *name).then(|| (name.clone(), rel))
+        })
+        .collect()
+}
+
+/// The matter's folder: the one the sources are in, or its parent when it is an `intake`.
+fn matter_folder(sources: &[PathBuf]) -> Option<PathBuf> {
+    let first = sources.first()?;
     let abs = first.canonicalize().unwrap_or_else(|_| first.clone());
     let folder = if abs.is_dir() {
         abs.clone()
@@ -143,9 +183,9 @@ pub(super) fn matter_of(sources: &[PathBuf]) -> String {
         "exhibits",
     ];
     if generic.contains(&name(&folder).to_lowercase().as_str()) {
-        folder.parent().map_or_else(|| name(&folder), name)
+        Some(folder.parent().map_or(folder.clone(), Path::to_path_buf))
     } else {
-        name(&folder)
+        Some(folder)
     }
 }
 
@@ -154,6 +194,7 @@ impl Subject {
     /// the matter's standing decisions.
     pub(super) fn load(ctx: Context, store: &Store) -> Result<Subject, Refusal> {
         let mut ev = Evidence::new(ctx.prefixes.clone());
+        ev.ledger_names = ctx.ledger_names.clone();
         ev.allowed_reporters = crate::verify::Allowed::new(&ctx.allow_reporters);
         let mut roots = Vec::new();
         let mut seen = std::collections::HashMap::new();
@@ -393,7 +434,7 @@ impl Subject {
         guard(store, &self.ctx.matter, &name, &disk, claim)?;
         let bates = bates_on(&text, &self.ctx.prefixes);
         Ok(DecisionPage {
-            file: name,
+            file: self.evidence.ledger_name(&name),
             page,
             bates,
             hash: decisions::page_hash(&text),

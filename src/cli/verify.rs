@@ -71,6 +71,16 @@ pub(super) fn cmd_verify(
         Ok(v) => v,
         Err(e) => return fail(&e),
     };
+    // Decisions name pages as a run does, relative to the matter's folder.
+    let files: Vec<(String, std::path::PathBuf)> = evidence
+        .sources
+        .iter()
+        .filter_map(|s| match s {
+            crate::verify::DocSource::File(p) => Some((p.display().to_string(), p.clone())),
+            _ => None,
+        })
+        .collect();
+    evidence.ledger_names = super::decide::ledger_names(sources, &files);
     crate::verify::decisions::apply(&mut v, &draft, &evidence, &matter, &standing);
     if v.files.iter().all(|f| f.problem.is_some()) {
         eprintln!("error: none of the sources could be read:");

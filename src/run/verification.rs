@@ -378,6 +378,7 @@ fn review_context(
             .filter(|o| o.claim.kind == ClaimKind::Proposition)
             .map(verify::decisions::Judged::of)
             .collect(),
+        ledger_names: Vec::new(),
     }
 }
 

@@ -36,6 +36,10 @@ pub struct Context {
     /// without asking the model again.
     #[serde(default)]
     pub judged: Vec<Judged>,
+    /// Each source's name as decisions record it, where it differs (see
+    /// [`Evidence::ledger_names`]).
+    #[serde(default)]
+    pub ledger_names: Vec<(String, String)>,
 }
 
 /// A proposition as the judge left it.
@@ -258,7 +262,11 @@ pub fn apply(
     // The pages confirmations name, read once.
     let wanted: Vec<(String, u32)> = standing
         .iter()
-        .filter_map(|d| d.page.as_ref().map(|p| (p.file.clone(), p.page)))
+        .filter_map(|d| {
+            d.page
+                .as_ref()
+                .map(|p| (evidence.evidence_name(&p.file), p.page))
+        })
         .collect();
     let texts = if wanted.is_empty() {
         Vec::new()
@@ -268,7 +276,7 @@ pub fn apply(
     let page_now = |file: &str, page: u32| -> Option<&String> {
         wanted
             .iter()
-            .position(|(f, p)| f == file && *p == page)
+            .position(|(f, p)| *f == evidence.evidence_name(file) && *p == page)
             .and_then(|i| texts[i].as_ref())
     };
     let mut reviewed = Vec::new();
@@ -316,7 +324,7 @@ pub fn apply(
                     let p = d.page.as_ref();
                     o.status = Status::Supported;
                     o.source = p.map(|p| Location {
-                        file: p.file.clone(),
+                        file: evidence.evidence_name(&p.file),
                         page: p.page,
                         bates: p.bates.clone(),
                         star: None,
