@@ -910,6 +910,68 @@ fn the_served_page_stops_by_itself_when_idle() {
 }
 
 #[test]
+fn requests_without_the_session_keep_no_review_open_and_the_session_is_the_ports_own() {
+    use support::servers::{Answer, Fake, Speaks};
+    let server = Fake::start(Speaks::Llama, std::time::Duration::ZERO, |_| Answer {
+        text: FIRST.into(),
+        fault: None,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, out) = (tmp.path().join("store"), tmp.path().join("out"));
+    assert_eq!(run_review_workflow(&store, &out, &server, &[]), Some(1));
+    let dir = verify_dir(&out);
+    let mut child = Lexrun::new()
+        .env("LEXRUN_STORE", &store)
+        .args(["review", "--idle-timeout", "2"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line.trim().to_string();
+    let port: u16 = url["http://127.0.0.1:".len()..]
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let served = Served { child, url, port };
+    let cookie = sign_in(&served);
+    assert!(
+        cookie.starts_with(&format!("Cookie: lexrun_review_{port}=")),
+        "{cookie}"
+    );
+    // A stranger knocking without the session does not keep the server up.
+    let started = std::time::Instant::now();
+    let mut served = served;
+    let status = loop {
+        if let Some(s) = served.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(15),
+            "still serving to requests without the session"
+        );
+        let _ = std::net::TcpStream::connect(("127.0.0.1", port)).map(|mut s| {
+            use std::io::{Read, Write};
+            let _ = s.write_all(
+                format!("GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")
+                    .as_bytes(),
+            );
+            let mut out = String::new();
+            let _ = s.read_to_string(&mut out);
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
 fn a_sentence_the_judge_found_wanting_is_decided_on_without_asking_the_judge_again() {
     let tmp = tempfile::tempdir().unwrap();
     let matter = tmp.path().join("m");
