@@ -75,7 +75,12 @@ impl Desk {
 
     fn decisions(&self, matter: &str) -> Vec<lexrun::store::Decision> {
         match lexrun::store::Store::open(&self.store) {
-            Ok(s) => s.decisions(matter).unwrap(),
+            Ok(s) => s
+                .decisions(&lexrun::verify::decisions::matter_key(
+                    matter,
+                    Some(&self.path(matter)),
+                ))
+                .unwrap(),
             Err(_) => Vec::new(),
         }
     }
@@ -271,6 +276,36 @@ fn a_repeated_claim_keeps_its_id_once_the_first_is_waived() {
 }
 
 #[test]
+fn two_folders_of_one_name_share_no_decisions_unless_one_case_number_joins_them() {
+    let d = Desk::new();
+    fs::create_dir_all(d.path("elsewhere/smith/intake")).unwrap();
+    fs::write(d.path("elsewhere/smith/intake/lease.txt"), PAGES).unwrap();
+    fs::write(d.path("elsewhere/smith/draft.md"), DRAFT).unwrap();
+    let (_, v) = d.verify("smith");
+    let (date, _) = claim(&v, "March 3, 2023");
+    ok(&d.decide("smith", &[date, "--confirm", "--page", "lease.txt:2"]));
+    assert_eq!(claim(&d.verify("smith").1, "March 3, 2023").1, "supported");
+    // Another folder named `smith`, verified with no --matter: not the same matter.
+    let (_, v) = d.verify("elsewhere/smith");
+    assert_eq!(claim(&v, "March 3, 2023").1, "unsupported", "{v}");
+    // One case number in both folders' matter.json: one matter.
+    for m in ["smith", "elsewhere/smith"] {
+        fs::write(
+            d.path(m).join("matter.json"),
+            r#"{"case_number": "24-cv-0042"}"#,
+        )
+        .unwrap();
+    }
+    let (_, v) = d.verify("smith");
+    let (date, _) = claim(&v, "March 3, 2023");
+    ok(&d.decide("smith", &[date, "--confirm", "--page", "lease.txt:2"]));
+    assert_eq!(
+        claim(&d.verify("elsewhere/smith").1, "March 3, 2023").1,
+        "supported"
+    );
+}
+
+#[test]
 fn bad_decisions_are_refused_and_nothing_is_written() {
     let d = Desk::new();
     let (_, v) = d.verify("smith");
@@ -443,6 +478,12 @@ impl Served {
     }
 }
 
+/// The matter a run's verification keeps its decisions under, as its `review.json` says.
+fn decision_key(dir: &Path) -> String {
+    let v: Value = serde_json::from_slice(&fs::read(dir.join("review.json")).unwrap()).unwrap();
+    v["decision_matter"].as_str().unwrap().to_string()
+}
+
 /// Runs the review workflow against a fake server answering `answer`; the exit code.
 fn run_review_workflow(
     store: &Path,
@@ -565,7 +606,7 @@ fn the_served_page_refuses_what_is_not_its_own_and_records_what_is() {
     let decided = || {
         lexrun::store::Store::open(&store)
             .unwrap()
-            .decisions("matter")
+            .decisions(&decision_key(&dir))
             .unwrap()
     };
     assert!(decided().is_empty(), "refusals write nothing");
@@ -801,7 +842,7 @@ fn a_page_written_by_lexrun_or_come_after_the_claim_cannot_confirm_it() {
     );
     refused(&decide("04-copy.md:1"), "lexrun");
     let st = lexrun::store::Store::open(&store).unwrap();
-    assert!(st.decisions("matter").unwrap().is_empty());
+    assert!(st.decisions(&decision_key(&dir)).unwrap().is_empty());
     // A page of the client's own evidence does.
     ok(&decide("02-handover.txt:1"));
 }

@@ -109,6 +109,7 @@ pub(super) fn context_of_draft(
         .collect();
     let names = ledger_names(sources, &on_disk);
     Ok(Context {
+        decision_matter: decision_matter(sources, matter),
         matter: matter.map_or_else(|| matter_of(sources), str::to_string),
         matter_dir: String::new(),
         run_id: String::new(),
@@ -134,6 +135,16 @@ pub(super) fn matter_of(sources: &[PathBuf]) -> String {
                 .unwrap_or_else(|| "matter".into())
         },
     )
+}
+
+/// The matter `lexrun verify` keeps decisions under: the one `--matter` names; else the
+/// matter's folder (see [`decisions::matter_key`]), so a folder of another of the same name
+/// never shares them.
+pub(super) fn decision_matter(sources: &[PathBuf], matter: Option<&str>) -> String {
+    match matter {
+        Some(m) => m.to_string(),
+        None => decisions::matter_key(&matter_of(sources), matter_folder(sources).as_deref()),
+    }
 }
 
 /// Each source file's name relative to the matter's folder, as a run names it: the name
@@ -236,9 +247,10 @@ impl Subject {
             v.outcomes.sort_by_key(|o| (o.claim.start, o.claim.kind));
         }
         let standing = store
-            .standing_decisions(&ctx.matter)
+            .standing_decisions(ctx.decisions_key())
             .map_err(|e| Refusal(format!("{LEDGER_DOWN}: {e}; try again when it is back")))?;
-        decisions::apply(&mut v, &ctx.draft, &ev, &ctx.matter, &standing);
+        let key = ctx.decisions_key().to_string();
+        decisions::apply(&mut v, &ctx.draft, &ev, &key, &standing);
         Ok(Subject {
             ctx,
             evidence: ev,
@@ -370,7 +382,7 @@ impl Subject {
         }
         Ok(Decision {
             seq: 0,
-            matter: self.ctx.matter.clone(),
+            matter: self.ctx.decisions_key().to_string(),
             claim_id: ask.claim.clone(),
             kind: claim.kind.as_str().into(),
             claim: claim.text.clone(),

@@ -57,7 +57,8 @@ pub(super) fn cmd_verify(
         });
     }
     let mut standing = Vec::new();
-    let matter = matter.map_or_else(|| super::decide::matter_of(sources), str::to_string);
+    let shown = matter.map_or_else(|| super::decide::matter_of(sources), str::to_string);
+    let matter = super::decide::decision_matter(sources, matter);
     let mut v = match crate::verify::verify_then(&draft, &evidence, || match &ledger {
         Some((dir, url)) => {
             let seen = seen.lock().map(|m| m.clone()).unwrap_or_default();
@@ -101,7 +102,7 @@ pub(super) fn cmd_verify(
             evidence: &evidence,
             provenance: vec![
                 ("command".into(), "lexrun verify".into()),
-                ("matter".into(), matter.clone()),
+                ("matter".into(), shown.clone()),
                 ("draft".into(), name.clone()),
                 (
                     "draft blake3".into(),

@@ -40,6 +40,51 @@ pub struct Context {
     /// [`Evidence::ledger_names`]).
     #[serde(default)]
     pub ledger_names: Vec<(String, String)>,
+    /// The matter as decisions are kept under it (see [`matter_key`]); the matter's name when
+    /// empty.
+    #[serde(default)]
+    pub decision_matter: String,
+}
+
+impl Context {
+    /// The matter decisions on this verification are kept under.
+    pub fn decisions_key(&self) -> &str {
+        if self.decision_matter.is_empty() {
+            &self.matter
+        } else {
+            &self.decision_matter
+        }
+    }
+}
+
+/// The matter decisions are kept under: `NAME (CASE)` when the matter's `matter.json` gives
+/// a `case_number` or an `id`; otherwise `NAME @ FOLDER`, so that two folders of one name
+/// never share decisions. Without a folder, the name as given.
+pub fn matter_key(name: &str, dir: Option<&std::path::Path>) -> String {
+    let Some(dir) = dir else {
+        return name.to_string();
+    };
+    let id = std::fs::read(dir.join("matter.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            ["case_number", "id"].iter().find_map(|k| {
+                v.get(*k)
+                    .and_then(|x| x.as_str())
+                    .map(str::trim)
+                    .filter(|x| !x.is_empty())
+                    .map(str::to_string)
+            })
+        });
+    match id {
+        Some(id) => format!("{name} ({id})"),
+        None => format!(
+            "{name} @ {}",
+            dir.canonicalize()
+                .unwrap_or_else(|_| dir.to_path_buf())
+                .display()
+        ),
+    }
 }
 
 /// A proposition as the judge left it.
