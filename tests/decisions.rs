@@ -75,7 +75,12 @@ impl Desk {
 
     fn decisions(&self, matter: &str) -> Vec<lexrun::store::Decision> {
         match lexrun::store::Store::open(&self.store) {
-            Ok(s) => s.decisions(matter).unwrap(),
+            Ok(s) => s
+                .decisions(&lexrun::verify::decisions::matter_key(
+                    matter,
+                    Some(&self.path(matter)),
+                ))
+                .unwrap(),
             Err(_) => Vec::new(),
         }
     }
@@ -201,6 +206,9 @@ fn a_decision_lapses_when_its_sentence_or_its_page_changes() {
     let (date, _) = claim(&v, "March 3, 2023");
     ok(&d.decide("smith", &[date, "--confirm", "--page", "lease.txt:2"]));
     assert_eq!(claim(&d.verify("smith").1, "March 3, 2023").1, "supported");
+    // The page is recorded by its name in the matter, as a run's verify step names it.
+    let page = d.decisions("smith")[0].page.clone().unwrap();
+    assert_eq!(page.file, "intake/lease.txt");
 
     // The page changes.
     fs::write(
@@ -230,6 +238,71 @@ fn a_decision_lapses_when_its_sentence_or_its_page_changes() {
     let lapsed = v["decisions"][0]["lapsed"].as_str().unwrap();
     assert!(lapsed.contains("sentence changed"), "{lapsed}");
     assert_eq!(v["decisions"][0]["applies"], false);
+}
+
+#[test]
+fn a_repeated_claim_keeps_its_id_once_the_first_is_waived() {
+    let d = Desk::new();
+    fs::write(
+        d.path("smith/draft.md"),
+        "He paid $99.00 first and then $99.00 again.\n",
+    )
+    .unwrap();
+    let (_, v) = d.verify("smith");
+    let ids: Vec<String> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["text"].as_str().unwrap().contains("$99.00"))
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{v}");
+    assert_eq!(ids[1], format!("{}.2", ids[0]));
+    ok(&d.decide("smith", &[&ids[0], "--waive", "--reason", "a caption"]));
+    ok(&d.decide("smith", &[&ids[1], "--strike"]));
+    let (code, v) = d.verify("smith");
+    assert_eq!(code, Some(1), "{v}");
+    let decisions = v["decisions"].as_array().unwrap();
+    assert_eq!(decisions.len(), 2, "{v}");
+    assert!(
+        decisions.iter().all(|x| x["applies"] == true),
+        "no decision lapses: {v}"
+    );
+    let struck = decisions
+        .iter()
+        .find(|x| x["decision"] == "struck")
+        .unwrap();
+    assert_eq!(struck["id"], ids[1].as_str());
+}
+
+#[test]
+fn two_folders_of_one_name_share_no_decisions_unless_one_case_number_joins_them() {
+    let d = Desk::new();
+    fs::create_dir_all(d.path("elsewhere/smith/intake")).unwrap();
+    fs::write(d.path("elsewhere/smith/intake/lease.txt"), PAGES).unwrap();
+    fs::write(d.path("elsewhere/smith/draft.md"), DRAFT).unwrap();
+    let (_, v) = d.verify("smith");
+    let (date, _) = claim(&v, "March 3, 2023");
+    ok(&d.decide("smith", &[date, "--confirm", "--page", "lease.txt:2"]));
+    assert_eq!(claim(&d.verify("smith").1, "March 3, 2023").1, "supported");
+    // Another folder named `smith`, verified with no --matter: not the same matter.
+    let (_, v) = d.verify("elsewhere/smith");
+    assert_eq!(claim(&v, "March 3, 2023").1, "unsupported", "{v}");
+    // One case number in both folders' matter.json: one matter.
+    for m in ["smith", "elsewhere/smith"] {
+        fs::write(
+            d.path(m).join("matter.json"),
+            r#"{"case_number": "24-cv-0042"}"#,
+        )
+        .unwrap();
+    }
+    let (_, v) = d.verify("smith");
+    let (date, _) = claim(&v, "March 3, 2023");
+    ok(&d.decide("smith", &[date, "--confirm", "--page", "lease.txt:2"]));
+    assert_eq!(
+        claim(&d.verify("elsewhere/smith").1, "March 3, 2023").1,
+        "supported"
+    );
 }
 
 #[test]
@@ -405,6 +478,12 @@ impl Served {
     }
 }
 
+/// The matter a run's verification keeps its decisions under, as its `review.json` says.
+fn decision_key(dir: &Path) -> String {
+    let v: Value = serde_json::from_slice(&fs::read(dir.join("review.json")).unwrap()).unwrap();
+    v["decision_matter"].as_str().unwrap().to_string()
+}
+
 /// Runs the review workflow against a fake server answering `answer`; the exit code.
 fn run_review_workflow(
     store: &Path,
@@ -527,7 +606,7 @@ fn the_served_page_refuses_what_is_not_its_own_and_records_what_is() {
     let decided = || {
         lexrun::store::Store::open(&store)
             .unwrap()
-            .decisions("matter")
+            .decisions(&decision_key(&dir))
             .unwrap()
     };
     assert!(decided().is_empty(), "refusals write nothing");
@@ -763,7 +842,7 @@ fn a_page_written_by_lexrun_or_come_after_the_claim_cannot_confirm_it() {
     );
     refused(&decide("04-copy.md:1"), "lexrun");
     let st = lexrun::store::Store::open(&store).unwrap();
-    assert!(st.decisions("matter").unwrap().is_empty());
+    assert!(st.decisions(&decision_key(&dir)).unwrap().is_empty());
     // A page of the client's own evidence does.
     ok(&decide("02-handover.txt:1"));
 }
@@ -869,6 +948,68 @@ fn the_served_page_stops_by_itself_when_idle() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(err.contains("no request for 1 s"), "{err}");
+}
+
+#[test]
+fn requests_without_the_session_keep_no_review_open_and_the_session_is_the_ports_own() {
+    use support::servers::{Answer, Fake, Speaks};
+    let server = Fake::start(Speaks::Llama, std::time::Duration::ZERO, |_| Answer {
+        text: FIRST.into(),
+        fault: None,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, out) = (tmp.path().join("store"), tmp.path().join("out"));
+    assert_eq!(run_review_workflow(&store, &out, &server, &[]), Some(1));
+    let dir = verify_dir(&out);
+    let mut child = Lexrun::new()
+        .env("LEXRUN_STORE", &store)
+        .args(["review", "--idle-timeout", "2"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line.trim().to_string();
+    let port: u16 = url["http://127.0.0.1:".len()..]
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let served = Served { child, url, port };
+    let cookie = sign_in(&served);
+    assert!(
+        cookie.starts_with(&format!("Cookie: lexrun_review_{port}=")),
+        "{cookie}"
+    );
+    // A stranger knocking without the session does not keep the server up.
+    let started = std::time::Instant::now();
+    let mut served = served;
+    let status = loop {
+        if let Some(s) = served.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(15),
+            "still serving to requests without the session"
+        );
+        let _ = std::net::TcpStream::connect(("127.0.0.1", port)).map(|mut s| {
+            use std::io::{Read, Write};
+            let _ = s.write_all(
+                format!("GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")
+                    .as_bytes(),
+            );
+            let mut out = String::new();
+            let _ = s.read_to_string(&mut out);
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(status.code(), Some(0));
 }
 
 #[test]

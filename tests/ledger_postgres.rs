@@ -691,7 +691,8 @@ fn two_reviewers_deciding_at_once_are_both_recorded_and_the_later_stands() {
     );
     assert_eq!(rows.len(), 4, "{rows:?}");
     let st = lexrun::store::Store::open_with(&dir.path().join("a"), Some(&url)).unwrap();
-    let all = st.decisions("smith").unwrap();
+    let matter = lexrun::verify::decisions::matter_key("smith", Some(&dir.path().join("smith")));
+    let all = st.decisions(&matter).unwrap();
     assert_eq!(all.len(), 4);
     for claim in &ids {
         let mine: Vec<_> = all.iter().filter(|d| &d.claim_id == claim).collect();

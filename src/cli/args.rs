@@ -484,7 +484,7 @@ pub(super) struct BatesArgs {
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("decision").required(true).multiple(false).args(["confirm", "strike", "waive", "withdraw"])))]
 pub(super) struct DecideArgs {
-    /// The claim's id, as the report's `id` column shows it (`date-3f9a2b`).
+    /// The claim's id, as the report's `id` column shows it (`date-3f9a2b41c07e`).
     pub(super) claim: String,
     /// The claim is supported by the page --page names.
     #[arg(long, requires = "page")]

@@ -93,7 +93,7 @@ pub(super) fn context_of_draft(
     let text = super::draft::read_draft(draft).map_err(|e| Refusal(e.to_string()))?;
     let ev = crate::verify::evidence::load(sources, prefixes.clone())
         .map_err(|e| Refusal(e.to_string()))?;
-    let files = ev
+    let files: Vec<(String, String)> = ev
         .sources
         .iter()
         .filter_map(|s| match s {
@@ -103,7 +103,13 @@ pub(super) fn context_of_draft(
             _ => None,
         })
         .collect();
+    let on_disk: Vec<(String, PathBuf)> = files
+        .iter()
+        .map(|(n, d)| (n.clone(), PathBuf::from(d)))
+        .collect();
+    let names = ledger_names(sources, &on_disk);
     Ok(Context {
+        decision_matter: decision_matter(sources, matter),
         matter: matter.map_or_else(|| matter_of(sources), str::to_string),
         matter_dir: String::new(),
         run_id: String::new(),
@@ -114,15 +120,60 @@ pub(super) fn context_of_draft(
         allow_reporters: allow_reporters.to_vec(),
         exactly: false,
         judged: Vec::new(),
+        ledger_names: names,
     })
 }
 
 /// The matter `lexrun verify` decides in without `--matter`: the folder the sources are in
 /// (`matters/smith-v-acme/intake` is the matter `smith-v-acme`).
 pub(super) fn matter_of(sources: &[PathBuf]) -> String {
-    let Some(first) = sources.first() else {
-        return "matter".into();
+    matter_folder(sources).map_or_else(
+        || "matter".into(),
+        |f| {
+            f.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "matter".into())
+        },
+    )
+}
+
+/// The matter `lexrun verify` keeps decisions under: the one `--matter` names; else the
+/// matter's folder (see [`decisions::matter_key`]), so a folder of another of the same name
+/// never shares them.
+pub(super) fn decision_matter(sources: &[PathBuf], matter: Option<&str>) -> String {
+    match matter {
+        Some(m) => m.to_string(),
+        None => decisions::matter_key(&matter_of(sources), matter_folder(sources).as_deref()),
+    }
+}
+
+/// Each source file's name relative to the matter's folder, as a run names it: the name
+/// decisions record, so that a decision made from the command line holds in a run too.
+pub(super) fn ledger_names(
+    sources: &[PathBuf],
+    files: &[(String, PathBuf)],
+) -> Vec<(String, String)> {
+    let Some(folder) = matter_folder(sources) else {
+        return Vec::new();
     };
+    files
+        .iter()
+        .filter_map(|(name, disk)| {
+            let abs = disk.canonicalize().ok()?;
+            let rel = abs.strip_prefix(&folder).ok()?;
+            let rel = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            (!rel.is_empty() && rel != *name).then(|| (name.clone(), rel))
+        })
+        .collect()
+}
+
+/// The matter's folder: the one the sources are in, or its parent when it is an `intake`.
+fn matter_folder(sources: &[PathBuf]) -> Option<PathBuf> {
+    let first = sources.first()?;
     let abs = first.canonicalize().unwrap_or_else(|_| first.clone());
     let folder = if abs.is_dir() {
         abs.clone()
@@ -143,9 +194,9 @@ pub(super) fn matter_of(sources: &[PathBuf]) -> String {
         "exhibits",
     ];
     if generic.contains(&name(&folder).to_lowercase().as_str()) {
-        folder.parent().map_or_else(|| name(&folder), name)
+        Some(folder.parent().map_or(folder.clone(), Path::to_path_buf))
     } else {
-        name(&folder)
+        Some(folder)
     }
 }
 
@@ -154,6 +205,7 @@ impl Subject {
     /// the matter's standing decisions.
     pub(super) fn load(ctx: Context, store: &Store) -> Result<Subject, Refusal> {
         let mut ev = Evidence::new(ctx.prefixes.clone());
+        ev.ledger_names = ctx.ledger_names.clone();
         ev.allowed_reporters = crate::verify::Allowed::new(&ctx.allow_reporters);
         let mut roots = Vec::new();
         let mut seen = std::collections::HashMap::new();
@@ -195,9 +247,10 @@ impl Subject {
             v.outcomes.sort_by_key(|o| (o.claim.start, o.claim.kind));
         }
         let standing = store
-            .standing_decisions(&ctx.matter)
+            .standing_decisions(ctx.decisions_key())
             .map_err(|e| Refusal(format!("{LEDGER_DOWN}: {e}; try again when it is back")))?;
-        decisions::apply(&mut v, &ctx.draft, &ev, &ctx.matter, &standing);
+        let key = ctx.decisions_key().to_string();
+        decisions::apply(&mut v, &ctx.draft, &ev, &key, &standing);
         Ok(Subject {
             ctx,
             evidence: ev,
@@ -248,17 +301,14 @@ impl Subject {
     /// Checks a decision on claim `id` and makes its record; nothing is written.
     pub(super) fn decision(&self, store: &Store, ask: &Ask) -> Result<Decision, Refusal> {
         let i = self.find(&ask.claim)?;
-        let claims: Vec<&crate::verify::Claim> = self
-            .v
-            .outcomes
-            .iter()
-            .map(|o| &o.claim)
-            .chain(self.v.unchecked.iter().map(|(c, _)| c))
-            .collect();
+        // The ids apply() gave, waived claims included: numbering them again without the
+        // waived ones would give a repeated claim another's id.
         let sentence_of = |id: &str| {
-            decisions::refs(&self.ctx.draft, &claims)
-                .into_iter()
+            self.v
+                .refs
+                .iter()
                 .find(|r| r.id == id)
+                .cloned()
                 .or_else(|| {
                     self.v
                         .reviewed
@@ -332,7 +382,7 @@ impl Subject {
         }
         Ok(Decision {
             seq: 0,
-            matter: self.ctx.matter.clone(),
+            matter: self.ctx.decisions_key().to_string(),
             claim_id: ask.claim.clone(),
             kind: claim.kind.as_str().into(),
             claim: claim.text.clone(),
@@ -396,7 +446,7 @@ impl Subject {
         guard(store, &self.ctx.matter, &name, &disk, claim)?;
         let bates = bates_on(&text, &self.ctx.prefixes);
         Ok(DecisionPage {
-            file: name,
+            file: self.evidence.ledger_name(&name),
             page,
             bates,
             hash: decisions::page_hash(&text),
@@ -441,6 +491,18 @@ impl Subject {
                     self.ctx.matter
                 )));
             }
+            // A file of the matter that is not among the sources verified: never another
+            // source that happens to share its name.
+            return Err(Refusal(format!(
+                "`{f}` is in matter `{}` but is not one of the sources verified; its sources are {}",
+                self.ctx.matter,
+                self.ctx
+                    .sources
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
         }
         let by_name: Vec<&String> = self
             .ctx
@@ -484,20 +546,29 @@ impl Subject {
             )));
         }
         let prefixes = &self.ctx.prefixes;
-        self.evidence
-            .find_page(|f, p, t| {
-                (bates_on(t, prefixes).as_deref() == Some(want.as_str())
-                    || t.split_whitespace()
-                        .collect::<String>()
-                        .ends_with(want.as_str()))
-                .then(|| (f.to_string(), p))
-            })
-            .ok_or_else(|| {
-                Refusal(format!(
-                    "no page of matter `{}`'s sources is stamped {bates}",
-                    self.ctx.matter
-                ))
-            })
+        // The page whose stamp is exactly this number; never a page whose text merely ends in it.
+        let mut found: Vec<(String, u32)> = Vec::new();
+        self.evidence.find_page(|f, p, t| {
+            if bates_on(t, prefixes).is_some_and(|b| b.eq_ignore_ascii_case(&want)) {
+                found.push((f.to_string(), p));
+            }
+            None::<()>
+        });
+        match found.len() {
+            1 => Ok(found.remove(0)),
+            0 => Err(Refusal(format!(
+                "no page of matter `{}`'s sources is stamped {bates}; give the full Bates number (`SMITH000003`) or FILE:PAGE (`lease.pdf:3`)",
+                self.ctx.matter
+            ))),
+            _ => Err(Refusal(format!(
+                "{bates} is stamped on more than one page ({}); name the page as FILE:PAGE",
+                found
+                    .iter()
+                    .map(|(f, p)| format!("{f} p. {p}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
     }
 }
 
@@ -531,8 +602,19 @@ fn guard(
     disk: &Path,
     claim: &crate::verify::Claim,
 ) -> Result<(), Refusal> {
-    let bytes = std::fs::read(disk).unwrap_or_default();
-    let pages = crate::sources::read_pages(disk).unwrap_or_default();
+    let unreadable = |e: String| {
+        Refusal(format!(
+            "`{name}` cannot be read now ({e}); restore it and try again"
+        ))
+    };
+    let bytes = std::fs::read(disk).map_err(|e| unreadable(e.to_string()))?;
+    let pages = crate::sources::read_pages(disk).map_err(|e| unreadable(e.to_string()))?;
+    // The pages checked are of the bytes hashed: a file that changed while it was read is
+    // checked again by the reviewer's next try.
+    let again = std::fs::read(disk).map_err(|e| unreadable(e.to_string()))?;
+    if blake3::hash(&again) != blake3::hash(&bytes) {
+        return Err(unreadable("it changed while it was being checked".into()));
+    }
     let text = pages.join("\u{c}");
     let th = crate::store::shingles::text_hash_pages(&pages);
     let raw = blake3::hash(&bytes).to_hex().to_string();
@@ -703,4 +785,76 @@ pub(super) fn describe(d: &Decision) -> String {
         d.matter,
         if d.page.is_some() { " and the page stay" } else { " stays" }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subject(dir: &Path, files: &[(&str, &str)]) -> Subject {
+        let matter = dir.join("smith");
+        let mut sources = Vec::new();
+        for (name, text) in files {
+            let disk = matter.join(name);
+            std::fs::create_dir_all(disk.parent().unwrap()).unwrap();
+            std::fs::write(&disk, text).unwrap();
+            sources.push((name.to_string(), disk.display().to_string()));
+        }
+        let ctx = Context {
+            matter: "smith".into(),
+            matter_dir: matter.display().to_string(),
+            draft: "Paid on March 3, 2023.".into(),
+            sources,
+            ..Context::default()
+        };
+        let store = Store::open(&dir.join("store")).unwrap();
+        Subject::load(ctx, &store).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn decisions_name_a_matter_file_that_is_no_source_or_an_inexact_bates_number_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = subject(
+            dir.path(),
+            &[
+                (
+                    "intake/lease.txt",
+                    "Rent.\n\nSMITH000013\u{c}More.\n\nSMITH000014\n",
+                ),
+                ("intake/copy.txt", "A copy.\n\nSMITH000014\n"),
+            ],
+        );
+        // A file of the matter that was not verified is not the source that shares its name.
+        let stray = dir.path().join("smith/notes/lease.txt");
+        std::fs::create_dir_all(stray.parent().unwrap()).unwrap();
+        std::fs::write(&stray, "Something else.\n").unwrap();
+        let err = s.source_named(&stray.display().to_string()).unwrap_err();
+        assert!(err.0.contains("not one of the sources verified"), "{err}");
+        assert_eq!(s.source_named("lease.txt").unwrap(), "intake/lease.txt");
+        // A Bates number names the page stamped with exactly it.
+        assert_eq!(
+            s.bates_page("SMITH000013").unwrap(),
+            ("intake/lease.txt".to_string(), 1)
+        );
+        let err = s.bates_page("3").unwrap_err();
+        assert!(err.0.contains("no page"), "{err}");
+        let err = s.bates_page("SMITH000014").unwrap_err();
+        assert!(err.0.contains("more than one page"), "{err}");
+    }
+
+    #[test]
+    fn decisions_refuse_a_page_whose_file_cannot_be_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = subject(
+            dir.path(),
+            &[("intake/lease.txt", "Rent.\n\nSMITH000001\n")],
+        );
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let claims = crate::verify::claims(&s.ctx.draft, &[]);
+        let gone = dir.path().join("smith/intake/gone.txt");
+        let err = guard(&store, "smith", "intake/gone.txt", &gone, &claims[0]).unwrap_err();
+        assert!(err.0.contains("cannot be read now"), "{err}");
+        let here = dir.path().join("smith/intake/lease.txt");
+        assert!(guard(&store, "smith", "intake/lease.txt", &here, &claims[0]).is_ok());
+    }
 }

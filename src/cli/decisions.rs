@@ -89,28 +89,78 @@ pub(super) fn csv(ds: &[Decision]) -> String {
     ]);
     for d in ds {
         let p = d.page.as_ref();
-        let _ = w.write_record([
-            d.seq.to_string(),
-            d.matter.clone(),
-            d.claim_id.clone(),
-            d.kind.clone(),
-            d.claim.clone(),
-            d.sentence.clone(),
-            d.verdict.as_str().to_string(),
-            p.map(|p| p.file.clone()).unwrap_or_default(),
-            p.map(|p| p.page.to_string()).unwrap_or_default(),
-            p.and_then(|p| p.bates.clone()).unwrap_or_default(),
-            p.map(|p| p.hash.clone()).unwrap_or_default(),
-            d.note.clone().unwrap_or_default(),
-            d.reason.clone().unwrap_or_default(),
-            d.reviewer.clone(),
-            crate::calendar::utc_minute(d.created),
-            d.created.to_string(),
-            d.run_id.clone(),
-            d.stage.clone(),
-            d.draft_hash.clone(),
-            d.superseded_by.map(|s| s.to_string()).unwrap_or_default(),
-        ]);
+        let _ = w.write_record(
+            [
+                d.seq.to_string(),
+                d.matter.clone(),
+                d.claim_id.clone(),
+                d.kind.clone(),
+                d.claim.clone(),
+                d.sentence.clone(),
+                d.verdict.as_str().to_string(),
+                p.map(|p| p.file.clone()).unwrap_or_default(),
+                p.map(|p| p.page.to_string()).unwrap_or_default(),
+                p.and_then(|p| p.bates.clone()).unwrap_or_default(),
+                p.map(|p| p.hash.clone()).unwrap_or_default(),
+                d.note.clone().unwrap_or_default(),
+                d.reason.clone().unwrap_or_default(),
+                d.reviewer.clone(),
+                crate::calendar::utc_minute(d.created),
+                d.created.to_string(),
+                d.run_id.clone(),
+                d.stage.clone(),
+                d.draft_hash.clone(),
+                d.superseded_by.map(|s| s.to_string()).unwrap_or_default(),
+            ]
+            .map(|cell| spreadsheet_safe(&cell)),
+        );
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// A cell a spreadsheet will not take for a formula: one beginning with `=`, `+`, `-`, `@`, a
+/// tab or a carriage return is prefixed with `'`.
+fn spreadsheet_safe(cell: &str) -> String {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{cell}")
+    } else {
+        cell.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Verdict;
+
+    #[test]
+    fn a_cell_a_spreadsheet_would_run_is_quoted() {
+        let d = Decision {
+            seq: 1,
+            matter: "smith".into(),
+            claim_id: "date-3f9a2b41c07e".into(),
+            kind: "date".into(),
+            claim: "March 3, 2023".into(),
+            sentence: "Paid on March 3, 2023.".into(),
+            sentence_hash: "s".into(),
+            draft_hash: "d".into(),
+            run_id: "r1".into(),
+            stage: "draft".into(),
+            verdict: Verdict::Waived,
+            page: None,
+            note: Some("=HYPERLINK(\"http://x\")".into()),
+            reason: Some("@SUM(A1)".into()),
+            reviewer: "-ann".into(),
+            created: 0,
+            superseded_by: None,
+        };
+        let out = csv(&[d]);
+        let row = out.lines().nth(1).unwrap();
+        assert!(row.contains("\"'=HYPERLINK(\"\"http://x\"\")\""), "{row}");
+        assert!(row.contains(",'@SUM(A1),'-ann,"), "{row}");
+        assert!(
+            row.contains(",Paid on March 3, 2023.,") || row.contains("\"Paid on March 3, 2023.\""),
+            "{row}"
+        );
+    }
 }

@@ -59,7 +59,13 @@ struct Server {
     used: bool,
     origin: String,
     host: String,
+    /// The session cookie's name, with the port in it: two review servers on one machine
+    /// keep their sessions apart.
+    cookie: String,
 }
+
+/// Connections read at once; more are closed unanswered.
+const MAX_CONNECTIONS: usize = 32;
 
 pub(super) fn cmd_review(a: ReviewArgs) -> u8 {
     let ctx = match decide::context_of(a.target) {
@@ -110,6 +116,7 @@ pub(super) fn cmd_review(a: ReviewArgs) -> u8 {
         used: false,
         origin: format!("http://{host}"),
         host,
+        cookie: format!("lexrun_review_{port}"),
     };
     println!("{}/?t={}", s.origin, s.token);
     eprintln!(
@@ -122,23 +129,35 @@ pub(super) fn cmd_review(a: ReviewArgs) -> u8 {
     // Each connection is read on a thread of its own (a browser opens some it never uses);
     // requests are answered one at a time.
     let s = std::sync::Arc::new(std::sync::Mutex::new(s));
-    let mut last = Instant::now();
+    // The idle timer counts from the last request the server answered as its reviewer's:
+    // requests without the session keep nothing open.
+    let last = std::sync::Arc::new(std::sync::Mutex::new(Instant::now()));
+    let open = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     while !STOP.load(Ordering::SeqCst) {
         match listener.accept() {
             Ok((mut stream, peer)) => {
-                last = Instant::now();
-                if peer.ip().is_loopback() {
+                if peer.ip().is_loopback() && open.load(Ordering::SeqCst) < MAX_CONNECTIONS {
                     let s = s.clone();
+                    let last = last.clone();
+                    let open = open.clone();
+                    open.fetch_add(1, Ordering::SeqCst);
                     std::thread::spawn(move || {
                         let _ = stream.set_nonblocking(false);
+                        let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
                         let req = read_request(&mut stream);
                         let mut s = s.lock().unwrap_or_else(|p| p.into_inner());
+                        if req.as_ref().is_some_and(|r| s.authorised(r)) {
+                            *last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+                        }
                         s.serve(stream, req);
+                        drop(s);
+                        open.fetch_sub(1, Ordering::SeqCst);
                     });
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if last.elapsed() >= a.idle {
+                let idle = last.lock().map(|t| t.elapsed()).unwrap_or_default();
+                if idle >= a.idle {
                     eprintln!(
                         "Stopped: no request for {} s. Decisions made are in the ledger.",
                         a.idle.as_secs()
@@ -297,6 +316,20 @@ fn refuse(stream: &mut TcpStream, status: &str, why: &str) {
 }
 
 impl Server {
+    /// Whether a request is the reviewer's: this server by its name, from its own origin, and
+    /// with the session, or the one-time token not yet used.
+    fn authorised(&self, req: &Request) -> bool {
+        req.header("host") == Some(self.host.as_str())
+            && req.header("origin").is_none_or(|o| o == self.origin)
+            && (req
+                .cookie(&self.cookie)
+                .is_some_and(|c| same(c, &self.session))
+                || (req.method == "GET"
+                    && req.path == "/"
+                    && !self.used
+                    && req.param("t").is_some_and(|t| same(t, &self.token))))
+    }
+
     fn serve(&mut self, mut stream: TcpStream, req: Option<Request>) {
         let Some(req) = req else {
             return refuse(&mut stream, "400 Bad Request", "unreadable request");
@@ -311,15 +344,15 @@ impl Server {
             }
         }
         let signed_in = req
-            .cookie("lexrun_review")
+            .cookie(&self.cookie)
             .is_some_and(|c| same(c, &self.session));
         match (req.method.as_str(), req.path.as_str()) {
             ("GET", "/") if !signed_in => match req.param("t") {
                 Some(t) if same(t, &self.token) && !self.used => {
                     self.used = true;
                     let cookie = format!(
-                        "Set-Cookie: lexrun_review={}; HttpOnly; SameSite=Strict; Path=/\r\nLocation: /\r\n",
-                        self.session
+                        "Set-Cookie: {}={}; HttpOnly; SameSite=Strict; Path=/\r\nLocation: /\r\n",
+                        self.cookie, self.session
                     );
                     respond(&mut stream, "303 See Other", "text/plain", &cookie, b"");
                 }

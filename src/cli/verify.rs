@@ -150,7 +150,8 @@ pub(super) fn verify_draft(
     }
     // The reviewers' standing decisions on this matter's claims, read with the taint.
     let mut standing = Vec::new();
-    let matter = matter.map_or_else(|| super::decide::matter_of(sources), str::to_string);
+    let shown = matter.map_or_else(|| super::decide::matter_of(sources), str::to_string);
+    let matter = super::decide::decision_matter(sources, matter);
     let mut v = match crate::verify::verify_then(&draft, &evidence, || match &ledger {
         Some((dir, url)) => {
             let seen = seen.lock().map(|m| m.clone()).unwrap_or_default();
@@ -164,6 +165,16 @@ pub(super) fn verify_draft(
         Ok(v) => v,
         Err(e) => return Err(NotVerified::from(&e)),
     };
+    // Decisions name pages as a run does, relative to the matter's folder.
+    let files: Vec<(String, std::path::PathBuf)> = evidence
+        .sources
+        .iter()
+        .filter_map(|s| match s {
+            crate::verify::DocSource::File(p) => Some((p.display().to_string(), p.clone())),
+            _ => None,
+        })
+        .collect();
+    evidence.ledger_names = super::decide::ledger_names(sources, &files);
     crate::verify::decisions::apply(&mut v, &draft, &evidence, &matter, &standing);
     if v.files.iter().all(|f| f.problem.is_some()) {
         let mut message = "none of the sources could be read:".to_string();
@@ -183,7 +194,7 @@ pub(super) fn verify_draft(
         draft,
         evidence,
         v,
-        matter,
+        matter: shown,
     })
 }
 

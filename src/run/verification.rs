@@ -221,9 +221,10 @@ async fn check(
     }
     // The reviewers' standing decisions on this matter's claims.
     if let Some(store) = &sh.store {
-        match store.standing_decisions(&m.name) {
+        let key = verify::decisions::matter_key(&m.name, Some(&m.dir));
+        match store.standing_decisions(&key) {
             Ok(standing) => {
-                verify::decisions::apply(&mut outcome, text, &ev, &m.name, &standing);
+                verify::decisions::apply(&mut outcome, text, &ev, &key, &standing);
             }
             Err(e) => {
                 done.status = Status::Failed;
@@ -403,6 +404,8 @@ fn review_context(
             .filter(|o| o.claim.kind == ClaimKind::Proposition)
             .map(verify::decisions::Judged::of)
             .collect(),
+        ledger_names: Vec::new(),
+        decision_matter: verify::decisions::matter_key(&m.name, Some(&m.dir)),
     }
 }
 

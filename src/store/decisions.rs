@@ -63,7 +63,7 @@ pub struct Decision {
     /// The ledger's number for it, in the order decisions were recorded (0 before).
     pub seq: i64,
     pub matter: String,
-    /// The claim's id as the report shows it (`date-3f9a2b`).
+    /// The claim's id as the report shows it (`date-3f9a2b41c07e`).
     pub claim_id: String,
     pub kind: String,
     /// The claim as written.
@@ -171,7 +171,7 @@ impl Store {
             .db
             .query(
                 &format!(
-                    "SELECT {COLS}, {id} FROM decisions WHERE matter = ?1 ORDER BY created, {id}",
+                    "SELECT {COLS}, {id} FROM decisions WHERE matter = ?1 ORDER BY {id}",
                     id = self.db.rowid()
                 ),
                 vals![matter],
@@ -197,7 +197,7 @@ impl Store {
                     .filter(|d| d.run_id == run_id),
             );
         }
-        out.sort_by_key(|d| (d.created, d.seq));
+        out.sort_by_key(|d| d.seq);
         Ok(out)
     }
 
@@ -216,12 +216,26 @@ fn superseded(rows: Vec<Row>) -> Vec<Decision> {
         .iter()
         .filter_map(|r| Decision::from_row(r.int(18), r))
         .collect();
-    let mut latest: std::collections::HashMap<String, usize> = Default::default();
+    // In the order the ledger recorded them, whatever the clocks of the desks that made them;
+    // a decision supersedes an earlier one on the same claim: same id, sentence, kind and words.
+    out.sort_by_key(|d| d.seq);
+    let mut latest: std::collections::HashMap<(String, String, String, String), usize> =
+        Default::default();
     for i in 0..out.len() {
-        if let Some(&j) = latest.get(&out[i].claim_id) {
+        let key = (
+            out[i].claim_id.clone(),
+            out[i].sentence_hash.clone(),
+            out[i].kind.clone(),
+            out[i]
+                .claim
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        if let Some(&j) = latest.get(&key) {
             out[j].superseded_by = Some(out[i].seq);
         }
-        latest.insert(out[i].claim_id.clone(), i);
+        latest.insert(key, i);
     }
     out
 }
@@ -255,6 +269,28 @@ mod tests {
             created: at,
             superseded_by: None,
         }
+    }
+
+    #[test]
+    fn the_ledger_order_decides_not_the_desk_clock_and_only_the_same_claim_supersedes() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        // A desk with a fast clock decides first; a later decision from a slow desk wins.
+        s.add_decision(&decision("date-aaaaaaaaaaaa", Verdict::Struck, 100))
+            .unwrap();
+        let later = s
+            .add_decision(&decision("date-aaaaaaaaaaaa", Verdict::Confirmed, 50))
+            .unwrap();
+        let standing = s.standing_decisions("smith").unwrap();
+        assert_eq!(standing.len(), 1);
+        assert_eq!(standing[0].seq, later);
+        assert_eq!(standing[0].verdict, Verdict::Confirmed);
+        // The same id on other words (a hash collision) does not supersede.
+        let mut other = decision("date-aaaaaaaaaaaa", Verdict::Waived, 60);
+        other.claim = "March 1, 2024".into();
+        other.sentence_hash = "t".into();
+        s.add_decision(&other).unwrap();
+        assert_eq!(s.standing_decisions("smith").unwrap().len(), 2);
     }
 
     #[test]

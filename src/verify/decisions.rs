@@ -1,5 +1,5 @@
 //! Reviewers' decisions applied to a verification. Each claim has an id the report shows
-//! (`date-3f9a2b`: its kind and a hash of its words and of the sentence it stands in, so the
+//! (`date-3f9a2b41c07e`: its kind and a hash of its words and of the sentence it stands in, so the
 //! same sentence gets the same id in every run and every draft). A standing decision on a
 //! claim the verifier did not support applies while the claim's sentence and the page it
 //! names are unchanged: confirmed, the claim is supported by the reviewer; struck, it stays
@@ -36,6 +36,55 @@ pub struct Context {
     /// without asking the model again.
     #[serde(default)]
     pub judged: Vec<Judged>,
+    /// Each source's name as decisions record it, where it differs (see
+    /// [`Evidence::ledger_names`]).
+    #[serde(default)]
+    pub ledger_names: Vec<(String, String)>,
+    /// The matter as decisions are kept under it (see [`matter_key`]); the matter's name when
+    /// empty.
+    #[serde(default)]
+    pub decision_matter: String,
+}
+
+impl Context {
+    /// The matter decisions on this verification are kept under.
+    pub fn decisions_key(&self) -> &str {
+        if self.decision_matter.is_empty() {
+            &self.matter
+        } else {
+            &self.decision_matter
+        }
+    }
+}
+
+/// The matter decisions are kept under: `NAME (CASE)` when the matter's `matter.json` gives
+/// a `case_number` or an `id`; otherwise `NAME @ FOLDER`, so that two folders of one name
+/// never share decisions. Without a folder, the name as given.
+pub fn matter_key(name: &str, dir: Option<&std::path::Path>) -> String {
+    let Some(dir) = dir else {
+        return name.to_string();
+    };
+    let id = std::fs::read(dir.join("matter.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            ["case_number", "id"].iter().find_map(|k| {
+                v.get(*k)
+                    .and_then(|x| x.as_str())
+                    .map(str::trim)
+                    .filter(|x| !x.is_empty())
+                    .map(str::to_string)
+            })
+        });
+    match id {
+        Some(id) => format!("{name} ({id})"),
+        None => format!(
+            "{name} @ {}",
+            dir.canonicalize()
+                .unwrap_or_else(|_| dir.to_path_buf())
+                .display()
+        ),
+    }
 }
 
 /// A proposition as the judge left it.
@@ -139,7 +188,7 @@ pub fn page_hash(text: &str) -> String {
 }
 
 /// The id and sentence of each claim, in the order given. Claims with the same words in the
-/// same sentence are told apart by their order (`date-3f9a2b`, `date-3f9a2b.2`).
+/// same sentence are told apart by their order (`date-3f9a2b41c07e`, `date-3f9a2b41c07e.2`).
 pub fn refs(draft: &str, claims: &[&Claim]) -> Vec<ClaimRef> {
     let keep: Vec<(usize, usize)> = claims
         .iter()
@@ -166,7 +215,7 @@ pub fn refs(draft: &str, claims: &[&Claim]) -> Vec<ClaimRef> {
             .update(sentence.as_bytes())
             .finalize()
             .to_hex();
-        let base = format!("{}-{}", c.kind.as_str(), &h[..6]);
+        let base = format!("{}-{}", c.kind.as_str(), &h[..12]);
         let n = seen.entry(base.clone()).or_insert(0);
         *n += 1;
         let id = if *n == 1 { base } else { format!("{base}.{n}") };
@@ -206,6 +255,27 @@ pub fn page_name(file: &str, page: u32, bates: Option<&str>) -> String {
     )
 }
 
+/// Marks an outcome struck by `d`: it blocks until its words are out of the draft.
+fn strike(o: &mut super::Outcome, d: &Decision, moved: Option<&str>) {
+    if o.status == Status::Supported {
+        o.status = Status::Unsupported;
+        o.reason = None;
+        o.source = None;
+    }
+    let mut notes: Vec<String> = Vec::new();
+    notes.extend(moved.map(str::to_string));
+    notes.extend(o.reason.take());
+    o.reason = Some(format!(
+        "struck by {}: take it out of the draft{}",
+        by(d),
+        if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", notes.join("; "))
+        }
+    ));
+}
+
 /// Gives every claim its id and applies the standing decisions of `matter`.
 pub fn apply(
     v: &mut Verification,
@@ -237,7 +307,11 @@ pub fn apply(
     // The pages confirmations name, read once.
     let wanted: Vec<(String, u32)> = standing
         .iter()
-        .filter_map(|d| d.page.as_ref().map(|p| (p.file.clone(), p.page)))
+        .filter_map(|d| {
+            d.page
+                .as_ref()
+                .map(|p| (evidence.evidence_name(&p.file), p.page))
+        })
         .collect();
     let texts = if wanted.is_empty() {
         Vec::new()
@@ -247,7 +321,7 @@ pub fn apply(
     let page_now = |file: &str, page: u32| -> Option<&String> {
         wanted
             .iter()
-            .position(|(f, p)| f == file && *p == page)
+            .position(|(f, p)| *f == evidence.evidence_name(file) && *p == page)
             .and_then(|i| texts[i].as_ref())
     };
     let mut reviewed = Vec::new();
@@ -264,8 +338,14 @@ pub fn apply(
             // come out whatever the sources say.
             continue;
         }
-        let lapsed = if d.sentence_hash != r.sentence_hash {
+        let lapsed = if d.verdict == Verdict::Struck {
+            // The struck words are still here: they must come out, whatever their sentence.
+            None
+        } else if d.sentence_hash != r.sentence_hash {
             Some("its sentence changed since the decision".to_string())
+        } else if d.verdict == Verdict::Confirmed && d.page.is_none() {
+            // A confirmation stands on a page; without one there is nothing it stands on.
+            Some("it names no page to stand on; confirm it again with --page".to_string())
         } else {
             d.page.as_ref().and_then(|p| {
                 let name = page_name(&p.file, p.page, p.bates.as_deref());
@@ -289,7 +369,7 @@ pub fn apply(
                     let p = d.page.as_ref();
                     o.status = Status::Supported;
                     o.source = p.map(|p| Location {
-                        file: p.file.clone(),
+                        file: evidence.evidence_name(&p.file),
                         page: p.page,
                         bates: p.bates.clone(),
                         star: None,
@@ -304,20 +384,7 @@ pub fn apply(
                             .map_or(String::new(), |n| format!(": {n}"))
                     ));
                 }
-                Verdict::Struck => {
-                    if o.status == Status::Supported {
-                        o.status = Status::Unsupported;
-                        o.reason = None;
-                        o.source = None;
-                    }
-                    o.reason = Some(format!(
-                        "struck by {}: take it out of the draft{}",
-                        by(d),
-                        o.reason
-                            .as_deref()
-                            .map_or(String::new(), |r| format!(" ({r})"))
-                    ));
-                }
+                Verdict::Struck => strike(o, d, None),
                 Verdict::Waived => waived.push(i),
                 Verdict::Withdrawn => {}
             }
@@ -330,27 +397,54 @@ pub fn apply(
             lapsed,
         });
     }
-    // A decision whose claim is still in the draft, in a sentence that changed.
+    // A decision whose claim is still in the draft, in a sentence that changed. A strike
+    // moves with its words and keeps blocking; any other decision lapses.
+    let mut struck_here: Vec<usize> = Vec::new();
     for d in standing.iter().filter(|d| !met.contains(&d.seq)) {
-        let moved = v.outcomes.iter().zip(&refs).find(|(o, _)| {
-            o.status != Status::Supported
-                && o.claim.kind.as_str() == d.kind
-                && one_line(&o.claim.text) == one_line(&d.claim)
-        });
-        if let Some((o, r)) = moved {
-            reviewed.push(Reviewed {
-                id: r.id.clone(),
-                claim: o.claim.clone(),
-                at: r.clone(),
-                decision: (*d).clone(),
-                lapsed: Some(format!(
+        let struck = d.verdict == Verdict::Struck;
+        let moved = v
+            .outcomes
+            .iter()
+            .zip(&refs)
+            .enumerate()
+            .find(|(i, (o, _))| {
+                (struck || o.status != Status::Supported)
+                    && !(struck && struck_here.contains(i))
+                    && o.claim.kind.as_str() == d.kind
+                    && one_line(&o.claim.text) == one_line(&d.claim)
+            });
+        if let Some((i, (_, r))) = moved {
+            let lapsed = if struck {
+                if waived.contains(&i) {
+                    continue;
+                }
+                struck_here.push(i);
+                if i >= real {
+                    decided_unchecked[i - real] = true;
+                }
+                strike(
+                    &mut v.outcomes[i],
+                    d,
+                    Some(&format!("moved: its sentence was “{}”", d.sentence)),
+                );
+                None
+            } else {
+                Some(format!(
                     "its sentence changed since the decision (it was: “{}”)",
                     d.sentence
-                )),
+                ))
+            };
+            reviewed.push(Reviewed {
+                id: r.id.clone(),
+                claim: v.outcomes[i].claim.clone(),
+                at: r.clone(),
+                decision: (*d).clone(),
+                lapsed,
             });
         }
     }
-    let ids: Vec<String> = refs.into_iter().map(|r| r.id).collect();
+    let ids: Vec<String> = refs.iter().map(|r| r.id.clone()).collect();
+    v.refs = refs;
     let outcomes = std::mem::take(&mut v.outcomes);
     let (mut kept, mut kept_ids) = (Vec::new(), Vec::new());
     let mut moved = false;
@@ -448,12 +542,58 @@ mod tests {
     }
 
     #[test]
+    fn a_strike_follows_its_words_into_an_edited_sentence() {
+        let e = ev(PAGE);
+        let v0 = super::super::verify(DRAFT, &e);
+        let strike = decide(&v0, DRAFT, 1, Verdict::Struck, PAGE);
+        let edited = DRAFT.replace("Rent was", "The rent was then");
+        // A source now supports it, and the sentence was lightly edited: still struck.
+        let mut e2 = ev(PAGE);
+        e2.add_pages(
+            "later.txt".into(),
+            vec!["The rent was then $950.00.".into()],
+        );
+        let mut v = super::super::verify(&edited, &e2);
+        assert_eq!(v.outcomes[1].status, Status::Supported);
+        apply(&mut v, &edited, &e2, "smith", std::slice::from_ref(&strike));
+        assert_eq!(v.outcomes[1].status, Status::Unsupported);
+        let why = v.outcomes[1].reason.as_deref().unwrap();
+        assert!(why.starts_with("struck by ann"), "{why}");
+        assert!(why.contains("moved"), "{why}");
+        assert_eq!(v.reviewed.len(), 1);
+        assert!(v.reviewed[0].applies(), "{:?}", v.reviewed);
+        assert_eq!(struck(&v), vec![1]);
+        // Once the words are out, the strike has nothing left to block.
+        let gone = DRAFT.replace(" Rent was $950.00.", "");
+        let mut v = super::super::verify(&gone, &e2);
+        apply(&mut v, &gone, &e2, "smith", &[strike]);
+        assert!(struck(&v).is_empty());
+    }
+
+    #[test]
+    fn a_confirmation_without_a_page_lapses() {
+        let e = ev(PAGE);
+        let v0 = super::super::verify(DRAFT, &e);
+        let mut confirm = decide(&v0, DRAFT, 0, Verdict::Confirmed, PAGE);
+        confirm.page = None;
+        let mut v = super::super::verify(DRAFT, &e);
+        apply(&mut v, DRAFT, &e, "smith", &[confirm]);
+        assert_eq!(v.outcomes[0].status, Status::Unsupported);
+        assert!(v.reviewed[0]
+            .lapsed
+            .as_deref()
+            .unwrap()
+            .contains("names no page"));
+    }
+
+    #[test]
     fn ids_survive_a_rerun_and_change_with_the_sentence() {
         let claims = super::super::claims(DRAFT, &[]);
         let a: Vec<&Claim> = claims.iter().collect();
         let ids = refs(DRAFT, &a);
         assert_eq!(ids, refs(DRAFT, &a));
         assert!(ids[0].id.starts_with("date-"), "{ids:?}");
+        assert_eq!(ids[0].id.len(), "date-".len() + 12, "{ids:?}");
         assert_eq!(ids[0].sentence, "The tenant moved in on January 5, 2024.");
         let edited = DRAFT.replace("moved in", "arrived");
         let claims2 = super::super::claims(&edited, &[]);

@@ -152,6 +152,9 @@ pub struct Verification {
     pub ids: Vec<String>,
     /// Each record cite not checked's claim id, likewise.
     pub unchecked_ids: Vec<String>,
+    /// Every claim's id and sentence as [`super::decisions::apply`] gave them, waived claims
+    /// included: a decision made on this verification names its claim by these.
+    pub refs: Vec<super::decisions::ClaimRef>,
     /// The reviewers' decisions met: applied, or lapsed with the reason.
     pub reviewed: Vec<super::decisions::Reviewed>,
 }
@@ -276,6 +279,7 @@ pub(super) fn verify_indexed(draft: &str, evidence: &Evidence) -> (Verification,
         propositions,
         ids: Vec::new(),
         unchecked_ids: Vec::new(),
+        refs: Vec::new(),
         reviewed: Vec::new(),
     };
     (v, index)

@@ -85,9 +85,28 @@ pub struct Evidence {
     /// Prefixes of identifiers that are not Bates numbers (`ignore prefixes "BD"`): never a
     /// Bates claim unless declared or stamped on the sources.
     pub ignored_prefixes: Vec<String>,
+    /// Each source's name as reviewers' decisions record it (relative to the matter's
+    /// folder), where it differs from the name the evidence knows it by.
+    pub ledger_names: Vec<(String, String)>,
 }
 
 impl Evidence {
+    /// The name decisions record for the source the evidence calls `name`.
+    pub fn ledger_name(&self, name: &str) -> String {
+        self.ledger_names
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or_else(|| name.to_string(), |(_, l)| l.clone())
+    }
+
+    /// The name the evidence knows by the source decisions record as `ledger`.
+    pub fn evidence_name(&self, ledger: &str) -> String {
+        self.ledger_names
+            .iter()
+            .find(|(_, l)| l == ledger)
+            .map_or_else(|| ledger.to_string(), |(n, _)| n.clone())
+    }
+
     pub fn new(declared_prefixes: Vec<String>) -> Self {
         crate::sources::declare_prefixes(&declared_prefixes);
         Evidence {
