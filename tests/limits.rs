@@ -59,14 +59,19 @@ fn run_against(reply: Reply, max_tokens: u32, limit: Duration) -> (tempfile::Tem
 #[test]
 fn an_endless_stream_ends_at_the_stages_token_limit() {
     let (dir, code, err) = run_against(Reply::Endless, 64, Duration::from_secs(60));
-    assert_eq!(code, 0, "{err}");
-    let draft = fs::read_to_string(dir.path().join("out/draft.md")).unwrap();
-    let words = draft
-        .split("<!--")
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .count();
+    // Cut at the limit, the answer is incomplete: exit 4, and the draft is written only as a
+    // marked draft, its banner first, then the 64 words read.
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        !dir.path().join("out/draft.md").exists(),
+        "a final draft.md was written"
+    );
+    let draft = fs::read_to_string(dir.path().join("out/draft.incomplete-draft.md")).unwrap();
+    let (banner, body) = draft.split_once("\n\n").unwrap();
+    assert!(banner.contains("token limit"), "{banner}");
+    // The text read, before the "not verified" note and the provenance line.
+    let text = body.split("\n---\n").next().unwrap();
+    let words = text.split_whitespace().count();
     assert_eq!(words, 64, "{draft}");
     let (_, rec) = support::run_record(&dir.path().join("out"));
     assert!(

@@ -19,5 +19,5 @@ stage s {
   prompt "Summarise {{evidence}}"
   reads client
 }
-output "summary.md" from s
-output "demand.docx" from s layout leter
+output "summary.md" from s unverified
+output "demand.docx" from s layout leter unverified

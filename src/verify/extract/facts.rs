@@ -144,6 +144,29 @@ pub fn yearless_dates(text: &str, dated: &[Claim], taken: &[(usize, usize)]) -> 
         {
             continue;
         }
+        // `March. 2`: a sentence that ends on a month, then a numbered paragraph; only an
+        // abbreviation (`Mar. 2`) takes a period before its day.
+        if let Some(mo) = c.name("m") {
+            let full = [
+                "january",
+                "february",
+                "march",
+                "april",
+                "may",
+                "june",
+                "july",
+                "august",
+                "september",
+                "october",
+                "november",
+                "december",
+            ];
+            if text[mo.end()..].starts_with('.')
+                && full.contains(&mo.as_str().to_ascii_lowercase().as_str())
+            {
+                continue;
+            }
+        }
         let (month, day) = if c.name("md").is_some() {
             (month_number(&c["m"]), c["d"].parse::<u32>().ok())
         } else {

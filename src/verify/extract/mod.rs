@@ -92,6 +92,16 @@ mod tests {
     }
 
     #[test]
+    fn a_month_ending_a_sentence_before_a_numbered_paragraph_is_no_date() {
+        let text = "through February and March. 2. On March 3, 2024 I wrote. On Mar. 5 I called.";
+        let found: Vec<String> = yearless_dates(text, &dates(text), &[])
+            .iter()
+            .map(|c| c.text.clone())
+            .collect();
+        assert_eq!(found, ["Mar. 5"]);
+    }
+
+    #[test]
     fn a_codes_edition_year_is_not_its_section() {
         let k = |t: &str| keys(statutes_and_ids(t, &[]));
         // The Code's 1940 edition, then its section.

@@ -69,7 +69,7 @@ async function main() {
 
   // 4. A document with a mistake gets its diagnostic; fixing it clears it.
   const file = path.join(work, "w.lex");
-  const good = 'workflow w\npool p {\n  serve llama_cpp at "http://127.0.0.1:18411"\n}\nmodel m on p {\n  gguf "x.gguf"\n  weights 1 GiB\n  layers 2  kv_heads 4  head_dim 16\n  ctx 4k\n}\nstage s {\n  model m\n  prompt "Say hello."\n}\noutput "out.md" from s\n';
+  const good = 'workflow w\npool p {\n  serve llama_cpp at "http://127.0.0.1:18411"\n}\nmodel m on p {\n  gguf "x.gguf"\n  weights 1 GiB\n  layers 2  kv_heads 4  head_dim 16\n  ctx 4k\n}\nstage s {\n  model m\n  prompt "Say hello."\n}\noutput "out.md" from s unverified\n';
   const bad = good.replace("model m\n  prompt", "model mm\n  prompt");
   fs.writeFileSync(file, bad);
   const doc = vscode.document(file, bad);
