@@ -11,7 +11,7 @@ use lexrun::verify::{self, catalogue::CATALOGUE, Allowed, Evidence, Key, Kind, S
 
 /// `(spelling, canonical edition, start year)` for every edition and variation line.
 fn spellings() -> Vec<(String, String, Option<u16>)> {
-    let tsv = include_str!("../src/verify/catalogue/catalogue.tsv");
+    let tsv = include_str!("../crates/verify/src/catalogue/catalogue.tsv");
     let mut years = std::collections::HashMap::new();
     let mut out = Vec::new();
     for line in tsv.lines().filter(|l| !l.starts_with('#')) {

@@ -483,7 +483,10 @@ fn laundering_one_invented_claim_through_a_note_is_caught() {
             ev.add_pages("lease.txt".into(), vec![lease.into()]);
             ev.add_pages("record/04-note.txt".into(), vec![note.clone()]);
             let taint = Taint {
-                claims: intake::model_claims(&store, Some(&matter)),
+                claims: verify::taint::model_claims(
+                    &lexrun::run::LedgerFacts(&store),
+                    Some(&matter),
+                ),
                 entered: [
                     ("lease.txt".to_string(), vs[0].first_seen),
                     ("record/04-note.txt".to_string(), vs[1].first_seen),

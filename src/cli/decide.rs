@@ -235,7 +235,7 @@ impl Subject {
         }
         // As `lexrun verify` checks it: support only files that came after a model wrote the
         // claim give does not count.
-        let taint = crate::verify::taint::from_ledger(store, &ev, &seen);
+        let taint = crate::verify::taint::from_ledger(&crate::run::LedgerFacts(store), &ev, &seen);
         let mut v = crate::verify::verify_with(&ctx.draft, &ev, &taint);
         if ctx.exactly {
             crate::verify::hold_quotes_exactly(&mut v.outcomes, &ev);

@@ -157,7 +157,11 @@ pub(super) fn verify_draft(
             let seen = seen.lock().map(|m| m.clone()).unwrap_or_default();
             crate::store::Store::open_with(dir, url.as_deref()).and_then(|store| {
                 standing = store.standing_decisions(&matter)?;
-                Ok(crate::verify::taint::from_ledger(&store, &evidence, &seen))
+                Ok(crate::verify::taint::from_ledger(
+                    &crate::run::LedgerFacts(&store),
+                    &evidence,
+                    &seen,
+                ))
             })
         }
         None => Ok(Default::default()),

@@ -1,5 +1,5 @@
-// Every word the language reserves (src/syntax/keywords.rs, and the claim kinds a rule can
-// name from the verification contract's table in src/claim_kind.rs) gets a scope of its own from the grammar — a keyword, a declaration or
+// Every word the language reserves (crates/syntax/src/keywords.rs, and the claim kinds a rule can
+// name from the verification contract's table in crates/base/src/claim_kind.rs) gets a scope of its own from the grammar — a keyword, a declaration or
 // a setting, never the plain name scope — in the place it is written.
 //
 //   node tests/keywords.js
@@ -23,10 +23,10 @@ function lists(file) {
   return out;
 }
 
-/// The words rules name claim kinds by: each row of the table in src/claim_kind.rs that allows
+/// The words rules name claim kinds by: each row of the table in crates/base/src/claim_kind.rs that allows
 /// a requirement.
 function claimKinds() {
-  const text = fs.readFileSync(path.join(root, "src/claim_kind.rs"), "utf8");
+  const text = fs.readFileSync(path.join(root, "crates/base/src/claim_kind.rs"), "utf8");
   return [...text.matchAll(/plural: "([^"]+)",[\s\S]*?musts: &\[([^\]]*)\]/g)]
     .filter((m) => m[2].trim() !== "")
     .map((m) => m[1]);
@@ -49,7 +49,7 @@ async function main() {
     const t = tokens.find((t) => t.startIndex <= at && at < t.endIndex);
     return t ? t.scopes : [];
   };
-  const keywords = lists("src/syntax/keywords.rs");
+  const keywords = lists("crates/syntax/src/keywords.rs");
   const claims = claimKinds();
   if (!keywords.TOP || !keywords.POOL || claims.length === 0) throw new Error("the keyword lists were not found");
   const failures = [];

@@ -1,0 +1,16 @@
+//! Exhibits on CPU: Bates stamping (`bates`), binding with an exhibit index (`merge`), and
+//! production volumes with load files, legends and burned-in redactions (`production`).
+//! Needs no model and no GPU; pages are read through `sources`.
+
+#[allow(unused_imports)]
+use lexrun_base::{atomic, calendar};
+#[allow(unused_imports)]
+use lexrun_document as document;
+#[allow(unused_imports)]
+use lexrun_sources as sources;
+
+pub mod bates;
+pub mod merge;
+pub mod metrics;
+pub mod production;
+pub mod winansi;
