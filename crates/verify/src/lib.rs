@@ -9,8 +9,6 @@
 use lexrun_base::{calendar, claim_kind, confine};
 #[allow(unused_imports)]
 use lexrun_sources as sources;
-#[allow(unused_imports)]
-use lexrun_store as store;
 
 pub mod catalogue;
 pub mod cites;
