@@ -5,7 +5,7 @@
 //! as a clean finish: an empty answer is asked for again, then fails; a cut answer or one with
 //! placeholders is incomplete, written only as a marked draft, and the run exits 4.
 
-mod support;
+use crate::support;
 use support::{run_record, stderr, Lexrun};
 
 use std::fs;

@@ -4,7 +4,7 @@
 //! by its number in the verification appendix, and the appendix of the round that decided.
 //! The Word file is read back with python-docx, a reader that is not lexrun's.
 
-mod support;
+use crate::support;
 use support::{read_docx, run_record, stderr, Lexrun};
 
 use std::fs;

@@ -5,7 +5,7 @@
 //! is `unrecognized`; statutes in every state's principal form; and nothing from street
 //! addresses, phone numbers or the draft's own numbering.
 //!
-//! `cargo test --test citations -- --nocapture` prints the rates.
+//! `cargo test --test tests citations:: -- --nocapture` prints the rates.
 
 use lexrun::verify::{self, catalogue::CATALOGUE, Allowed, Evidence, Key, Kind, Status};
 

@@ -1,6 +1,6 @@
 //! The `lexrun` binary as a user runs it: output streams and exit codes.
 
-mod support;
+use crate::support;
 use support::{lexrun, stderr, stdout};
 
 #[test]

@@ -4,7 +4,7 @@
 //! matter, and no temporary file is left behind. `LEXRUN_CONCURRENCY_ROUNDS=N` runs N rounds
 //! (50 by default).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -3,7 +3,7 @@
 //! is refused, a link planted at an output's path is replaced rather than followed, and run
 //! records, cassettes and caches are readable by their owner only.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};

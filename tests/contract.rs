@@ -2,7 +2,7 @@
 //! match` allows typographic differences and ellipses; `quotes must match exactly`
 //! holds a quotation to its page character for character (only spacing may differ).
 
-mod support;
+use crate::support;
 use support::{lexrun, stderr};
 
 use std::fs;

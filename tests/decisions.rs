@@ -3,7 +3,7 @@
 //! page are unchanged, and says when one lapsed; bad decisions are refused with nothing
 //! written.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

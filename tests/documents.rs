@@ -2,7 +2,7 @@
 //! (text compared with the stage's output), page 1 rendered and compared with a reviewed
 //! snapshot image, provenance in both, and hard input surviving intact.
 
-mod support;
+use crate::support;
 use support::{fresh_store, Lexrun};
 
 use std::fs;

@@ -2,9 +2,8 @@
 //! ends are accepted by `check`, kept by `fmt`, and counted right by `lexrun lsp` (a mark is
 //! one UTF-16 unit of its line, as the protocol counts).
 
-#[path = "support/lsp.rs"]
-mod lsp;
-mod support;
+use crate::support;
+use crate::support::lsp;
 
 use std::fs;
 

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod support;
+use crate::support;
 
 use lopdf::{dictionary, Document, Object, Stream};
 use support::pdf::{page, pdf, PageSpec};

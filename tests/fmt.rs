@@ -2,7 +2,7 @@
 //! parses (insta snapshots in `tests/fmt/`), idempotence, plans unchanged by formatting, and
 //! the command's `--check` mode.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

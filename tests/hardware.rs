@@ -3,7 +3,7 @@
 //! not the pool's; a fully cached re-run with every server down; `bench` measuring a prompt no
 //! cache holds; a pool that needs a newer llama.cpp build than the server runs.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::Path;

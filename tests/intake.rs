@@ -4,7 +4,7 @@
 //! messages, and poppler renders the photos that tesseract reads. A missing tool fails the
 //! test with the command that installs it.
 
-mod support;
+use crate::support;
 use support::{fresh_store, lexrun, stderr, Lexrun};
 
 use std::fs;

@@ -4,7 +4,7 @@
 //! replaces the old set whole or not at all, an exhibit is never overwritten by its binder, a
 //! lost ledger is not a fresh start, and `cache gc` keeps what `why` compares.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,145 +1,158 @@
-//! The layers and the module map in the README's Architecture section, held against the code:
-//! a module that imports a place its row does not allow fails here, and so does a source file
-//! the module map does not name.
+//! The layers are crates (`crates/`), so Cargo already refuses a cycle. What it does not refuse
+//! is a new arrow that runs up or across: a verifier that starts to depend on the ledger, a
+//! plan that reaches back into the checker. The order and the rules below are the design; a
+//! `Cargo.toml` that breaks them fails here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::path::{Path, PathBuf};
 
-fn readme() -> String {
-    fs::read_to_string("README.md").unwrap()
-}
+/// The crates from the bottom up: each may depend only on crates before it.
+const ORDER: &[&str] = &[
+    "base", "syntax", "plan", "check", "editor", "sources", "document", "backend", "store",
+    "verify", "exhibits", "review", "serve", "run",
+];
 
-/// The README's table under `heading`: its rows as (first cell, second cell).
-fn table(readme: &str, heading: &str) -> Vec<(String, String)> {
-    let at = readme
-        .find(heading)
-        .unwrap_or_else(|| panic!("the README has no `{heading}`"));
-    readme[at..]
-        .lines()
-        .skip_while(|l| !l.starts_with('|'))
-        .take_while(|l| l.starts_with('|'))
-        .skip(2)
-        .filter_map(|l| {
-            let cells: Vec<&str> = l.trim_matches('|').splitn(2, '|').collect();
-            (cells.len() == 2).then(|| (cells[0].trim().to_string(), cells[1].trim().to_string()))
-        })
-        .collect()
-}
+/// Crates that must never be reached from a crate, directly or through another: what keeps
+/// each layer to what it needs.
+const NEVER: &[(&str, &[&str], &str)] = &[
+    (
+        "plan",
+        &["syntax", "check", "backend"],
+        "the plan is the contract between compile time and run time",
+    ),
+    (
+        "run",
+        &["syntax", "check", "editor"],
+        "the runtime reads only the plan",
+    ),
+    (
+        "serve",
+        &["syntax", "check", "editor"],
+        "serving reads only the plan",
+    ),
+    (
+        "verify",
+        &["store", "backend", "plan", "run"],
+        "the verifier needs only text: taint reads the ledger through a trait",
+    ),
+    (
+        "sources",
+        &["verify", "store", "backend"],
+        "sources are text per page",
+    ),
+];
 
-/// Names in backticks.
-fn ticked(s: &str) -> Vec<String> {
-    s.split('`')
-        .skip(1)
-        .step_by(2)
-        .map(|x| x.to_string())
-        .collect()
-}
+/// The outside crates a layer must not pull in, even through another crate.
+const NEVER_EXTERNAL: &[(&str, &[&str])] = &[
+    ("verify", &["rusqlite", "postgres", "reqwest", "tokio"]),
+    (
+        "syntax",
+        &["rusqlite", "postgres", "reqwest", "tokio", "lopdf"],
+    ),
+    ("plan", &["rusqlite", "postgres", "reqwest", "tokio"]),
+];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
-/// The top-level module a file of `src/` belongs to.
-fn place(file: &Path) -> String {
-    let rel = file.strip_prefix("src").unwrap();
-    let first = rel
-        .components()
-        .next()
-        .unwrap()
-        .as_os_str()
-        .to_string_lossy();
-    first.trim_end_matches(".rs").to_string()
-}
-
-/// The top-level modules a file's code names through `crate::`, comments left out.
-fn imports(text: &str) -> BTreeSet<String> {
-    let code: String = text
-        .lines()
-        .map(|l| l.find("//").map_or(l, |i| &l[..i]))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let ident = |s: &str| -> String {
-        s.chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect()
-    };
-    let mut out = BTreeSet::new();
-    let mut rest = code.as_str();
-    while let Some(i) = rest.find("crate::") {
-        rest = &rest[i + "crate::".len()..];
-        let Some(group) = rest.strip_prefix('{') else {
-            out.insert(ident(rest));
+/// Each crate's dependencies as its `Cargo.toml` names them: (lexrun crates, other crates).
+fn manifests() -> BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> {
+    let mut out = BTreeMap::new();
+    for e in fs::read_dir("crates").unwrap() {
+        let dir = e.unwrap().path();
+        let Ok(text) = fs::read_to_string(dir.join("Cargo.toml")) else {
             continue;
         };
-        // `use crate::{a, b::{c, d}, e}`: the first name of each item at the top level.
-        let (mut depth, mut expecting) = (0usize, true);
-        for (j, c) in group.char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' if depth == 0 => break,
-                '}' => depth -= 1,
-                ',' if depth == 0 => expecting = true,
-                c if expecting && depth == 0 && (c.is_alphanumeric() || c == '_') => {
-                    out.insert(ident(&group[j..]));
-                    expecting = false;
-                }
-                _ => {}
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let (mut ours, mut theirs) = (BTreeSet::new(), BTreeSet::new());
+        let mut section = String::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.starts_with('[') {
+                section = line.to_string();
+                continue;
             }
+            if section != "[dependencies]" || line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let Some((dep, _)) = line.split_once('=') else {
+                continue;
+            };
+            let dep = dep.trim();
+            match dep.strip_prefix("lexrun-") {
+                Some(inner) => ours.insert(inner.to_string()),
+                None => theirs.insert(dep.to_string()),
+            };
         }
+        out.insert(name, (ours, theirs));
     }
-    out.remove("self");
-    out.remove("");
     out
 }
 
-#[test]
-fn no_module_imports_a_place_its_layer_does_not_allow() {
-    let readme = readme();
-    let rows = table(&readme, "### Layers");
-    let mut allowed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut leaves = BTreeSet::new();
-    for (places, may) in &rows {
-        for place in ticked(places) {
-            if may.starts_with("nothing") {
-                leaves.insert(place.clone());
+/// Every lexrun crate `name` reaches, itself left out.
+fn reach(
+    all: &BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)>,
+    name: &str,
+) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![name.to_string()];
+    while let Some(n) = stack.pop() {
+        for d in all.get(&n).map(|m| m.0.clone()).unwrap_or_default() {
+            if seen.insert(d.clone()) {
+                stack.push(d);
             }
-            allowed.insert(place, ticked(may).into_iter().collect());
         }
     }
-    assert!(!leaves.is_empty(), "the Layers table names no leaves");
-    let mut files = Vec::new();
-    rust_files(Path::new("src"), &mut files);
+    seen
+}
+
+#[test]
+fn every_crate_depends_only_on_crates_below_it() {
+    let all = manifests();
     let mut wrong = Vec::new();
-    for f in &files {
-        let p = place(f);
-        if p == "main" || p == "lib" {
-            continue;
-        }
-        let Some(may) = allowed.get(&p) else {
+    for (name, (ours, _)) in &all {
+        let Some(at) = ORDER.iter().position(|c| c == name) else {
             wrong.push(format!(
-                "`{p}` ({}) has no row in the README's Layers table",
-                f.display()
+                "crates/{name} has no place in the layer order of tests/layers.rs"
             ));
             continue;
         };
-        let everything = may.contains("*");
-        for m in imports(&fs::read_to_string(f).unwrap()) {
-            if m == p || everything || leaves.contains(&m) {
-                continue;
+        for d in ours {
+            match ORDER.iter().position(|c| c == d) {
+                Some(i) if i < at => {}
+                _ => wrong.push(format!(
+                    "lexrun-{name} depends on lexrun-{d}, which is not below it"
+                )),
             }
-            if !may.contains(&m) {
-                wrong.push(format!(
-                    "{} imports `{m}`, which the `{p}` layer may not use",
-                    f.display()
-                ));
+        }
+    }
+    for c in ORDER {
+        if !all.contains_key(*c) {
+            wrong.push(format!(
+                "the layer order names `{c}`, which crates/ does not hold"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn no_layer_reaches_what_it_must_not() {
+    let all = manifests();
+    let mut wrong = Vec::new();
+    for (name, never, why) in NEVER {
+        let reached = reach(&all, name);
+        for n in *never {
+            if reached.contains(*n) {
+                wrong.push(format!("lexrun-{name} reaches lexrun-{n}: {why}"));
+            }
+        }
+    }
+    for (name, never) in NEVER_EXTERNAL {
+        let mut crates = reach(&all, name);
+        crates.insert(name.to_string());
+        for c in &crates {
+            for n in *never {
+                if all[c].1.contains(*n) {
+                    wrong.push(format!("lexrun-{name} pulls in `{n}` through lexrun-{c}"));
+                }
             }
         }
     }
@@ -147,57 +160,19 @@ fn no_module_imports_a_place_its_layer_does_not_allow() {
 }
 
 #[test]
-fn the_module_map_names_every_source_file() {
-    let readme = readme();
-    let rows = table(&readme, "| place | owns |");
-    let mut files = Vec::new();
-    rust_files(Path::new("src"), &mut files);
-    let mut missing = Vec::new();
-    for f in &files {
-        let rel = f.strip_prefix("src").unwrap();
-        let rel_s = rel.to_string_lossy().replace('\\', "/");
-        if rel_s == "main.rs" || rel_s == "lib.rs" {
-            continue;
-        }
-        let top = place(f);
-        let named = if rel.components().count() == 1 {
-            rows.iter()
-                .any(|(p, _)| ticked(p).contains(&format!("src/{rel_s}")))
-        } else {
-            let inner = rel_s[top.len() + 1..].to_string();
-            let Some((_, owns)) = rows.iter().find(|(p, _)| {
-                let t = ticked(p);
-                t.contains(&format!("src/{top}/")) || t.contains(&format!("src/{top}.rs"))
-            }) else {
-                missing.push(format!("src/{top}/ has no row in the module map"));
-                continue;
-            };
-            let names = ticked(owns);
-            let file = inner.rsplit('/').next().unwrap().to_string();
-            // A file is named by its path in the folder, by its own name, or by a folder of
-            // its own named whole (`lsp/`); a folder's `mod.rs` is the folder itself.
-            file == "mod.rs" && names.iter().any(|n| inner == format!("{n}mod.rs"))
-                || inner == "mod.rs"
-                || names.contains(&inner)
-                || names.contains(&file)
-                || inner
-                    .match_indices('/')
-                    .any(|(i, _)| names.contains(&inner[..=i].to_string()))
-        };
-        if !named {
-            missing.push(format!("src/{rel_s}"));
-        }
+fn the_binary_is_the_only_crate_above_the_runtime() {
+    // The command line sits on top: no crate under crates/ may name `lexrun` itself.
+    for (name, (_, theirs)) in manifests() {
+        assert!(
+            !theirs.contains("lexrun"),
+            "lexrun-{name} depends on the binary crate"
+        );
     }
-    assert!(
-        missing.is_empty(),
-        "the README's module map does not name: {}",
-        missing.join(", ")
-    );
-}
-
-#[test]
-fn imports_are_read_from_every_form() {
-    let text = "use crate::a::b;\nuse crate::{c, d::e};\nuse crate::{\n    f::{g, h},\n    i,\n};\n// crate::j in a comment\nlet x = crate::k::f();\n";
-    let got: Vec<String> = imports(text).into_iter().collect();
-    assert_eq!(got, ["a", "c", "d", "f", "i", "k"]);
+    let root = fs::read_to_string("Cargo.toml").unwrap();
+    for c in ORDER {
+        assert!(
+            root.contains(&format!("lexrun-{c} = {{ path = \"crates/{c}\" }}")),
+            "the binary crate does not name lexrun-{c}"
+        );
+    }
 }

@@ -9,7 +9,7 @@
 //! returns, and their stored answers are not asked of the model again). Two reviewers deciding
 //! on one claim at once from two desks: both recorded, the later standing.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! fail, mix or overwrite each other's outputs, and a disk that fills leaves no output at its
 //! final path that the run calls "not written".
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::Path;

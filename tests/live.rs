@@ -3,7 +3,7 @@
 //! The model writes real prose and invents freely; what lexrun says of each claim is checked
 //! here against the matter's own pages, read by this test, not by lexrun.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -7,7 +7,7 @@
 //! What the model concludes is its own; that the answer is well-formed under the schema, at
 //! the cap the workflow gives it, is what is checked.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,8 +1,7 @@
 //! `lexrun lsp` as an editor meets it: the binary is started as a process and spoken to in
 //! JSON-RPC over its standard input and output.
 
-#[path = "support/lsp.rs"]
-mod lsp;
+use crate::support::lsp;
 
 use std::path::Path;
 

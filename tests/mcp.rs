@@ -2,7 +2,7 @@
 //! `scripts/mcp-client`) as an orchestrator drives it, and by raw JSON-RPC for what no SDK
 //! sends: garbage, unknown tools, wrong types, a 100 MB argument.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! really is) — in every form a cite takes: inline, a citation sentence after the fact, a
 //! range, a string cite, a paragraph-final cite, several clauses with their own cites.
 //!
-//! `cargo test --test pinpoints -- --nocapture` prints the rates.
+//! `cargo test --test tests pinpoints:: -- --nocapture` prints the rates.
 
 use lexrun::verify::{self, Evidence, Status};
 

@@ -7,7 +7,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use lexrun::check::check_path;
 use lexrun::plan::{lower, Plan};
 
-mod support;
+use crate::support;
 use support::lexrun;
 
 const EXAMPLES: &[&str] = &["affidavit", "motion", "summary", "exhibits", "production"];

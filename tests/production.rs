@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod support;
+use crate::support;
 use support::{copy_dir, stderr, Lexrun};
 
 const SSNS: &[&str] = &["123-45-6789", "234-56-7890", "345-67-8901"];

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use lopdf::{dictionary, Document, Object, Stream};
 
-mod support;
+use crate::support;
 use support::{stderr, Lexrun};
 
 const SSNS: &[&str] = &["123-45-6789", "234-56-7890", "345-67-8901", "456-78-9012"];

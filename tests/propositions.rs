@@ -4,7 +4,7 @@
 //! quotation, malformed answers, a judge that is down) and, for the protocol, the real
 //! llama.cpp server with the tiny model.
 
-mod support;
+use crate::support;
 use support::{lexrun, stderr};
 
 use std::fs;

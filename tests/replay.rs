@@ -4,9 +4,9 @@
 //! and `--accept` stores new ones; corrupt cassettes and test files are clear errors.
 //!
 //! The example cassettes in `workflows/cassettes/` come from a scripted test server:
-//! `cargo test --test replay record_example_cassettes -- --ignored` writes them again.
+//! `cargo test --test tests replay::record_example_cassettes -- --ignored` writes them again.
 
-mod support;
+use crate::support;
 use support::{lexrun, stderr as err};
 
 use std::fs;

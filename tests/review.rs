@@ -5,7 +5,7 @@
 //! the reviewed snapshot. Without Chromium (`scripts/install-tools` installs it) the browser
 //! tests say so and pass.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

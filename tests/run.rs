@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-mod support;
+use crate::support;
 use support::{copy_dir, lexrun, run_record, Lexrun};
 
 #[test]

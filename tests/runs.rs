@@ -1,6 +1,6 @@
 //! `lexrun runs`: the runs the ledger holds.
 
-mod support;
+use crate::support;
 
 use support::{copy_dir, fresh_store, stderr, stdout, Lexrun};
 

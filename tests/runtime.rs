@@ -2,7 +2,7 @@
 //! the Ollama protocol test server, and fault injection. Each test starts its own servers on
 //! free ports and points the workflow's pools at them with `--endpoint`.
 
-mod support;
+use crate::support;
 use support::{fresh_store, lexrun, stderr, Lexrun};
 
 use std::fs;

@@ -2,7 +2,7 @@
 //! no other, and is written nowhere; a password in an endpoint's URL is refused, never sent
 //! as Basic auth, and shown redacted in every message.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::Path;

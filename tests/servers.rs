@@ -3,7 +3,7 @@
 //! the faults a user meets (port in use, missing binary or GGUF, a server that dies while
 //! loading, a stale PID record).
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! What a shell and `man` get from lexrun: completion scripts, the man page, and `help`.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use support::{lexrun, stdout};

@@ -3,7 +3,7 @@
 //! (Longer than most test files: the ledger's migrations share this file's scripted server
 //! and sample draft with the cache and intake tests.)
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -2,11 +2,11 @@
 //! disguised with look-alike letters and invisible characters) refused; genuine documents
 //! that quote the evidence heavily admitted; a note that launders one invented citation,
 //! date, amount or quotation caught at intake and by `lexrun verify`.
-//! `cargo test --test taint -- --nocapture` prints the rates.
+//! `cargo test --test tests taint:: -- --nocapture` prints the rates.
 //! (Longer than most test files: the corpus generator and the cases measured on it belong
 //! together.)
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! (`tests/verify/*/`), a generated corpus measured for recall and false flags, and the
 //! `lexrun verify` command's output, exit codes and bad inputs.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

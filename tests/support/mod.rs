@@ -1,6 +1,7 @@
 //! Helpers shared by integration tests and benchmarks.
 pub mod browser;
 pub mod corpus;
+pub mod lsp;
 pub mod pdf;
 pub mod postgres;
 pub mod raw;
