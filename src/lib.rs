@@ -6,8 +6,8 @@
 
 pub use lexrun_backend as backend;
 pub use lexrun_base::{
-    atomic, calendar, claim_kind, compare, confine, decision, diagnostic, escape, fingerprint,
-    gguf, redact, server_kind, suggest,
+    atomic, calendar, claim_kind, compare, confine, credentials, decision, diagnostic, escape,
+    fingerprint, gguf, server_kind, suggest,
 };
 pub use lexrun_check as check;
 pub use lexrun_document as document;

@@ -7,7 +7,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 
 use camino::Utf8Path;
-use lexrun::editor::fmt::{discover, format_file};
+use lexrun::editor::fmt_files::{discover, format_file};
 use proptest::prelude::*;
 
 fn corpus() -> Vec<PathBuf> {

@@ -305,27 +305,31 @@ fn the_ledger_api_works_the_same_on_postgres() {
     let v = lexrun::run::intake::check(&s2, "smith", "copy.txt", &f, &edited, &[]);
     assert!(v.blocked(), "{v:?}");
     s2.record_key(
-        "run-2",
-        "w",
-        "smith",
-        "draft",
-        1,
+        &lexrun::store::StepAt {
+            run_id: "run-2",
+            workflow: "w",
+            file: "w.lex",
+            matter: "smith",
+            stage: "draft",
+            round: 1,
+        },
         "k",
         &serde_json::json!({}),
         false,
-        "w.lex",
     )
     .unwrap();
     s2.record_key(
-        "run-2",
-        "w",
-        "smith",
-        "draft",
-        1,
+        &lexrun::store::StepAt {
+            run_id: "run-2",
+            workflow: "w",
+            file: "w.lex",
+            matter: "smith",
+            stage: "draft",
+            round: 1,
+        },
         "k",
         &serde_json::json!({}),
         false,
-        "w.lex",
     )
     .unwrap();
     assert_eq!(

@@ -883,15 +883,17 @@ fn a_retried_commit_writes_each_row_once() {
     ];
     let key = |s: &lexrun::store::Store| {
         s.record_key(
-            "run-1",
-            "w",
-            "m",
-            "draft",
-            1,
+            &lexrun::store::StepAt {
+                run_id: "run-1",
+                workflow: "w",
+                file: "w.lex",
+                matter: "m",
+                stage: "draft",
+                round: 1,
+            },
             "abc123",
             &serde_json::json!({}),
             false,
-            "w.lex",
         )
         .unwrap()
     };

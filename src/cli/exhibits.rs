@@ -77,7 +77,7 @@ pub(super) fn cmd_text(
     dpi: u32,
     no_cache: bool,
 ) -> u8 {
-    use crate::sources::scan as text;
+    use crate::sources::pdf_text as text;
     let opts = crate::sources::Options {
         scan: text::Options {
             lang,

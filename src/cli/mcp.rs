@@ -971,7 +971,7 @@ fn diagnostics(checked: &crate::check::Checked) -> Vec<Value> {
 /// `text --json` as values: every page of every file with its Bates stamp; files that cannot
 /// be read are named with why.
 fn text_of(files: &[PathBuf], lang: String, dpi: u32) -> Value {
-    use crate::sources::scan as text;
+    use crate::sources::pdf_text as text;
     let opts = crate::sources::Options {
         scan: text::Options {
             lang,

@@ -72,7 +72,7 @@ fn dispatch(command: Command, color: bool) -> u8 {
             store,
         } => cmd_plan(&file, format, store.as_deref(), color),
         Command::Explain { code } => cmd_explain(&code),
-        Command::Fmt { files, check } => crate::editor::fmt::run(&files, check, color),
+        Command::Fmt { files, check } => crate::editor::fmt_files::run(&files, check, color),
         Command::Lsp {
             stdio: _,
             pipe,

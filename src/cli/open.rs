@@ -44,7 +44,7 @@ pub(super) fn open_at(
     if let Some(u) = &url {
         if !u.starts_with("postgres://") && !u.starts_with("postgresql://") {
             return Err(crate::store::StoreError::Connect(
-                crate::redact::url(u),
+                crate::credentials::url(u),
                 crate::store::DbError::Postgres(
                     "LEXRUN_LEDGER must be a postgres:// URL (postgres://USER@HOST:PORT/DATABASE); leave it unset for the ledger inside the store".into(),
                 ),

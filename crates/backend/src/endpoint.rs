@@ -145,7 +145,7 @@ fn is_llama_props(p: &Value) -> bool {
 /// What to tell someone whose pool is declared as `declared` but whose server answers like
 /// `answers`.
 pub fn mismatch(pool: &str, url: &str, declared: ServerKind, answers: ServerKind) -> String {
-    let url = crate::redact::url(url);
+    let url = crate::credentials::url(url);
     format!(
         "this endpoint answers like {}, not {}; if that server is meant to stand in for pool `{pool}`, say so: --endpoint {pool}={}:{url}",
         answers.label(),
@@ -186,7 +186,7 @@ pub fn build_refusal(
             None => format!("reports no build number (`{b}`: built outside a git checkout?)"),
         },
     };
-    let url = crate::redact::url(url);
+    let url = crate::credentials::url(url);
     Some(format!(
         "pool `{pool}` needs llama.cpp build {} or newer{because}, but the server at {url} {reports}; update llama.cpp on that host, or point the pool at a newer server",
         min.build

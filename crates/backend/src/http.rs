@@ -10,15 +10,15 @@ use super::types::{CallError, Health, Limits};
 /// Why a backend could not be set up for an endpoint.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    #[error("`{}` is not a URL: {source}", crate::redact::url(base))]
+    #[error("`{}` is not a URL: {source}", crate::credentials::url(base))]
     NotAUrl {
         base: String,
         #[source]
         source: url::ParseError,
     },
-    #[error("`{}`: lexrun talks to model servers on the firm's own network over plain http", crate::redact::url(.0))]
+    #[error("`{}`: lexrun talks to model servers on the firm's own network over plain http", crate::credentials::url(.0))]
     NotHttp(String),
-    #[error("`{}` carries credentials in its address; lexrun never sends or keeps them: write it without `user:password@` and give the pool `api_key env \"VAR\"`", crate::redact::url(.0))]
+    #[error("`{}` carries credentials in its address; lexrun never sends or keeps them: write it without `user:password@` and give the pool `api_key env \"VAR\"`", crate::credentials::url(.0))]
     Credentials(String),
     #[error("the environment variable `{0}` that holds the pool's API key is not set (or empty); set it where lexrun runs")]
     NoKey(String),
@@ -50,7 +50,7 @@ impl Http {
     ) -> Result<Http, ConnectError> {
         // Errors carry the address redacted, so that no message, log or debug output of one
         // holds a password.
-        let shown = crate::redact::url(base);
+        let shown = crate::credentials::url(base);
         let url = url::Url::parse(base).map_err(|source| ConnectError::NotAUrl {
             base: shown.clone(),
             source,

@@ -5,7 +5,7 @@
 //! is still loading its model.
 
 #[allow(unused_imports)]
-use lexrun_base::{atomic, redact};
+use lexrun_base::{atomic, credentials};
 
 pub mod cassette;
 pub mod endpoint;

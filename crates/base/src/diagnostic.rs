@@ -267,7 +267,7 @@ pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) -> S
     let texts: Vec<Arc<str>> = sources
         .files
         .iter()
-        .map(|f| Arc::from(crate::redact::urls_in_place(&f.text).as_ref()))
+        .map(|f| Arc::from(crate::credentials::urls_in_place(&f.text).as_ref()))
         .collect();
     let mut out = String::new();
     for d in diagnostics.iter().take(MAX_SHOWN) {

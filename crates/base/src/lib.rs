@@ -8,12 +8,12 @@ pub mod calendar;
 pub mod claim_kind;
 pub mod compare;
 pub mod confine;
+pub mod credentials;
 pub mod decision;
 pub mod diagnostic;
 pub mod escape;
 pub mod fingerprint;
 pub mod gguf;
-pub mod redact;
 pub mod server_kind;
 pub mod suggest;
 

@@ -53,7 +53,7 @@ fn unusable(url: &str) -> Option<&'static str> {
     else {
         return Some("a shared ledger is a PostgreSQL database, named by a `postgres://` URL");
     };
-    if crate::redact::password(rest).is_some() {
+    if crate::credentials::password(rest).is_some() {
         return Some("the URL holds a password, which every copy of this file would carry");
     }
     let authority = rest.split(['/', '?']).next().unwrap_or("");

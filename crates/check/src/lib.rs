@@ -5,7 +5,7 @@
 //! runs the checks in order; what they share is in `context.rs`.
 
 #[allow(unused_imports)]
-use lexrun_base::{calendar, claim_kind, confine, diagnostic, gguf, redact, suggest};
+use lexrun_base::{calendar, claim_kind, confine, credentials, diagnostic, gguf, suggest};
 #[allow(unused_imports)]
 use lexrun_plan as plan;
 #[allow(unused_imports)]

@@ -366,7 +366,7 @@ pub(crate) fn shared_gpus(cx: &mut Cx) {
 }
 
 pub(crate) fn check_endpoint(cx: &mut Cx, f: FileId, e: &ast::Spanned<String>) {
-    let shown = crate::redact::url(&e.node);
+    let shown = crate::credentials::url(&e.node);
     let parsed = url::Url::parse(&e.node);
     // A password the redaction finds counts, even where the URL parser sees a port
     // (`http://u:12/34@h`) or nothing it can parse (`http://u:pa/ss@h`).

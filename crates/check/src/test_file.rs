@@ -138,7 +138,9 @@ mod tests {
     #[test]
     fn an_expectation_about_a_stage_the_workflow_lacks_is_an_error() {
         let text = "test \"t\" {\n  workflow \"affidavit.lex\"\n  expect drat not empty\n  expect draft contains \"Jane\"\n  expect verify reasn claims at least 1\n}\n";
-        let c = check_test_bytes(Utf8Path::new("workflows/new.test.lex"), text.as_bytes());
+        // Beside the example workflows, at the top of the repository.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workflows/new.test.lex");
+        let c = check_test_bytes(Utf8Path::new(path), text.as_bytes());
         let got: Vec<String> = c
             .diagnostics
             .iter()

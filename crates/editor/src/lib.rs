@@ -10,7 +10,7 @@ use lexrun_plan as plan;
 #[allow(unused_imports)]
 use lexrun_syntax as syntax;
 
-pub mod fmt;
+pub mod fmt_files;
 pub mod format;
 pub mod lsp;
 pub mod testfile;

@@ -127,7 +127,7 @@ pub fn stamp_files(
         return Err(BatesError::Unencodable(first, c));
     }
     // Sources of other kinds are stamped as PDFs of them (`lease.docx` → `lease.pdf`).
-    let prepared = crate::sources::pdf::prepare(inputs).map_err(crate::sources::Unreadables)?;
+    let prepared = crate::sources::as_pdf::prepare(inputs).map_err(crate::sources::Unreadables)?;
     let mut names = BTreeSet::new();
     let mut plans = Vec::new();
     for (input, pdf) in inputs.iter().zip(&prepared.pdfs) {
@@ -360,7 +360,7 @@ fn qpdf_rewrite(
     shown: &str,
     why: &str,
 ) -> Result<(Document, tempfile::TempDir), BatesError> {
-    let Some(qpdf) = crate::sources::scan::tool("qpdf", "LEXRUN_QPDF") else {
+    let Some(qpdf) = crate::sources::pdf_text::tool("qpdf", "LEXRUN_QPDF") else {
         return Err(BatesError::Damaged(
             shown.to_string(),
             format!("{why}; install qpdf (`apt-get install qpdf`) to repair it, or print it to a new PDF"),
@@ -395,7 +395,7 @@ fn qpdf_rewrite(
 
 /// The pages qpdf counts in a file, when qpdf is installed and can count them.
 fn qpdf_count(path: &Path) -> Option<usize> {
-    let qpdf = crate::sources::scan::tool("qpdf", "LEXRUN_QPDF")?;
+    let qpdf = crate::sources::pdf_text::tool("qpdf", "LEXRUN_QPDF")?;
     let o = std::process::Command::new(qpdf)
         .arg("--show-npages")
         .arg(path)

@@ -106,7 +106,8 @@ pub fn merge(
         kids.push((0, 0));
     }
     // Sources of other kinds are bound as PDFs of them.
-    let prepared = crate::sources::pdf::prepare(exhibits).map_err(crate::sources::Unreadables)?;
+    let prepared =
+        crate::sources::as_pdf::prepare(exhibits).map_err(crate::sources::Unreadables)?;
     for (i, (path, pdf)) in exhibits.iter().zip(&prepared.pdfs).enumerate() {
         let shown = path.display().to_string();
         let (fixed, stamps) = take_in(&mut binder, pdf, &shown)?;

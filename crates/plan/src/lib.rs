@@ -6,7 +6,7 @@
 //! plan, byte for byte.
 
 #[allow(unused_imports)]
-use lexrun_base::{claim_kind, compare, redact, server_kind};
+use lexrun_base::{claim_kind, compare, credentials, server_kind};
 
 pub mod condition;
 mod dot;

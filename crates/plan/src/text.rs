@@ -144,7 +144,7 @@ fn pools(s: &mut String, p: &Plan) {
                 s,
                 "      serves {} at {} · {}",
                 pool.server.as_str(),
-                crate::redact::url(&pool.endpoint),
+                crate::credentials::url(&pool.endpoint),
                 plural(
                     pool.slots as usize,
                     "request at a time",

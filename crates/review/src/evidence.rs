@@ -344,7 +344,7 @@ fn page_image(path: &Path, page: u32) -> Option<String> {
     if !lower.ends_with(".pdf") {
         return None;
     }
-    let tool = crate::sources::scan::tool("pdftoppm", "LEXRUN_PDFTOPPM")?;
+    let tool = crate::sources::pdf_text::tool("pdftoppm", "LEXRUN_PDFTOPPM")?;
     let dir = tempfile::tempdir().ok()?;
     let out = dir.path().join("p");
     let n = page.to_string();

@@ -18,7 +18,7 @@
 #[allow(unused_imports)]
 use lexrun_backend as backend;
 #[allow(unused_imports)]
-use lexrun_base::{atomic, calendar, claim_kind, confine, redact};
+use lexrun_base::{atomic, calendar, claim_kind, confine, credentials};
 #[allow(unused_imports)]
 use lexrun_document as document;
 #[allow(unused_imports)]

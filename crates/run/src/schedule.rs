@@ -73,8 +73,7 @@ pub(super) async fn schedule(
                         // A task that panicked: record it against its unit, keep the rest.
                         let Some((mi, unit)) = running.remove(&e.id()) else { continue };
                         let mut d = Done::new(mi, unit);
-                        d.status = Status::Failed;
-                        d.why = Some(format!("internal error: {e}"));
+                        d.fail(format!("internal error: {e}"));
                         d
                     }
                 };

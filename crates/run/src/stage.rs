@@ -90,8 +90,7 @@ pub(super) async fn run_tool_unit(
             rec.summary = format!("failed: {why}");
             sh.events
                 .stage_finished(&key, "failed", &why, json!({"matter": m.name, "why": why}));
-            done.status = Status::Failed;
-            done.why = Some(why);
+            done.fail(why);
         }
     }
     done.records.push(rec);
@@ -220,12 +219,7 @@ pub(super) async fn run_model_unit(
                     break;
                 }
                 Err(e) => {
-                    done.status = Status::Failed;
-                    done.why = Some(format!("cannot decide `until {}`: {e}", rev.until));
-                    if let Some(r) = done.records.last_mut() {
-                        r.status = Some(Status::Failed);
-                        r.why = done.why.clone();
-                    }
+                    done.fail_step(format!("cannot decide `until {}`: {e}", rev.until));
                     return;
                 }
             }
@@ -272,10 +266,7 @@ pub(super) async fn run_model_unit(
                 }
             }
             Ok(false) => {}
-            Err(e) => {
-                done.status = Status::Failed;
-                done.why = Some(format!("cannot decide `stop when {cond}`: {e}"));
-            }
+            Err(e) => done.fail_step(format!("cannot decide `stop when {cond}`: {e}")),
         }
     }
     done.results.push((step.name.clone(), out));

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::exhibits::{bates, merge};
 use crate::plan::workflow::{Bates, OptionValue, Step, ToolStage};
-use crate::sources::scan as text;
+use crate::sources::pdf_text as text;
 use crate::verify;
 
 use crate::shared::Produced;

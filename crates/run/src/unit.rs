@@ -35,6 +35,22 @@ impl Done {
         }
     }
 
+    /// The unit failed, for `why`, with nothing of its own step left to mark.
+    pub(super) fn fail(&mut self, why: impl Into<String>) {
+        self.status = Status::Failed;
+        self.why = Some(why.into());
+    }
+
+    /// The unit failed at the step recorded last, for `why`: the unit and that step's record
+    /// both say so.
+    pub(super) fn fail_step(&mut self, why: impl Into<String>) {
+        self.fail(why);
+        if let Some(r) = self.records.last_mut() {
+            r.status = Some(Status::Failed);
+            r.why = self.why.clone();
+        }
+    }
+
     /// Records one model call: its record, and its text on success; a failure fails the unit.
     pub(super) fn call(
         &mut self,

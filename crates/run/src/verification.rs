@@ -193,8 +193,7 @@ async fn check(
     })
     .await;
     let Ok((mut outcome, ev)) = checked else {
-        done.status = Status::Failed;
-        done.why = Some("the verifier stopped unexpectedly".into());
+        done.fail("the verifier stopped unexpectedly");
         return None;
     };
     let judged = v.judge.is_some() && v.rules.iter().any(|r| r.claims == ClaimKind::Proposition);
@@ -210,8 +209,7 @@ async fn check(
         let why = r.why.clone();
         done.records.push(r);
         let Some(j) = judged else {
-            done.status = Status::Failed;
-            done.why = why;
+            done.fail(why.unwrap_or_else(|| "the judge failed".into()));
             return None;
         };
         outcome.outcomes.extend(j);
@@ -227,8 +225,7 @@ async fn check(
                 verify::decisions::apply(&mut outcome, text, &ev, &key, &standing);
             }
             Err(e) => {
-                done.status = Status::Failed;
-                done.why = Some(format!(
+                done.fail(format!(
                     "the reviewers' decisions could not be read from the ledger: {e}"
                 ));
                 return None;
@@ -257,8 +254,7 @@ async fn check(
     match made {
         Ok(x) => Some(x),
         Err(_) => {
-            done.status = Status::Failed;
-            done.why = Some("the review page could not be made".into());
+            done.fail("the review page could not be made");
             None
         }
     }

@@ -165,7 +165,7 @@ pub(super) fn launch(
         ServeError::Input(format!(
             "pool `{}`: `{}` is not a URL: {e}",
             pool.name,
-            crate::redact::url(&url)
+            crate::credentials::url(&url)
         ))
     })?;
     let host = parsed.host_str().unwrap_or("127.0.0.1").to_string();

@@ -11,7 +11,7 @@
 #[allow(unused_imports)]
 use lexrun_backend as backend;
 #[allow(unused_imports)]
-use lexrun_base::{atomic, redact};
+use lexrun_base::{atomic, credentials};
 #[allow(unused_imports)]
 use lexrun_plan as plan;
 #[allow(unused_imports)]
@@ -286,7 +286,7 @@ async fn preload_ollama(m: &Model, url: &str, limits: &Limits) -> Result<(), Ser
         ServeError::Failed(format!(
             "model `{}` on {}: {e}",
             m.name,
-            crate::redact::url(url)
+            crate::credentials::url(url)
         ))
     })?;
     let http = backend::Http::new(url, limits)?;

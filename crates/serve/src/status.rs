@@ -52,7 +52,7 @@ pub async fn status(
             pool: pool.name.clone(),
             model: m.name.clone(),
             server: kind.as_str().into(),
-            url: crate::redact::url(&url),
+            url: crate::credentials::url(&url),
             state: "down".into(),
             detail: String::new(),
             served: None,

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use quick_xml::events::{BytesStart, Event};
 
 use super::error::SourceError;
-use super::scan::PageText;
+use super::pdf_text::PageText;
 use super::{limits, paging};
 
 const WHAT: &str = "Word document";

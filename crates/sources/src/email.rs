@@ -10,9 +10,9 @@ use std::path::Path;
 
 use mail_parser::{Address, HeaderValue, Message, MessageParser, MimeHeaders};
 
-use super::document::{Document, Options};
 use super::error::SourceError;
 use super::kind::{self, Kind};
+use super::parts::{Document, Options};
 use super::{html, paging, read_bytes};
 
 /// Messages attached to messages attached to … are read this deep, and no deeper.

@@ -7,11 +7,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::document::Options;
 use super::error::{SourceError, TextError, ToolError};
 use super::kind::Kind;
 use super::limits;
-use super::scan::{self, PageText};
+use super::parts::Options;
+use super::pdf_text::{self, PageText};
 
 /// Calls `f` with a file holding `bytes` under a name ending in `.ext`: `path` itself when it
 /// is that file, else a temporary copy.
@@ -51,7 +51,7 @@ pub fn pages(
     kind: Kind,
     opts: &Options,
 ) -> Result<Vec<PageText>, SourceError> {
-    let read = |p: &Path| match scan::pages(p, &opts.scan) {
+    let read = |p: &Path| match pdf_text::pages(p, &opts.scan) {
         Ok(pages) if pages.is_empty() => Ok(vec![PageText {
             page: 1,
             text: String::new(),
@@ -68,11 +68,12 @@ pub fn pages(
     if kind != Kind::Heic {
         return on_disk(path, bytes, kind.extension(), read);
     }
-    let convert = scan::tool("heif-convert", "LEXRUN_HEIF_CONVERT").ok_or(ToolError::Missing {
-        tool: "heif-convert",
-        package: "libheif-examples",
-        what: "HEIC photo",
-    })?;
+    let convert =
+        pdf_text::tool("heif-convert", "LEXRUN_HEIF_CONVERT").ok_or(ToolError::Missing {
+            tool: "heif-convert",
+            package: "libheif-examples",
+            what: "HEIC photo",
+        })?;
     on_disk(path, bytes, "heic", |heic| {
         let dir = tempfile::tempdir().map_err(SourceError::Io)?;
         let png = dir.path().join("photo.png");

@@ -14,7 +14,7 @@
 #[allow(unused_imports)]
 use lexrun_base::atomic;
 
-mod document;
+pub mod as_pdf;
 pub mod docx;
 pub mod email;
 mod error;
@@ -25,17 +25,17 @@ pub mod limits;
 pub mod numfmt;
 pub mod office;
 pub mod paging;
-pub mod pdf;
-pub mod scan;
+mod parts;
+pub mod pdf_text;
 pub mod sheet;
 pub mod stamp;
 
 use std::path::Path;
 
-pub use document::{Document, Options};
 pub use error::{SourceError, Unreadable, Unreadables};
 pub use kind::Kind;
-pub use scan::PageText;
+pub use parts::{Document, Options};
+pub use pdf_text::PageText;
 pub use stamp::{declare_prefixes, stamp_of};
 
 /// Every document in a file: the file itself first, then its attachments, depth first.
@@ -79,7 +79,7 @@ pub fn read_bytes(
     let one = |pages: Vec<PageText>| noted((pages, Vec::new()));
     match kind {
         Kind::Pdf => noted(image::on_disk(real, bytes, "pdf", |p| {
-            scan::read(p, &opts.scan).map_err(SourceError::from)
+            pdf_text::read(p, &opts.scan).map_err(SourceError::from)
         })?),
         Kind::Png | Kind::Jpeg | Kind::Tiff | Kind::Heic => {
             one(image::pages(real, bytes, kind, opts)?)

@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::document::Options;
 use super::error::{SourceError, ToolError};
 use super::kind::Kind;
-use super::scan::{self, PageText};
+use super::parts::Options;
+use super::pdf_text::{self, PageText};
 use super::{image, limits};
 
 /// The pages of a `.doc`, `.odt` or `.rtf`: LibreOffice's PDF of it, read as a PDF; and a
@@ -29,7 +29,7 @@ pub fn pages(
         )));
     }
     let pdf = to_pdf(path, bytes, kind)?;
-    let mut pages = scan::pages(&pdf, &opts.scan)?;
+    let mut pages = pdf_text::pages(&pdf, &opts.scan)?;
     for p in &mut pages {
         p.from = "libreoffice".into();
     }
@@ -156,7 +156,7 @@ fn fonts_asked(bytes: &[u8], kind: Kind) -> Vec<String> {
 /// Fonts fontconfig cannot find, nor a metric-compatible stand-in for (Liberation for Times
 /// New Roman and Arial, Carlito for Calibri …): the ones LibreOffice printed in another font.
 fn missing_fonts(asked: &[String]) -> Vec<String> {
-    let Some(fc_match) = scan::tool("fc-match", "LEXRUN_FC_MATCH") else {
+    let Some(fc_match) = pdf_text::tool("fc-match", "LEXRUN_FC_MATCH") else {
         return Vec::new();
     };
     const STAND_INS: &[&str] = &[
@@ -208,7 +208,7 @@ fn missing_fonts(asked: &[String]) -> Vec<String> {
 
 /// Where converted PDFs are kept: beside the text cache.
 fn cache_dir() -> Option<PathBuf> {
-    scan::default_cache().map(|d| d.with_file_name("pdf"))
+    pdf_text::default_cache().map(|d| d.with_file_name("pdf"))
 }
 
 /// A PDF of `bytes` (of `kind`) made by LibreOffice: the cached one when there is one.
@@ -235,7 +235,7 @@ fn to_pdf_in(
             return Ok(c.clone());
         }
     }
-    let soffice = scan::tool("soffice", "LEXRUN_SOFFICE").ok_or(ToolError::Missing {
+    let soffice = pdf_text::tool("soffice", "LEXRUN_SOFFICE").ok_or(ToolError::Missing {
         tool: "soffice",
         package: "libreoffice-writer-nogui",
         what: kind.describe(),
@@ -356,7 +356,7 @@ mod tests {
     #[test]
     fn converted_pdfs_are_cached_owner_only_and_a_link_is_refused() {
         use std::os::unix::fs::PermissionsExt;
-        if scan::tool("soffice", "LEXRUN_SOFFICE").is_none() {
+        if pdf_text::tool("soffice", "LEXRUN_SOFFICE").is_none() {
             panic!("LibreOffice is needed: apt-get install libreoffice-writer-nogui");
         }
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;

@@ -2,7 +2,7 @@
 //! saved web page): a new page after [`PAGE_CHARS`] characters, at the end of a paragraph, so a
 //! page number is stable for the same text however it is wrapped.
 
-use super::scan::PageText;
+use super::pdf_text::PageText;
 
 /// About one printed page of single-spaced 12-point text (roughly 500 words).
 pub const PAGE_CHARS: usize = 3_000;

@@ -9,7 +9,7 @@
 use calamine::{Data, Reader};
 
 use super::error::SourceError;
-use super::scan::PageText;
+use super::pdf_text::PageText;
 use super::{kind::Kind, limits, numfmt};
 
 pub const ROWS_PER_PAGE: usize = 50;

@@ -13,6 +13,18 @@ use std::path::PathBuf;
 
 use super::types::{now, CacheEntry, Store, StoreError};
 
+/// Which step of which run a key or a failure belongs to: the same six facts, named.
+#[derive(Clone, Copy, Debug)]
+pub struct StepAt<'a> {
+    pub run_id: &'a str,
+    /// The workflow's name, and its file.
+    pub workflow: &'a str,
+    pub file: &'a str,
+    pub matter: &'a str,
+    pub stage: &'a str,
+    pub round: u32,
+}
+
 impl Store {
     fn cache_row(r: &Row) -> CacheEntry {
         CacheEntry {
@@ -88,40 +100,25 @@ impl Store {
             )
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Records the cache key a stage's call had, and whether it was found.
     pub fn record_key(
         &self,
-        run_id: &str,
-        workflow: &str,
-        matter: &str,
-        stage: &str,
-        round: u32,
+        at: &StepAt<'_>,
         key: &str,
         components: &Value,
         hit: bool,
-        file: &str,
     ) -> Result<(), StoreError> {
         self.exec(
                 "INSERT INTO keys (run_id, workflow, matter, stage, round, key, components, hit, created, file) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING",
-                vals![run_id, workflow, matter, stage, round, key, components.to_string(), hit, now(), file],
+                vals![at.run_id, at.workflow, at.matter, at.stage, at.round, key, components.to_string(), hit, now(), at.file],
             )
     }
 
     /// Records that a stage failed, and why.
-    #[allow(clippy::too_many_arguments)]
-    pub fn add_failure(
-        &self,
-        run_id: &str,
-        workflow: &str,
-        file: &str,
-        matter: &str,
-        stage: &str,
-        round: u32,
-        why: &str,
-    ) -> Result<(), StoreError> {
+    pub fn add_failure(&self, at: &StepAt<'_>, why: &str) -> Result<(), StoreError> {
         self.exec(
             "INSERT INTO failures (run_id, workflow, file, matter, stage, round, why, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            vals![run_id, workflow, file, matter, stage, round, why, now()],
+            vals![at.run_id, at.workflow, at.file, at.matter, at.stage, at.round, why, now()],
         )
     }
 

@@ -19,7 +19,7 @@
 //! seen in each matter; and reviewers' decisions on flagged claims (`decisions.rs`).
 
 #[allow(unused_imports)]
-use lexrun_base::{atomic, redact};
+use lexrun_base::{atomic, credentials};
 
 mod adopt;
 mod cache;
@@ -45,6 +45,7 @@ use lexrun_base::fingerprint::bloom;
 pub use lexrun_base::fingerprint::{fold, shingles};
 
 pub use adopt::{adopt, adopt_beside, default_dir, Adopted};
+pub use cache::StepAt;
 pub use db::DbError;
 pub use decisions::{Decision, DecisionPage, Verdict};
 pub use ledger::{Overlap, RunRow, RunSource};
@@ -73,7 +74,7 @@ impl Store {
             .unwrap_or(false);
         let (db, name) = match ledger {
             Some(url) => {
-                let shown = crate::redact::url(url);
+                let shown = crate::credentials::url(url);
                 let pg = postgres::Pg::connect(url, std::time::Duration::from_secs(10))
                     .map_err(|e| StoreError::Connect(shown.clone(), e))?;
                 (Db::Postgres(pg), shown)

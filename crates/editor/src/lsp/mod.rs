@@ -752,7 +752,7 @@ impl Server {
         }
         let doc = self.docs.get(&uri)?;
         let path = analysis::doc_path(&uri);
-        let formatted = super::fmt::format_file(path.as_std_path(), &doc.text, false).ok()?;
+        let formatted = super::fmt_files::format_file(path.as_std_path(), &doc.text, false).ok()?;
         if formatted == doc.text {
             return Some(Vec::new());
         }

@@ -82,10 +82,10 @@ fn time_of(d: &mail_parser::DateTime) -> String {
 /// read is a document too, with its `problem`: it is accounted for as an exception.
 pub(super) fn collect(inputs: &[Input], spec: &Spec) -> Vec<Doc> {
     let opts = sources::Options {
-        scan: sources::scan::Options {
+        scan: sources::pdf_text::Options {
             lang: spec.lang.clone(),
             dpi: spec.dpi,
-            cache: sources::scan::default_cache(),
+            cache: sources::pdf_text::default_cache(),
             ocr_optional: false,
         },
     };

@@ -332,8 +332,8 @@ fn load(source: &DocSource, images: bool, wanted_files: &HashSet<String>) -> (Do
         DocSource::Memory(Doc::Pages { path, .. })
             if images && pdf_or_image(path) && wanted_files.contains(path) =>
         {
-            let opts = crate::sources::scan::Options::default();
-            let from = crate::sources::scan::pages(Path::new(path), &opts)
+            let opts = crate::sources::pdf_text::Options::default();
+            let from = crate::sources::pdf_text::pages(Path::new(path), &opts)
                 .map(|p| p.into_iter().map(|p| p.from).collect())
                 .unwrap_or_default();
             (source.load(), from)

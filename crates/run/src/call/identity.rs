@@ -76,7 +76,7 @@ pub(crate) async fn server_failure(
                 return CallFailure::Protocol {
                     declared: pool.pool.server,
                     pool: pool.pool.name.clone(),
-                    endpoint: crate::redact::url(&pool.endpoint),
+                    endpoint: crate::credentials::url(&pool.endpoint),
                     why: crate::backend::endpoint::mismatch(
                         &pool.pool.name,
                         &pool.endpoint,
@@ -95,7 +95,7 @@ fn server_error(pool: &PoolRt, e: &CallError) -> CallFailure {
     CallFailure::Server {
         server: pool.pool.server.as_str(),
         pool: pool.pool.name.clone(),
-        endpoint: crate::redact::url(&pool.endpoint),
+        endpoint: crate::credentials::url(&pool.endpoint),
         source: e.clone(),
     }
 }

@@ -54,15 +54,15 @@ pub(super) async fn stage_call(
         Err(failure) => {
             let why = failure.to_string();
             if let Some(store) = &sh.store {
-                let _ = store.add_failure(
-                    &sh.run_id,
-                    &sh.plan.workflow.name,
-                    &sh.workflow_file,
-                    &m.name,
-                    &step.name,
+                let at = crate::store::StepAt {
+                    run_id: &sh.run_id,
+                    workflow: &sh.plan.workflow.name,
+                    file: &sh.workflow_file,
+                    matter: &m.name,
+                    stage: &step.name,
                     round,
-                    &why,
-                );
+                };
+                let _ = store.add_failure(&at, &why);
             }
             sh.events
                 .stage_finished(&key, "failed", &why, json!({"matter": m.name, "why": why}));

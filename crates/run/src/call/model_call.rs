@@ -299,17 +299,16 @@ impl<T> ModelCall<'_, T> {
         let Some(store) = &sh.store else {
             return Ok(());
         };
-        let recorded = store.record_key(
-            &sh.run_id,
-            &sh.plan.workflow.name,
-            self.matter,
-            self.stage,
-            self.round,
-            hash,
-            &serde_json::to_value(cache_key).unwrap_or_default(),
-            hit,
-            &sh.workflow_file,
-        );
+        let at = crate::store::StepAt {
+            run_id: &sh.run_id,
+            workflow: &sh.plan.workflow.name,
+            file: &sh.workflow_file,
+            matter: self.matter,
+            stage: self.stage,
+            round: self.round,
+        };
+        let components = serde_json::to_value(cache_key).unwrap_or_default();
+        let recorded = store.record_key(&at, hash, &components, hit);
         for w in store
             .warnings
             .lock()

@@ -2,7 +2,7 @@
 //! itself, or an attachment inside it) with its pages, and the reading's options.
 
 use super::kind::Kind;
-use super::scan::{self, PageText};
+use super::pdf_text::{self, PageText};
 
 /// One document read from a file: the file itself, or an attachment inside it.
 #[derive(Clone, Debug)]
@@ -46,15 +46,15 @@ pub struct Options {
     /// OCR language, resolution, text cache, and whether a page that needs OCR may come back
     /// empty when tesseract is not installed (the workflow's `ocr optional`); by default it is
     /// an error naming the package.
-    pub scan: scan::Options,
+    pub scan: pdf_text::Options,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            scan: scan::Options {
+            scan: pdf_text::Options {
                 ocr_optional: false,
-                ..scan::Options::default()
+                ..pdf_text::Options::default()
             },
         }
     }

@@ -7,9 +7,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::document::Options;
 use super::error::{SourceError, Unreadable};
 use super::kind::{self, Kind};
+use super::parts::Options;
 use super::{office, read};
 
 /// The PDFs for a list of sources, in order. Converted ones live in a folder that is removed
