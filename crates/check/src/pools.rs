@@ -94,17 +94,10 @@ fn pool(cx: &mut Cx, f: FileId, p: &ast::PoolDecl) -> Option<Pool> {
 /// The pool says which server runs on it, one lexrun knows.
 fn server(cx: &mut Cx, f: FileId, p: &ast::PoolDecl) -> Option<ServerKind> {
     match &p.serve {
-        Some(s) => match s.kind.node.as_str() {
-            "llama_cpp" => Some(ServerKind::LlamaCpp),
-            "ollama" => Some(ServerKind::Ollama),
-            "openai" => Some(ServerKind::Openai),
-            _ => {
-                cx.error(bad_value(
-                    f,
-                    &s.kind,
-                    "server kind",
-                    &["llama_cpp", "ollama", "openai"],
-                ));
+        Some(s) => match ServerKind::parse(&s.kind.node) {
+            Some(kind) => Some(kind),
+            None => {
+                cx.error(bad_value(f, &s.kind, "server kind", &ServerKind::NAMES));
                 None
             }
         },

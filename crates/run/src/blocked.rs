@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use crate::verify::report::ReportClaim;
+use crate::verify::Status as ClaimStatus;
 
 use crate::claim_kind::Kind as ClaimKind;
 use crate::plan::workflow::{Policy, Verify};
@@ -62,16 +63,15 @@ pub(super) fn incomplete_banner(why: &str) -> String {
 /// The rows of `claims` (a deciding round's `report.json`) that blocked the draft: not
 /// supported, under a rule of `v` whose policy is `block` or `revise` (a `flag` rule lets its
 /// claims out with the report, in a passing document too).
-pub(super) fn blocking(v: &Verify, claims: &[Value]) -> Vec<usize> {
+pub(super) fn blocking(v: &Verify, claims: &[ReportClaim]) -> Vec<usize> {
     claims
         .iter()
         .enumerate()
-        .filter(|(_, c)| c["status"].as_str() != Some("supported"))
+        .filter(|(_, c)| c.status != ClaimStatus::Supported)
         .filter(|(_, c)| {
-            let kind: Option<ClaimKind> = serde_json::from_value(c["kind"].clone()).ok();
             v.rules
                 .iter()
-                .any(|r| Some(r.claims) == kind && r.policy != Policy::Flag)
+                .any(|r| r.claims == c.kind && r.policy != Policy::Flag)
         })
         .map(|(i, _)| i)
         .collect()
@@ -79,13 +79,10 @@ pub(super) fn blocking(v: &Verify, claims: &[Value]) -> Vec<usize> {
 
 /// What a removed claim was, in a few words: `unsupported date`, `miscited amount`, `sentence
 /// the cited pages do not support`.
-fn what(c: &Value) -> String {
-    let kind: Option<ClaimKind> = serde_json::from_value(c["kind"].clone()).ok();
-    let status = c["status"].as_str().unwrap_or("unsupported");
-    match kind {
-        Some(ClaimKind::Proposition) => "sentence the cited pages do not support".into(),
-        Some(k) => format!("{status} {}", k.as_str()),
-        None => format!("{status} claim"),
+fn what(c: &ReportClaim) -> String {
+    match c.kind {
+        ClaimKind::Proposition => "sentence the cited pages do not support".into(),
+        k => format!("{} {}", c.status.as_str(), k.as_str()),
     }
 }
 
@@ -95,23 +92,23 @@ fn what(c: &Value) -> String {
 /// a sentence the judge rejected) go in one marker. `None` when a claim's span does not hold
 /// the text the report names — the report is of another text — for then the claims cannot all
 /// be removed, and no blocked draft is better than one that still carries them.
-pub(super) fn strike(text: &str, claims: &[Value], rows: &[usize]) -> Option<String> {
+pub(super) fn strike(text: &str, claims: &[ReportClaim], rows: &[usize]) -> Option<String> {
     let mut spans: Vec<(usize, usize, usize)> = Vec::new();
     for &i in rows {
         let c = &claims[i];
-        let (start, end) = (c["start"].as_u64()? as usize, c["end"].as_u64()? as usize);
+        let (start, end) = (c.start, c.end);
         let said = text.get(start..end)?;
-        let named = c["text"].as_str()?;
+        let proposition = c.kind == ClaimKind::Proposition;
         // A proposition's text is its sentence; other claims name exactly what they span.
-        if c["kind"] != "proposition" && said != named {
+        if !proposition && said != c.text {
             return None;
         }
-        if c["kind"] == "proposition" && said.trim().is_empty() {
+        if proposition && said.trim().is_empty() {
             return None;
         }
         // A claim read out of a longer token (`$1.80` of `$1.800`) takes the whole token
         // with it: no fragment of what was removed stays behind.
-        let (start, end) = if c["kind"] == "proposition" {
+        let (start, end) = if proposition {
             (start, end)
         } else {
             let before = text[..start]
@@ -188,9 +185,9 @@ mod tests {
     use serde_json::json;
 
     /// A claim of `text`, found in `draft`.
-    fn claim(kind: &str, text: &str, draft: &str, status: &str) -> Value {
+    fn claim(kind: &str, text: &str, draft: &str, status: &str) -> ReportClaim {
         let start = draft.find(text).unwrap();
-        json!({"kind": kind, "text": text, "start": start, "end": start + text.len(), "status": status})
+        serde_json::from_value(json!({"kind": kind, "text": text, "start": start, "end": start + text.len(), "status": status})).unwrap()
     }
 
     #[test]
@@ -258,9 +255,10 @@ mod tests {
         assert_eq!(strike("Due June 2, 2030.", &claims, &[0]), None);
         // Out of bounds, or inside a character.
         assert_eq!(strike("Due", &claims, &[0]), None);
-        let split = vec![
+        let split: Vec<ReportClaim> = vec![serde_json::from_value(
             json!({"kind": "date", "text": "é", "start": 1, "end": 2, "status": "unsupported"}),
-        ];
+        )
+        .unwrap()];
         assert_eq!(strike("é", &split, &[0]), None);
     }
 }

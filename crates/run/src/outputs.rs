@@ -20,6 +20,8 @@ use crate::plan::workflow::{Closing, Output, Verify};
 use crate::provenance::provenance;
 use crate::record::{MatterRecord, OutputRecord, Status, StepRecord};
 use crate::shared::{Matter, Shared};
+use crate::verify::report::{Report, ReportClaim};
+use crate::verify::{Location, Status as ClaimStatus};
 use crate::{blocked, intake, prompt};
 
 /// Why a declared output was not written.
@@ -518,39 +520,33 @@ pub(super) fn commit_output(
 /// What a reader of the appendix needs beyond the source: for a miscited claim the pages
 /// cited and where the fact really is; for a proposition the judge's verdict and quotation;
 /// for anything not supported, why.
-fn appendix_detail(c: &Value) -> String {
-    let page = |l: &Value| {
-        l["bates"].as_str().map(String::from).unwrap_or_else(|| {
-            let file = l["file"].as_str().unwrap_or("");
-            match l["star"].as_u64() {
-                // A reported opinion's page, by its star marker.
-                Some(star) => format!("{file} at *{star}"),
-                None => format!("{file} p. {}", l["page"].as_u64().unwrap_or(0)),
-            }
+fn appendix_detail(c: &ReportClaim) -> String {
+    let page = |l: &Location| {
+        l.bates.clone().unwrap_or_else(|| match l.star {
+            // A reported opinion's page, by its star marker.
+            Some(star) => format!("{} at *{star}", l.file),
+            None => format!("{} p. {}", l.file, l.page),
         })
     };
     let mut parts: Vec<String> = Vec::new();
-    if let Some(v) = c["verdict"].as_str() {
-        let q = c["quote"].as_str().unwrap_or("").trim();
+    if let Some(v) = &c.verdict {
+        let q = c.quote.as_deref().unwrap_or("").trim();
         parts.push(if q.is_empty() {
             format!("judge: {v}")
         } else {
             format!("judge: {v}, quoting “{q}”")
         });
     }
-    if c["status"] == "miscited" {
-        let cited: Vec<String> = c["cited"]
-            .as_array()
-            .map(|a| a.iter().map(page).collect())
-            .unwrap_or_default();
+    if c.status == ClaimStatus::Miscited {
+        let cited: Vec<String> = c.cited.iter().map(page).collect();
         parts.push(format!(
             "cited {}; the fact is on {}",
             cited.join(", "),
-            page(&c["source"])
+            c.source.as_ref().map(page).unwrap_or_default()
         ));
-    } else if c["status"] != "supported" {
-        if let Some(r) = c["reason"].as_str() {
-            parts.push(r.to_string());
+    } else if c.status != ClaimStatus::Supported {
+        if let Some(r) = &c.reason {
+            parts.push(r.clone());
         }
     }
     parts.join(". ")
@@ -653,7 +649,7 @@ pub(super) fn render_document(mk: &Making, step: &StepRecord, md: &str, report: 
     let (sh, m, output, blocked) = (mk.sh, mk.m, mk.output, mk.blocked);
     let (format, appendix) = (output.format.as_str(), output.appendix.as_deref());
     let text = std::fs::read(md).map_err(read_err(md))?;
-    let verification: Option<Value> = if appendix == Some("verification") || blocked.is_some() {
+    let verification: Option<Report> = if appendix == Some("verification") || blocked.is_some() {
         Some(
             std::fs::read(report)
                 .ok()
@@ -663,16 +659,13 @@ pub(super) fn render_document(mk: &Making, step: &StepRecord, md: &str, report: 
     } else {
         None
     };
-    let claims: Vec<Value> = verification
-        .as_ref()
-        .and_then(|v| v["claims"].as_array().cloned())
-        .unwrap_or_default();
+    let claims: &[ReportClaim] = verification.as_ref().map_or(&[], |v| &v.claims);
     let removed: Vec<usize> = blocked
-        .map(|v| blocked::blocking(v, &claims))
+        .map(|v| blocked::blocking(v, claims))
         .unwrap_or_default();
     let body = String::from_utf8_lossy(&text).into_owned();
     let body = match blocked {
-        Some(_) => blocked::strike(&body, &claims, &removed)
+        Some(_) => blocked::strike(&body, claims, &removed)
             .ok_or_else(|| OutputError::Unmarkable(step.name.clone()))?,
         None => body,
     };
@@ -804,18 +797,15 @@ fn file_name(path: &str) -> String {
 
 /// The verification appendix of a document: a row per claim of the report `v`, the
 /// claims `removed` from a blocked draft marked so.
-fn appendix_table(v: &Value, removed: &[usize], blocked: bool) -> crate::document::docx::Table {
-    let by_hand = confirmed_by_hand(v);
-    let rows = v["claims"]
-        .as_array()
-        .map(|cs| {
-            cs.iter()
-                .enumerate()
-                .filter(|(_, c)| !c["id"].as_str().is_some_and(|id| by_hand.contains(&id)))
-                .map(|(i, c)| appendix_row(i, c, removed.contains(&i)))
-                .collect()
-        })
-        .unwrap_or_default();
+fn appendix_table(v: &Report, removed: &[usize], blocked: bool) -> crate::document::docx::Table {
+    let by_hand: Vec<&str> = v.confirmed_by_hand().map(|d| d.id.as_str()).collect();
+    let rows = v
+        .claims
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.id.as_deref().is_some_and(|id| by_hand.contains(&id)))
+        .map(|(i, c)| appendix_row(i, c, removed.contains(&i)))
+        .collect();
     crate::document::docx::Table {
         title: "Verification appendix".into(),
         note: format!(
@@ -825,14 +815,14 @@ fn appendix_table(v: &Value, removed: &[usize], blocked: bool) -> crate::documen
                 false => String::new(),
             },
             if blocked { "the model wrote" } else { "in this document" },
-            if v["claims"].as_array().is_some_and(|cs| cs.iter().any(|c| c["kind"] == "proposition")) {
+            if v.claims.iter().any(|c| c.kind == crate::claim_kind::Kind::Proposition) {
                 ", and every sentence that cites pages, judged against those pages"
             } else {
                 ""
             },
-            v["supported"].as_u64().unwrap_or(0).saturating_sub(by_hand.len() as u64),
-            v["unsupported"],
-            v["miscited"].as_u64().filter(|n| *n > 0).map(|n| format!(", {n} miscited (in the evidence, but not on the page cited)")).unwrap_or_default()
+            v.supported.saturating_sub(by_hand.len()),
+            v.unsupported,
+            Some(v.miscited).filter(|n| *n > 0).map(|n| format!(", {n} miscited (in the evidence, but not on the page cited)")).unwrap_or_default()
         ) + &match by_hand.len() {
             0 => String::new(),
             n => format!(" {n} more confirmed by a reviewer, listed in the table that follows."),
@@ -844,43 +834,24 @@ fn appendix_table(v: &Value, removed: &[usize], blocked: bool) -> crate::documen
     }
 }
 
-/// The ids of the claims a reviewer confirmed by hand, in report `v`.
-fn confirmed_by_hand(v: &Value) -> Vec<&str> {
-    v["decisions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|d| d["applies"] == true && d["decision"] == "confirmed")
-        .filter_map(|d| d["id"].as_str())
-        .collect()
-}
-
 /// Every claim a reviewer confirmed by hand, by whom, when, with the page they named: apart
 /// from the claims the verifier proved.
-fn reviewed_table(v: &Value) -> Option<crate::document::docx::Table> {
-    let rows: Vec<Vec<String>> = v["decisions"]
-        .as_array()?
-        .iter()
-        .filter(|d| d["applies"] == true && d["decision"] == "confirmed")
+fn reviewed_table(v: &Report) -> Option<crate::document::docx::Table> {
+    let rows: Vec<Vec<String>> = v
+        .confirmed_by_hand()
         .enumerate()
         .map(|(i, d)| {
-            let p = &d["page"];
+            let p = d.page.as_ref();
             vec![
                 (i + 1).to_string(),
-                d["kind"].as_str().unwrap_or("").into(),
-                d["text"].as_str().unwrap_or("").into(),
-                p["file"].as_str().map(file_name).unwrap_or_default(),
-                p["page"]
-                    .as_u64()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default(),
-                p["bates"].as_str().unwrap_or("").into(),
-                d["reviewer"].as_str().unwrap_or("").into(),
-                d["created"]
-                    .as_i64()
-                    .map(crate::calendar::utc_minute)
-                    .unwrap_or_default(),
-                d["note"].as_str().unwrap_or("").into(),
+                d.kind.clone(),
+                d.text.clone(),
+                p.map(|p| file_name(&p.file)).unwrap_or_default(),
+                p.map(|p| p.page.to_string()).unwrap_or_default(),
+                p.and_then(|p| p.bates.clone()).unwrap_or_default(),
+                d.reviewer.clone(),
+                crate::calendar::utc_minute(d.created),
+                d.note.clone().unwrap_or_default(),
             ]
         })
         .collect();
@@ -899,25 +870,22 @@ fn reviewed_table(v: &Value) -> Option<crate::document::docx::Table> {
 }
 
 /// Claim `i` of a verification report as a row of the appendix.
-fn appendix_row(i: usize, c: &Value, removed: bool) -> Vec<String> {
+fn appendix_row(i: usize, c: &ReportClaim, removed: bool) -> Vec<String> {
     let detail = appendix_detail(c);
     let detail = match removed {
         true if detail.is_empty() => "removed from this draft".to_string(),
         true => format!("removed from this draft: {detail}"),
         false => detail,
     };
-    let src = &c["source"];
+    let src = c.source.as_ref();
     vec![
         (i + 1).to_string(),
-        c["kind"].as_str().unwrap_or("").into(),
-        c["text"].as_str().unwrap_or("").into(),
-        c["status"].as_str().unwrap_or("").into(),
-        src["file"].as_str().map(file_name).unwrap_or_default(),
-        src["page"]
-            .as_u64()
-            .map(|p| p.to_string())
-            .unwrap_or_default(),
-        src["bates"].as_str().unwrap_or("").into(),
+        c.kind.as_str().into(),
+        c.text.clone(),
+        c.status.as_str().into(),
+        src.map(|s| file_name(&s.file)).unwrap_or_default(),
+        src.map(|s| s.page.to_string()).unwrap_or_default(),
+        src.and_then(|s| s.bates.clone()).unwrap_or_default(),
         detail,
     ]
 }
@@ -926,13 +894,22 @@ fn appendix_row(i: usize, c: &Value, removed: bool) -> Vec<String> {
 mod appendix_tests {
     use super::*;
 
+    /// A claim of the report, as `report.json` holds it: `fields` over a date claim's.
+    fn claim(fields: serde_json::Value) -> ReportClaim {
+        let mut c = json!({"kind": "date", "text": "", "start": 0, "end": 0});
+        for (k, v) in fields.as_object().unwrap() {
+            c[k] = v.clone();
+        }
+        serde_json::from_value(c).unwrap()
+    }
+
     #[test]
     fn the_appendix_names_an_opinion_page_by_its_star() {
         let miscited = json!({"status": "miscited",
             "source": {"file": "ace-v-bay.txt", "page": 3, "bates": null, "star": 312},
             "cited": [{"file": "ace-v-bay.txt", "page": 2, "bates": null, "star": 305}]});
         assert_eq!(
-            appendix_detail(&miscited),
+            appendix_detail(&claim(miscited)),
             "cited ace-v-bay.txt at *305; the fact is on ace-v-bay.txt at *312"
         );
     }
@@ -942,17 +919,17 @@ mod appendix_tests {
         let miscited = json!({"status": "miscited", "source": {"file": "a.txt", "page": 1, "bates": "SMITH000001"},
             "cited": [{"file": "a.txt", "page": 2, "bates": "SMITH000002"}], "reason": "found on SMITH000001"});
         assert_eq!(
-            appendix_detail(&miscited),
+            appendix_detail(&claim(miscited)),
             "cited SMITH000002; the fact is on SMITH000001"
         );
         let judged = json!({"status": "unsupported", "verdict": "not_found", "quote": "", "reason": "the judge found nothing"});
         assert_eq!(
-            appendix_detail(&judged),
+            appendix_detail(&claim(judged)),
             "judge: not_found. the judge found nothing"
         );
         let fine = json!({"status": "supported", "verdict": "supported", "quote": "rent is due"});
         assert_eq!(
-            appendix_detail(&fine),
+            appendix_detail(&claim(fine)),
             "judge: supported, quoting “rent is due”"
         );
     }

@@ -197,16 +197,16 @@ impl Claim {
 }
 
 /// Where a claim is supported.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Location {
     pub file: String,
     pub page: u32,
     pub bates: Option<String>,
     /// The page of a reported opinion the place is on, by the star markers of the source that
     /// carries it (`*629` in the text: page 629 begins there).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub star: Option<u32>,
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub snippet: String,
     /// Where the match is in the page's normalised text (byte offsets), for a review that
     /// shows the page with the matched words highlighted; empty for a Bates stamp.
@@ -214,7 +214,7 @@ pub struct Location {
     pub span: (usize, usize),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Supported,

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::claim::{Kind, Location, Outcome, Status};
 use super::decisions::{self, Reviewed};
@@ -12,93 +12,112 @@ use super::draft::Verification;
 use super::evidence::SourceFile;
 use lexrun_base::decision::Verdict;
 
-#[derive(Serialize)]
-struct JsonClaim<'a> {
+/// One claim as the report holds it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReportClaim {
     /// The claim's id, for `lexrun decide`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a str>,
-    kind: &'static str,
-    text: &'a str,
-    start: usize,
-    end: usize,
-    status: Status,
-    source: Option<&'a Location>,
-    reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    cited: &'a [Location],
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub kind: Kind,
+    pub text: String,
+    pub start: usize,
+    pub end: usize,
+    pub status: Status,
+    #[serde(default)]
+    pub source: Option<Location>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The pages the claim's sentence cites, for a miscited claim.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cited: Vec<Location>,
     /// A proposition's verdict (`supported`, `contradicted`, `not_found`) as the judge gave it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    verdict: Option<&'a str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
     /// A proposition's quotation as the judge gave it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    quote: Option<&'a str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
 }
 
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    claims: Vec<JsonClaim<'a>>,
-    supported: usize,
-    unsupported: usize,
-    #[serde(skip_serializing_if = "is_zero")]
-    unrecognized: usize,
-    #[serde(skip_serializing_if = "is_zero")]
-    miscited: usize,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    unreadable_sources: Vec<Unreadable<'a>>,
+/// The verification report, `report.json`: written by [`json`] and read back as itself by
+/// whatever renders it (the documents' appendix, a blocked draft).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub claims: Vec<ReportClaim>,
+    pub supported: usize,
+    pub unsupported: usize,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unrecognized: usize,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub miscited: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable_sources: Vec<UnreadableSource>,
     /// The draft's own dates (execution, jurat): not claims about the evidence.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    document_dates: Vec<DocumentDate<'a>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub document_dates: Vec<DocumentDate>,
     /// Record cites not checked (their record is not among the sources): listed, never
     /// supported.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    unchecked_record_cites: Vec<Unchecked<'a>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchecked_record_cites: Vec<UncheckedCite>,
     /// The reviewers' decisions met: applied, or lapsed with the reason.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    decisions: Vec<JsonDecision<'a>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<ReportDecision>,
 }
 
-#[derive(Serialize)]
-struct JsonDecision<'a> {
-    id: &'a str,
-    kind: &'a str,
-    text: &'a str,
-    decision: &'static str,
-    reviewer: &'a str,
+impl Report {
+    /// The decisions that confirmed a claim by hand and apply.
+    pub fn confirmed_by_hand(&self) -> impl Iterator<Item = &ReportDecision> {
+        self.decisions
+            .iter()
+            .filter(|d| d.applies && d.decision == Verdict::Confirmed)
+    }
+}
+
+/// A reviewer's decision the verification met.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReportDecision {
+    pub id: String,
+    pub kind: String,
+    pub text: String,
+    pub decision: Verdict,
+    pub reviewer: String,
     /// When, in milliseconds since the epoch.
-    created: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    page: Option<&'a lexrun_base::decision::DecisionPage>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<&'a str>,
-    applies: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lapsed: Option<&'a str>,
+    pub created: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<lexrun_base::decision::DecisionPage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub applies: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lapsed: Option<String>,
 }
 
-#[derive(Serialize)]
-struct Unchecked<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a str>,
-    text: &'a str,
-    start: usize,
-    end: usize,
-    record: String,
-    reason: &'a str,
+/// A record cite whose record is not among the sources.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UncheckedCite {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub text: String,
+    pub start: usize,
+    pub end: usize,
+    pub record: String,
+    pub reason: String,
 }
 
-#[derive(Serialize)]
-struct DocumentDate<'a> {
-    text: &'a str,
-    start: usize,
-    end: usize,
+/// One of the draft's own dates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DocumentDate {
+    pub text: String,
+    pub start: usize,
+    pub end: usize,
 }
 
-#[derive(Serialize)]
-struct Unreadable<'a> {
-    file: &'a str,
-    problem: &'a str,
+/// A source that could not be read, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UnreadableSource {
+    pub file: String,
+    pub problem: String,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -115,30 +134,30 @@ fn counts(outcomes: &[Outcome]) -> (usize, usize) {
     (s, outcomes.len() - s)
 }
 
-/// Exactly one JSON object, in draft order; offsets are byte offsets into the draft.
-pub fn json(v: &Verification) -> String {
+/// The report of a verification.
+pub fn report(v: &Verification) -> Report {
     let (outcomes, files, document_dates) = (&v.outcomes, &v.files, &v.document_dates);
     let (supported, unrecognized) = (
         count(outcomes, Status::Supported),
         count(outcomes, Status::Unrecognized),
     );
     let unsupported = count(outcomes, Status::Unsupported);
-    let r = JsonReport {
+    Report {
         claims: outcomes
             .iter()
             .enumerate()
-            .map(|(i, o)| JsonClaim {
-                id: v.ids.get(i).map(String::as_str),
-                kind: o.claim.kind.as_str(),
-                text: &o.claim.text,
+            .map(|(i, o)| ReportClaim {
+                id: v.ids.get(i).cloned(),
+                kind: o.claim.kind,
+                text: o.claim.text.clone(),
                 start: o.claim.start,
                 end: o.claim.end,
                 status: o.status,
-                source: o.source.as_ref(),
-                reason: o.reason.as_deref(),
-                cited: &o.cited,
-                verdict: o.judgement.as_ref().map(|j| j.verdict.as_str()),
-                quote: o.judgement.as_ref().map(|j| j.quote.as_str()),
+                source: o.source.clone(),
+                reason: o.reason.clone(),
+                cited: o.cited.clone(),
+                verdict: o.judgement.as_ref().map(|j| j.verdict.clone()),
+                quote: o.judgement.as_ref().map(|j| j.quote.clone()),
             })
             .collect(),
         supported,
@@ -148,16 +167,16 @@ pub fn json(v: &Verification) -> String {
         unreadable_sources: files
             .iter()
             .filter_map(|f| {
-                f.problem.as_deref().map(|p| Unreadable {
-                    file: &f.path,
-                    problem: p,
+                f.problem.as_ref().map(|p| UnreadableSource {
+                    file: f.path.clone(),
+                    problem: p.clone(),
                 })
             })
             .collect(),
         document_dates: document_dates
             .iter()
             .map(|c| DocumentDate {
-                text: &c.text,
+                text: c.text.clone(),
                 start: c.start,
                 end: c.end,
             })
@@ -166,34 +185,38 @@ pub fn json(v: &Verification) -> String {
             .unchecked
             .iter()
             .enumerate()
-            .map(|(i, (c, why))| Unchecked {
-                id: v.unchecked_ids.get(i).map(String::as_str),
-                text: &c.text,
+            .map(|(i, (c, why))| UncheckedCite {
+                id: v.unchecked_ids.get(i).cloned(),
+                text: c.text.clone(),
                 start: c.start,
                 end: c.end,
                 record: c.key.to_string().trim().to_string(),
-                reason: why,
+                reason: why.to_string(),
             })
             .collect(),
         decisions: v
             .reviewed
             .iter()
-            .map(|r| JsonDecision {
-                id: &r.id,
-                kind: &r.decision.kind,
-                text: &r.decision.claim,
-                decision: r.decision.verdict.as_str(),
-                reviewer: &r.decision.reviewer,
+            .map(|r| ReportDecision {
+                id: r.id.clone(),
+                kind: r.decision.kind.clone(),
+                text: r.decision.claim.clone(),
+                decision: r.decision.verdict,
+                reviewer: r.decision.reviewer.clone(),
                 created: r.decision.created,
-                page: r.decision.page.as_ref(),
-                note: r.decision.note.as_deref(),
-                reason: r.decision.reason.as_deref(),
+                page: r.decision.page.clone(),
+                note: r.decision.note.clone(),
+                reason: r.decision.reason.clone(),
                 applies: r.applies(),
-                lapsed: r.lapsed.as_deref(),
+                lapsed: r.lapsed.clone(),
             })
             .collect(),
-    };
-    serde_json::to_string(&r).unwrap_or_else(|_| "{}".into())
+    }
+}
+
+/// Exactly one JSON object, in draft order; offsets are byte offsets into the draft.
+pub fn json(v: &Verification) -> String {
+    serde_json::to_string(&report(v)).unwrap_or_else(|_| "{}".into())
 }
 
 fn one_line(s: &str) -> String {

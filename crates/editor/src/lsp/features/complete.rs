@@ -158,7 +158,7 @@ fn values(a: &Analysis, block: Option<&str>, words: &[&str]) -> Vec<CompletionIt
         (_, "kv" | "kv_k" | "kv_v") => keywords(CACHE),
         (_, "flash_attn") => keywords(&["on", "off"]),
         (_, "link") => keywords(&["nvlink", "pcie"]),
-        (_, "serve") => keywords(&["llama_cpp", "ollama", "openai"]),
+        (_, "serve") => keywords(&lexrun_base::server_kind::ServerKind::NAMES),
         (_, "must") => keywords(&["appear", "exist", "match exactly", "hold"]),
         (Some("verify"), "judge") => names(a, &[Kind::Model]),
         (_, "failure" | "or") if block.is_some_and(|b| b == "verify" || b == "ruleset") => {

@@ -93,19 +93,7 @@ const KEYWORDS: &[&str] = &[
 const CLAUSE_SETTINGS: &[&str] = &["because", "optional", "start", "width", "suffix"];
 const TYPES: &[&str] = &["bool", "text", "number", "date"];
 const VALUES: &[&str] = &[
-    "true",
-    "false",
-    "appear",
-    "exist",
-    "match",
-    "exactly",
-    "block",
-    "flag",
-    "nvlink",
-    "pcie",
-    "llama_cpp",
-    "ollama",
-    "openai",
+    "true", "false", "appear", "exist", "match", "exactly", "block", "flag", "nvlink", "pcie",
 ];
 
 /// Semantic tokens for the document, read by a small lexer that never fails, so a
@@ -167,7 +155,11 @@ pub fn semantic_tokens(a: &Analysis) -> Vec<SemanticToken> {
                 None if KEYWORDS.contains(&word) => Tok::Keyword,
                 None if settings.contains(&word) || CLAIM_KINDS.contains(&word) => Tok::Property,
                 None if TYPES.contains(&word) => Tok::Type,
-                None if VALUES.contains(&word) => Tok::EnumMember,
+                None if VALUES.contains(&word)
+                    || lexrun_base::server_kind::ServerKind::parse(word).is_some() =>
+                {
+                    Tok::EnumMember
+                }
                 None => Tok::Variable,
             };
             (len, Some(tok))
