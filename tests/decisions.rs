@@ -700,9 +700,16 @@ fn a_reviewer_decides_in_the_browser_and_the_document_lists_the_confirmed_claim(
         .as_i64()
         .unwrap()
     };
+    // The decision panel shows claim `id`.
+    let panel_of = |id: &str| {
+        format!(
+            "[...document.querySelectorAll('h3')].some(h => h.textContent.startsWith('{id} · '))"
+        )
+    };
     // Confirm the date against the handover note's page, shown first.
     let i = index_of(&mut b, &date);
     b.click(&format!("#draft mark.c[data-i=\"{i}\"]"));
+    b.wait_for(&panel_of(&date));
     b.wait_for("!!document.getElementById('pick-page')");
     b.eval("(() => { const f = document.getElementById('pick-file'); f.value = [...f.options].find(o => o.value.endsWith('02-handover.txt')).value; document.getElementById('pick-page').value = '1'; document.getElementById('decide-note').value = 'keys handed over in early March'; })()");
     b.click("#pick-show");
@@ -712,12 +719,16 @@ fn a_reviewer_decides_in_the_browser_and_the_document_lists_the_confirmed_claim(
     // Strike the invented citation from the keyboard.
     let i = index_of(&mut b, &cite);
     b.click(&format!("#draft mark.c[data-i=\"{i}\"]"));
+    b.wait_for(&panel_of(&cite));
     b.wait_for("!!document.getElementById('do-strike')");
     b.key("s");
     b.wait_for(&format!("{ready} && (() => {{ const d = document.getElementById('decide-data'); return !!d && JSON.parse(d.textContent).decisions.length === 2; }})()"));
     // Waive the defined term, with its reason.
     let i = index_of(&mut b, &quote);
     b.click(&format!("#draft mark.c[data-i=\"{i}\"]"));
+    // The panel shows this claim, not the one decided before it (under load the click may
+    // land before the panel is drawn again).
+    b.wait_for(&panel_of(&quote));
     b.wait_for("!!document.getElementById('decide-reason')");
     b.eval("document.getElementById('decide-reason').value = 'a defined term of the affidavit'");
     b.click("#do-waive");
