@@ -10,9 +10,9 @@ use lexrun_base::{atomic, credentials};
 pub mod cassette;
 pub mod endpoint;
 mod http;
-pub mod llama;
-pub mod ollama;
-pub mod openai;
+mod llama;
+mod ollama;
+mod openai;
 pub mod stream;
 mod types;
 

@@ -13,4 +13,4 @@ use lexrun_syntax as syntax;
 pub mod fmt_files;
 pub mod format;
 pub mod lsp;
-pub mod testfile;
+mod testfile;

@@ -11,6 +11,6 @@ use lexrun_sources as sources;
 
 pub mod bates;
 pub mod merge;
-pub mod metrics;
+mod metrics;
 pub mod production;
-pub mod winansi;
+mod winansi;

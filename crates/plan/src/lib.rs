@@ -8,7 +8,7 @@
 #[allow(unused_imports)]
 use lexrun_base::{claim_kind, compare, credentials, server_kind};
 
-pub mod condition;
+mod condition;
 mod dot;
 mod graph;
 pub mod production;

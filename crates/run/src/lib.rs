@@ -36,7 +36,7 @@ use lexrun_verify as verify;
 
 mod answer;
 mod blocked;
-pub mod cache_key;
+mod cache_key;
 mod call;
 mod error;
 pub mod events;

@@ -15,20 +15,20 @@
 use lexrun_base::atomic;
 
 pub mod as_pdf;
-pub mod docx;
-pub mod email;
+mod docx;
+mod email;
 mod error;
-pub mod html;
-pub mod image;
+mod html;
+mod image;
 pub mod kind;
 pub mod limits;
-pub mod numfmt;
-pub mod office;
-pub mod paging;
+mod numfmt;
+mod office;
+mod paging;
 mod parts;
 pub mod pdf_text;
-pub mod sheet;
-pub mod stamp;
+mod sheet;
+mod stamp;
 
 use std::path::Path;
 
