@@ -4,7 +4,6 @@
 //! [`call`] retries what can be retried with exponential backoff and waits out a server that
 //! is still loading its model.
 
-#[allow(unused_imports)]
 use lexrun_base::{atomic, credentials};
 
 pub mod cassette;

@@ -4,11 +4,8 @@
 //! All checks run even after errors, so one pass reports every problem in a file. This file
 //! runs the checks in order; what they share is in `context.rs`.
 
-#[allow(unused_imports)]
 use lexrun_base::{calendar, claim_kind, confine, credentials, diagnostic, gguf, suggest};
-#[allow(unused_imports)]
 use lexrun_plan as plan;
-#[allow(unused_imports)]
 use lexrun_syntax as syntax;
 
 mod checked;

@@ -4,7 +4,6 @@
 //! run's provenance in the document's properties. Needs only text and files; it stands
 //! beside `verify` and `exhibits`.
 
-#[allow(unused_imports)]
 use lexrun_base::{atomic, calendar, escape};
 
 pub mod docx;

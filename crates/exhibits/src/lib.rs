@@ -2,11 +2,8 @@
 //! production volumes with load files, legends and burned-in redactions (`production`).
 //! Needs no model and no GPU; pages are read through `sources`.
 
-#[allow(unused_imports)]
 use lexrun_base::{atomic, calendar};
-#[allow(unused_imports)]
 use lexrun_document as document;
-#[allow(unused_imports)]
 use lexrun_sources as sources;
 
 pub mod bates;

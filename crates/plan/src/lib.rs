@@ -5,7 +5,6 @@
 //! change anywhere below a stage changes the stage's hash. The same file always gives the same
 //! plan, byte for byte.
 
-#[allow(unused_imports)]
 use lexrun_base::{claim_kind, compare, credentials, server_kind};
 
 mod condition;

@@ -13,13 +13,9 @@
 //! Statuses are shown as the verifier names them: a status this page has no style for is
 //! still marked, with its word and a generic icon.
 
-#[allow(unused_imports)]
 use lexrun_base::escape;
-#[allow(unused_imports)]
 use lexrun_document as document;
-#[allow(unused_imports)]
 use lexrun_sources as sources;
-#[allow(unused_imports)]
 use lexrun_verify as verify;
 
 mod draft;

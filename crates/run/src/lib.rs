@@ -15,23 +15,14 @@
 //! `output`s are written to `<out>/` (`<out>/<matter>/` with several matters). Every finished
 //! step is on disk the moment it finishes: a failure or Ctrl-C later loses nothing.
 
-#[allow(unused_imports)]
 use lexrun_backend as backend;
-#[allow(unused_imports)]
 use lexrun_base::{atomic, calendar, claim_kind, confine, credentials};
-#[allow(unused_imports)]
 use lexrun_document as document;
-#[allow(unused_imports)]
 use lexrun_exhibits as exhibits;
-#[allow(unused_imports)]
 use lexrun_plan as plan;
-#[allow(unused_imports)]
 use lexrun_review as review;
-#[allow(unused_imports)]
 use lexrun_sources as sources;
-#[allow(unused_imports)]
 use lexrun_store as store;
-#[allow(unused_imports)]
 use lexrun_verify as verify;
 
 mod answer;

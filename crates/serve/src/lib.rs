@@ -8,13 +8,9 @@
 //! server's log beside it. A process is signalled only if all three still match, so a stale
 //! record can never kill a process lexrun did not start.
 
-#[allow(unused_imports)]
 use lexrun_backend as backend;
-#[allow(unused_imports)]
 use lexrun_base::{atomic, credentials};
-#[allow(unused_imports)]
 use lexrun_plan as plan;
-#[allow(unused_imports)]
 use lexrun_store as store;
 
 use std::io::{Read, Seek, SeekFrom};

@@ -11,7 +11,6 @@
 //! expand without bound and tools that never finish from stalling a read. `pdf` turns any of
 //! these into a PDF for Bates stamping and binding. `stamp` finds the Bates number on a page.
 
-#[allow(unused_imports)]
 use lexrun_base::atomic;
 
 pub mod as_pdf;

@@ -18,7 +18,6 @@
 //! claim a model wrote, with its verdict (`taint.rs`); when each evidence file was first
 //! seen in each matter; and reviewers' decisions on flagged claims (`decisions.rs`).
 
-#[allow(unused_imports)]
 use lexrun_base::{atomic, credentials};
 
 mod adopt;

@@ -1,7 +1,6 @@
 //! Text → abstract syntax tree with byte spans. No semantics: names are not resolved and
 //! values are not range-checked here.
 
-#[allow(unused_imports)]
 use lexrun_base::{claim_kind, compare, diagnostic, suggest};
 
 pub mod ast;

@@ -5,9 +5,7 @@
 //! Needs only text: `evidence` reads sources (every kind, through `sources`) into pages,
 //! `extract` finds claims, `index` looks them up, `report` writes what an attorney reads.
 
-#[allow(unused_imports)]
 use lexrun_base::{calendar, claim_kind, confine};
-#[allow(unused_imports)]
 use lexrun_sources as sources;
 
 pub mod catalogue;
